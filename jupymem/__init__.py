@@ -1,0 +1,1 @@
+"""jupymem: durable memory for the notebooks of a git repository."""

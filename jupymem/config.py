@@ -1,0 +1,51 @@
+"""Frozen settings. Only the faces read the environment (``Settings.from_env``);
+the core takes a ``Settings`` so tests and servers can hold several at once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+DEFAULT_BLOCK_CAP = 4000
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    block_cap: int = DEFAULT_BLOCK_CAP
+    # None: the bundled model; "none": dense leg off; else a path or hub name.
+    encoder: str | None = None
+    # litellm model name used by %%ask and for translation; None: not configured.
+    model: str | None = None
+    # "english": translate non-English statements; "source": store as written.
+    language: str = "english"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        home = Path(env.get("JUPYMEM_HOME") or Path.home() / ".jupymem").expanduser()
+        cap = env.get("JUPYMEM_BLOCK_CAP")
+        return cls(
+            home=home,
+            block_cap=_positive_int(cap, "JUPYMEM_BLOCK_CAP") if cap else DEFAULT_BLOCK_CAP,
+            encoder=env.get("JUPYMEM_ENCODER") or None,
+            model=env.get("JUPYMEM_MODEL") or None,
+            language="source" if env.get("JUPYMEM_LANGUAGE", "").lower() == "source" else "english",
+        )
+
+    def with_(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _positive_int(raw: str, name: str) -> int:
+    from .errors import JupymemError
+
+    try:
+        value = int(raw)
+    except ValueError:
+        raise JupymemError(f"{name}={raw!r} is not a whole number of bytes") from None
+    if value < 512:
+        raise JupymemError(f"{name}={value} is too small; the block needs at least 512 bytes")
+    return value

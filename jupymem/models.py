@@ -1,0 +1,142 @@
+"""Frozen records that cross module boundaries.
+
+Everything here is plain data: the store produces these from rows, the faces
+turn them into HTML, text or JSON (``to_dict``). Nothing here touches SQLite.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# Block order (SPEC 2): what an assistant must not get wrong comes first.
+KINDS: tuple[str, ...] = (
+    "correction",
+    "constraint",
+    "preference",
+    "decision",
+    "procedure",
+    "failure",
+    "fact",
+    "note",
+)
+KIND_RANK = {kind: i for i, kind in enumerate(KINDS)}
+
+# Kinds that gc never drops while they are supported (SPEC 8).
+PROTECTED_KINDS = frozenset({"decision", "correction", "constraint", "preference"})
+
+SUPPORTED = "supported"
+UNCONFIRMED = "unconfirmed"
+
+ACTIVE = "active"
+SUPERSEDED = "superseded"
+RETIRED = "retired"
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class _Plain:
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)
+
+
+@dataclass(frozen=True)
+class Provenance(_Plain):
+    """Where a statement came from. Every field is optional outside a kernel."""
+
+    recorder: str = "person"  # "person" or "assistant"
+    notebook: str | None = None  # path relative to the repository root
+    cell_id: str | None = None
+    execution_count: int | None = None
+    session: str | None = None  # kernel session id
+    quote: str | None = None  # the user's own words, when they differ from the statement
+
+
+@dataclass(frozen=True)
+class Evidence(_Plain):
+    """A failed cell, staged so that a lesson can cite it (SPEC 3)."""
+
+    handle: str  # "ev-" + 8 hex
+    session: str
+    ename: str
+    evalue: str
+    diagnosis: tuple[str, ...]
+    excerpt: str  # redacted, at most 2 KB
+    created_at: str
+    cell_id: str | None = None
+    execution_count: int | None = None
+    notebook: str | None = None
+
+
+@dataclass(frozen=True)
+class Memory(_Plain):
+    id: str
+    kind: str
+    statement: str  # English text as stored and shown
+    standing: str  # SUPPORTED or UNCONFIRMED
+    status: str  # ACTIVE, SUPERSEDED or RETIRED
+    created_at: str
+    valid_from: str
+    valid_to: str | None = None
+    topic: str | None = None
+    original: str | None = None  # the words as said, when translated
+    provenance: Provenance = field(default_factory=Provenance)
+    evidence: tuple[Evidence, ...] = ()
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    retire_reason: str | None = None
+    confirmed_at: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status == ACTIVE
+
+
+@dataclass(frozen=True)
+class HistoryEntry(_Plain):
+    memory_id: str
+    seq: int
+    at: str
+    action: str  # recorded, reopened, superseded, supersedes, retired, confirmed, imported
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit(_Plain):
+    memory: Memory
+    score: float
+    legs: tuple[str, ...] = ("lexical",)
+
+
+@dataclass(frozen=True)
+class SearchResult(_Plain):
+    """``status`` is "ok" or "abstained"; ``full`` is set when one hit clearly wins."""
+
+    query: str
+    status: str
+    hits: tuple[Hit, ...] = ()
+    full: Memory | None = None
+    reason: str | None = None  # why it abstained, for people
+
+    @property
+    def abstained(self) -> bool:
+        return self.status == "abstained"
+
+
+@dataclass(frozen=True)
+class Block(_Plain):
+    text: str
+    revision: str
+    bytes: int
+    cap: int
+    shown: int  # memories in the block
+    omitted: int  # active memories that did not fit
