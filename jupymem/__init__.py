@@ -1,1 +1,68 @@
-"""jupymem: durable memory for the notebooks of a git repository."""
+"""jupymem: durable memory for the notebooks of a git repository.
+
+The public API is small: ``init(path)`` binds a repository and returns its
+``Project``; ``project(path)`` returns it only if it already has memory (it
+never creates anything); ``status(path)`` describes either case. Everything
+else hangs off ``Project``. Heavy modules are imported on first use so that
+``%load_ext jupymem`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config import Settings
+from .errors import JupymemError
+
+if TYPE_CHECKING:
+    from .project import Project
+
+__version__ = "0.1.0"
+__all__ = ["JupymemError", "Project", "Settings", "init", "project", "status", "__version__"]
+
+
+def _settings(settings: Settings | None) -> Settings:
+    return settings if settings is not None else Settings.from_env()
+
+
+def init(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project:
+    """Bind the repository holding ``path`` (default: cwd) and return its project."""
+    from .project import init_project
+
+    return init_project(Path(path or os.getcwd()), _settings(settings))
+
+
+def project(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project | None:
+    """The project of the repository holding ``path``, or None if it has no memory."""
+    from .project import find_project
+
+    return find_project(Path(path or os.getcwd()), _settings(settings))
+
+
+def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> dict[str, Any]:
+    """What jupymem knows about ``path``'s repository; never writes anything."""
+    from .overview import status as _status
+
+    return _status(Path(path or os.getcwd()), _settings(settings))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Project":
+        from .project import Project
+
+        return Project
+    raise AttributeError(name)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from .magics import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .magics import unload
+
+    unload(ipython)

@@ -94,6 +94,12 @@ class CorruptLog(JupymemError):
     exit_code = 1
 
 
+class InvalidImport(JupymemError):
+    """Raised when a file given to ``import`` is not a jupymem export or fails verification."""
+
+    code = "invalid_import"
+
+
 class MissingDependency(JupymemError):
     """Raised when an optional dependency is needed; the message names the pip command."""
 

@@ -1,0 +1,241 @@
+"""verify, rebuild, gc, export and import: the log is the truth, the rest follows.
+
+``verify`` replays the whole log into a scratch in-memory database and
+compares it with the live projection, so it catches a broken chain, an
+altered payload *and* tables that drifted from their history. ``rebuild``
+is the same replay written over the live tables. ``import`` verifies the
+incoming file's own chain first, then appends only events whose ``uid`` is
+new, so importing the same export twice (or one's own export) adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import IO, Any
+
+from . import capture, store
+from .errors import CorruptLog, InvalidImport, JupymemError
+from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
+from .projection import EVENT_TYPES, adds_nothing, apply, clear, snapshot
+from .registry import now_iso
+
+EXPORT_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    ok: bool
+    events: int
+    memories: int
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "events": self.events, "memories": self.memories, "problems": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class GcReport:
+    forgotten: tuple[str, ...]
+    purged_events: int
+    evidence_dropped: int
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "forgotten": list(self.forgotten),
+            "purged_events": self.purged_events,
+            "evidence_dropped": self.evidence_dropped,
+            "dry_run": self.dry_run,
+        }
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    events: int  # in the file
+    added: int
+    skipped: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"events": self.events, "added": self.added, "skipped": self.skipped}
+
+
+def verify(conn: store.Connection) -> VerifyReport:
+    problems: list[str] = []
+    evts = list(store.events(conn))
+    try:
+        store.check_chain(evts, source="memory log")
+    except CorruptLog as exc:
+        problems.append(exc.message)
+    scratch = store.memory_database(_driver_name(conn))
+    try:
+        for ev in evts:
+            apply(scratch, ev)
+        live, replayed = snapshot(conn), snapshot(scratch)
+    finally:
+        scratch.close()
+    for table in live:
+        if live[table] != replayed[table]:
+            problems.append(f"table {table} differs from a replay of the log; `rebuild` recreates it.")
+    try:
+        conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+    except Exception as exc:  # the driver's DatabaseError: the index no longer matches its table
+        problems.append(f"the search index is out of step ({exc}); `rebuild` recreates it.")
+    check = conn.execute("PRAGMA quick_check").fetchone()[0]
+    if check != "ok":
+        problems.append(f"SQLite quick_check: {check}")
+    n = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    return VerifyReport(ok=not problems, events=len(evts), memories=n, problems=tuple(problems))
+
+
+def _driver_name(conn: store.Connection) -> str:
+    return "sqlean" if conn.module.__name__.startswith("sqlean") else "sqlite3"
+
+
+def rebuild(conn: store.Connection) -> int:
+    """Recreate every derived table and the search index from the log."""
+    with store.transaction(conn):
+        clear(conn)
+        n = 0
+        for ev in store.events(conn):
+            apply(conn, ev)
+            n += 1
+        conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+    return n
+
+
+def _cutoff(now: datetime, days: int) -> str:
+    return (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def gc(
+    conn: store.Connection,
+    *,
+    dry_run: bool = False,
+    closed_days: int = 90,
+    unconfirmed_days: int = 180,
+    evidence_days: int = 14,
+    now: datetime | None = None,
+) -> GcReport:
+    """Drop what retention allows (SPEC 8):
+
+    * memories retired or superseded more than ``closed_days`` ago,
+    * assistant memories nobody confirmed in ``unconfirmed_days``,
+    * staged failures older than ``evidence_days`` that nothing cites,
+
+    and never a supported decision, correction, constraint or preference.
+    Forgotten memories leave the tables; the payloads of the events that only
+    concern them are purged (their hashes stay, so the chain still verifies).
+    """
+    now = now or datetime.now(timezone.utc)
+    closed_cut, unconfirmed_cut = _cutoff(now, closed_days), _cutoff(now, unconfirmed_days)
+    evidence_cut = _cutoff(now, evidence_days)
+    rows = conn.execute(
+        "SELECT id, kind, standing FROM memories WHERE (status != ? AND valid_to < ?)"
+        " OR (status = ? AND standing = ? AND created_at < ?)",
+        (ACTIVE, closed_cut, ACTIVE, UNCONFIRMED, unconfirmed_cut),
+    ).fetchall()
+    forgotten = sorted(mid for mid, kind, standing in rows if not (kind in PROTECTED_KINDS and standing == SUPPORTED))
+    stale_evidence = conn.execute(
+        "SELECT count(*) FROM staged_evidence WHERE created_at < ?", (evidence_cut,)
+    ).fetchone()[0]
+    purged: list[str] = []
+    if forgotten:
+        marks = ",".join("?" * len(forgotten))
+        purged = [
+            r[0]
+            for r in conn.execute(
+                "SELECT uid FROM events WHERE payload IS NOT NULL AND ("
+                f"(type = 'record' AND json_extract(payload, '$.memory.id') IN ({marks}))"
+                f" OR (type IN ('retire', 'confirm') AND json_extract(payload, '$.id') IN ({marks})))",
+                [*forgotten, *forgotten],
+            ).fetchall()
+        ]
+    if dry_run or not (forgotten or stale_evidence):
+        return GcReport(tuple(forgotten), len(purged), stale_evidence, dry_run)
+    with store.transaction(conn):
+        conn.execute("DELETE FROM staged_evidence WHERE created_at < ?", (evidence_cut,))
+        if forgotten:
+            payload = {
+                "forgotten": forgotten,
+                "purged_uids": purged,
+                "rules": {"closed_days": closed_days, "unconfirmed_days": unconfirmed_days},
+            }
+            ev = store.append(conn, uuid.uuid4().hex, "gc", now_iso(), payload)
+            apply(conn, ev)
+            conn.executemany("UPDATE events SET payload = NULL WHERE uid = ?", [(u,) for u in purged])
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return GcReport(tuple(forgotten), len(purged), stale_evidence, False)
+
+
+def export_log(conn: store.Connection, fp: IO[str], *, project_id: str) -> int:
+    """Write the whole log as JSONL: a header line, then one event per line."""
+    evts = list(store.events(conn))
+    header = {"jupymem_export": EXPORT_FORMAT, "project": project_id, "events": len(evts)}
+    fp.write(json.dumps(header, sort_keys=True) + "\n")
+    for ev in evts:
+        fp.write(json.dumps(ev.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
+    return len(evts)
+
+
+def _read_export(fp: IO[str], source: str) -> list[store.Event]:
+    evts: list[store.Event] = []
+    header_seen = False
+    try:
+        lines = list(fp)
+    except UnicodeDecodeError:
+        raise InvalidImport(f"{source} is not UTF-8 text; it is not a jupymem export.") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise InvalidImport(f"{source}: line {number} is not JSON; is this a `jupymem export` file?") from None
+        if isinstance(obj, dict) and "jupymem_export" in obj:
+            if obj["jupymem_export"] != EXPORT_FORMAT:
+                raise InvalidImport(f"{source} was written by a newer jupymem (format {obj['jupymem_export']}).")
+            header_seen = True
+            continue
+        try:
+            evts.append(store.parse_event(obj, source=source, line=number))
+        except CorruptLog as exc:
+            raise InvalidImport(exc.message) from None
+    if not header_seen:
+        raise InvalidImport(f"{source} has no jupymem export header; is this a `jupymem export` file?")
+    return evts
+
+
+def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -> ImportReport:
+    evts = _read_export(fp, source)
+    try:
+        store.check_chain(evts, source=source)
+    except CorruptLog as exc:
+        raise InvalidImport(f"{exc.message} Nothing was imported.") from None
+    for ev in evts:
+        if ev.type not in EVENT_TYPES:
+            raise InvalidImport(f"{source}: event {ev.seq} has unknown type {ev.type!r}. Nothing was imported.")
+        memory = (ev.payload or {}).get("memory")
+        if memory:
+            try:
+                capture.check_statement(memory.get("statement", ""))
+            except JupymemError as exc:
+                raise InvalidImport(f"{source}: event {ev.seq}: {exc.message} Nothing was imported.") from None
+    added = skipped = 0
+    with store.transaction(conn):
+        prev = store.last_hash(conn)
+        for ev in evts:
+            if (
+                ev.payload is None
+                or store.has_uid(conn, ev.uid)
+                or (ev.type == "record" and adds_nothing(conn, ev.payload["memory"]))
+            ):
+                skipped += 1
+                continue
+            new = store.append(conn, ev.uid, ev.type, ev.at, ev.payload, prev=prev)
+            apply(conn, new)
+            prev = new.hash
+            added += 1
+    return ImportReport(events=len(evts), added=added, skipped=skipped)

@@ -1,0 +1,78 @@
+"""What jupymem knows about a path's repository, as plain data. Never writes.
+
+Every face shows status; this is the one place that decides what it says,
+including the two cases people most need told plainly: a checkout that is
+not bound but matches a known project (moved or re-cloned), and a registry
+that fails its checksum (with the command that repairs it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import registry
+from .config import Settings
+from .errors import RegistryCorrupt
+
+
+def status(path: Path, settings: Settings) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": str(path),
+        "git": False,
+        "root": None,
+        "name": None,
+        "memory": False,
+        "project_id": None,
+        "registry": "ok",
+        "matches": None,
+        "revision": 0,
+        "counts": {},
+        "total": 0,
+        "staged": 0,
+        "block": None,
+        "database": None,
+        "home": str(settings.home),
+    }
+    root = registry.find_git_root(path)
+    if root is None:
+        out["message"] = f"{path} is not inside a git repository; jupymem records nothing here."
+        return out
+    out.update(git=True, root=str(root), name=root.name)
+    try:
+        reg = registry.read_registry(settings.home)
+    except RegistryCorrupt as exc:
+        out.update(registry="corrupt", message=exc.message)
+        return out
+    from .project import find_project
+
+    proj = find_project(root, settings)
+    if proj is None:
+        commit = registry.root_commit(root)
+        matches = reg.projects_with_commit(commit)
+        if matches:
+            m = sorted(matches, key=lambda p: p.created_at)[0]
+            roots = reg.roots_of(m.project_id)
+            out["matches"] = {"project_id": m.project_id, "roots": roots}
+            where = f" (bound at {roots[0]})" if roots else ""
+            out["message"] = (
+                f"{root.name} has no memory bound here, but it is the same repository as project "
+                f"{m.project_id}{where}. `%memory init` (or `jupymem init`) adopts that memory."
+            )
+        else:
+            out["message"] = f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it."
+        return out
+    counts = proj.counts()
+    blk = proj.block()
+    out.update(
+        memory=True,
+        project_id=proj.id,
+        revision=proj.revision(),
+        counts=counts,
+        total=sum(counts.values()),
+        staged=proj.conn.execute("SELECT count(*) FROM staged_evidence").fetchone()[0],
+        block={"bytes": blk.bytes, "cap": blk.cap, "shown": blk.shown, "omitted": blk.omitted, "revision": blk.revision},
+        database=str(proj.database),
+        message=f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes.",
+    )
+    return out

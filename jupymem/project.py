@@ -1,0 +1,543 @@
+"""Project: the one core API that every face calls.
+
+A ``Project`` is one repository's memory: a SQLite database under
+``$JUPYMEM_HOME/projects/<id>/``. Writes append an event and project it in one
+transaction (``store``/``projection``); reads go to the projection. Objects are
+cached per process, so a kernel hook or a server handler that asks for the
+same project again gets the same connection, and the block is rebuilt only
+when the log has grown.
+
+Opening is split in two on purpose: ``find_project`` only reads (status,
+search, block and list never create anything, anywhere), ``init_project``
+binds and creates.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from . import capture, language, registry, retrieve, store
+from .block import build_block
+from .config import Settings
+from .errors import (
+    InvalidStatement,
+    InvalidTransition,
+    JupymemError,
+    LanguageRefused,
+    NoMemory,
+    RegistryCorrupt,
+    UnknownEvidence,
+    UnknownMemory,
+)
+from .maintenance import GcReport, ImportReport, VerifyReport, export_log, gc, import_log, rebuild, verify
+from .models import ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, SearchResult
+from .projection import MEMORY_COLUMNS, adds_nothing, apply, evidence_from_json, history_from_row, memory_from_row
+
+EVIDENCE_WINDOW = 64
+_LANGUAGE_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "pt": "Portuguese", "it": "Italian", "nl": "Dutch"}
+MAX_TOPIC_CHARS = 80
+
+
+class Project:
+    def __init__(self, settings: Settings, project_id: str, root: Path, conn: store.Connection):
+        self.settings = settings
+        self.id = project_id
+        self.root = root
+        self.name = root.name
+        self.conn = conn
+        self.translator: Any = None  # callable(str) -> str; set by faces that have a model
+        self._cache_lock = threading.Lock()
+        self._block_cache: tuple[int, int, Block] | None = None
+        self._ndocs_cache: tuple[int, int] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Project {self.id} {self.root}>"
+
+    @property
+    def database(self) -> Path:
+        return self.conn.path
+
+    # -- reading --------------------------------------------------------------
+
+    def revision(self) -> int:
+        """The last event's sequence number: it changes whenever memory changes."""
+        return store.last_seq(self.conn)
+
+    def _n_docs(self, rev: int) -> int:
+        cached = self._ndocs_cache
+        if cached and cached[0] == rev:
+            return cached[1]
+        n = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        self._ndocs_cache = (rev, n)
+        return n
+
+    def get(self, memory_id: str) -> Memory:
+        """A memory by id or by a unique prefix of it (``m-`` optional)."""
+        key = (memory_id or "").strip().lower()
+        if not key:
+            raise UnknownMemory("Give a memory id, e.g. m-3f9a2c1d4e5f.")
+        if not key.startswith("m-"):
+            key = "m-" + key
+        rows = self.conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ? OR id LIKE ? ESCAPE '\\' LIMIT 3",
+            (key, _like_prefix(key)),
+        ).fetchall()
+        exact = [r for r in rows if r[0] == key]
+        if exact:
+            return memory_from_row(exact[0])
+        if len(rows) == 1 and len(key) >= 5:
+            return memory_from_row(rows[0])
+        if rows:
+            raise UnknownMemory(f"{memory_id!r} matches several memories; give more of the id.")
+        raise UnknownMemory(f"No memory {memory_id!r} in {self.name}. `%memory list` shows the ids.")
+
+    def list(self, kind: str | None = None, include_inactive: bool = False) -> list[Memory]:
+        where, params = [], []
+        if not include_inactive:
+            where.append("status = ?")
+            params.append(ACTIVE)
+        if kind:
+            _check_kind(kind)
+            where.append("kind = ?")
+            params.append(kind)
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        from .block import block_order
+
+        return block_order([memory_from_row(r) for r in self.conn.execute(sql, params).fetchall()])
+
+    def counts(self) -> dict[str, int]:
+        rows = self.conn.execute("SELECT kind, count(*) FROM memories WHERE status = ? GROUP BY kind", (ACTIVE,))
+        got = dict(rows.fetchall())
+        return {k: got.get(k, 0) for k in KINDS}
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        m = self.get(memory_id)
+        rows = self.conn.execute(
+            "SELECT memory_id, seq, at, action, detail FROM history WHERE memory_id = ? ORDER BY seq", (m.id,)
+        ).fetchall()
+        return [history_from_row(r) for r in rows]
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        include_inactive: bool = False,
+        kinds: Sequence[str] | None = None,
+    ) -> SearchResult:
+        if kinds:
+            for k in kinds:
+                _check_kind(k)
+        limit = max(1, min(int(limit), 200))
+        n = self._n_docs(self.revision())
+        return retrieve.search(
+            self.conn, query, n_docs=n, limit=limit, include_inactive=include_inactive,
+            kinds=tuple(kinds) if kinds else None,
+        )
+
+    def block(self, cap: int | None = None) -> Block:
+        """The ``<project_memory>`` block; rebuilt only when memory has changed."""
+        cap = cap or self.settings.block_cap
+        rev = self.revision()
+        cached = self._block_cache
+        if cached and cached[0] == rev and cached[1] == cap:
+            return cached[2]
+        rows = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE status = ?", (ACTIVE,)).fetchall()
+        result = build_block([memory_from_row(r) for r in rows], cap)
+        with self._cache_lock:
+            self._block_cache = (rev, cap, result)
+        return result
+
+    def staged_evidence(self, session: str | None = None, limit: int = EVIDENCE_WINDOW) -> list[Evidence]:
+        """Staged failures, newest first (optionally of one kernel session)."""
+        sql, params = "SELECT data FROM staged_evidence", []
+        if session:
+            sql += " WHERE session = ?"
+            params.append(session)
+        sql += " ORDER BY created_at DESC, handle LIMIT ?"
+        params.append(limit)
+        return [evidence_from_json(json.loads(r[0])) for r in self.conn.execute(sql, params).fetchall()]
+
+    def evidence(self, handle: str) -> Evidence:
+        h = (handle or "").strip()
+        for table in ("staged_evidence", "cited_evidence"):
+            row = self.conn.execute(f"SELECT data FROM {table} WHERE handle = ?", (h,)).fetchone()
+            if row:
+                return evidence_from_json(json.loads(row[0]))
+        raise UnknownEvidence(f"No staged failure {handle!r} in {self.name}; `%memory evidence` lists them.")
+
+    # -- writing --------------------------------------------------------------
+
+    def remember(
+        self,
+        statement: str | bytes,
+        kind: str = "note",
+        topic: str | None = None,
+        evidence: Iterable[str | Evidence] = (),
+        supersedes: str | None = None,
+        *,
+        provenance: Provenance | None = None,
+        standing: str | None = None,
+    ) -> Memory:
+        """Record a statement (dedup by its normalized text) and return the memory."""
+        if supersedes:
+            return self.supersede(
+                supersedes, statement, kind=kind, topic=topic, evidence=evidence, provenance=provenance,
+                standing=standing,
+            )
+        payload = self._memory_payload(statement, kind, topic, evidence, provenance, standing)
+        with store.transaction(self.conn):
+            if adds_nothing(self.conn, payload):
+                return self.get(payload["id"])
+            ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload})
+            apply(self.conn, ev)
+        return self.get(payload["id"])
+
+    def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
+        """Record many statements in one transaction (each item: remember()'s keywords)."""
+        payloads = []
+        for item in items:
+            item = dict(item)
+            payloads.append(
+                self._memory_payload(
+                    item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
+                    item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
+                )
+            )
+        ids = []
+        with store.transaction(self.conn):
+            prev = store.last_hash(self.conn)
+            for payload in payloads:
+                ids.append(payload["id"])
+                if adds_nothing(self.conn, payload):
+                    continue
+                ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload}, prev=prev)
+                apply(self.conn, ev)
+                prev = ev.hash
+        return [self.get(i) for i in dict.fromkeys(ids)]
+
+    def supersede(
+        self,
+        memory_id: str,
+        statement: str | bytes,
+        *,
+        kind: str | None = None,
+        topic: str | None = None,
+        evidence: Iterable[str | Evidence] = (),
+        provenance: Provenance | None = None,
+        standing: str | None = None,
+    ) -> Memory:
+        """Replace a memory with a new statement; the old one's validity closes."""
+        old = self.get(memory_id)
+        if old.status != ACTIVE:
+            raise InvalidTransition(f"{old.id} is {old.status}; only an active memory can be superseded.")
+        payload = self._memory_payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing)
+        if payload["id"] == old.id:
+            raise InvalidTransition(f"The new statement is the same as {old.id}; nothing to supersede.")
+        with store.transaction(self.conn):
+            ev = store.append(self.conn, _uid(), "supersede", registry.now_iso(), {"old": old.id, "memory": payload})
+            apply(self.conn, ev)
+        return self.get(payload["id"])
+
+    def retire(self, memory_id: str, reason: str | None = None) -> Memory:
+        m = self.get(memory_id)
+        if m.status != ACTIVE:
+            raise InvalidTransition(f"{m.id} is already {m.status}.")
+        if reason is not None:
+            reason = capture.check_statement(reason)
+        self._event("retire", {"id": m.id, "reason": reason})
+        return self.get(m.id)
+
+    def confirm(self, memory_id: str, by: str | None = None) -> Memory:
+        m = self.get(memory_id)
+        if m.standing == SUPPORTED:
+            return m
+        self._event("confirm", {"id": m.id, "by": by or "person"})
+        return self.get(m.id)
+
+    def stage_failure(self, evidence: Evidence) -> None:
+        """Keep a failure for later citation; the window keeps 64 per kernel session."""
+        data = json.dumps(evidence.to_dict(), sort_keys=True, ensure_ascii=False)
+        with store.transaction(self.conn):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
+                (evidence.handle, evidence.session, evidence.created_at, data),
+            )
+            self.conn.execute(
+                "DELETE FROM staged_evidence WHERE session = ? AND handle NOT IN (SELECT handle FROM"
+                " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
+                (evidence.session, evidence.session, EVIDENCE_WINDOW),
+            )
+
+    # -- maintenance ----------------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        return verify(self.conn)
+
+    def rebuild(self) -> int:
+        n = rebuild(self.conn)
+        self._block_cache = None
+        return n
+
+    def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
+        return gc(self.conn, dry_run=dry_run, **retention)
+
+    def export(self, fp: IO[str]) -> int:
+        return export_log(self.conn, fp, project_id=self.id)
+
+    def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
+        return import_log(self.conn, fp, source=source)
+
+    # -- internals ------------------------------------------------------------
+
+    def _row(self, memory_id: str) -> Memory | None:
+        row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return memory_from_row(row) if row else None
+
+    def _event(self, type_: str, payload: dict[str, Any]) -> None:
+        with store.transaction(self.conn):
+            ev = store.append(self.conn, _uid(), type_, registry.now_iso(), payload)
+            apply(self.conn, ev)
+
+    def _memory_payload(
+        self,
+        statement: str | bytes,
+        kind: str,
+        topic: str | None,
+        evidence: Iterable[str | Evidence],
+        provenance: Provenance | None,
+        standing: str | None,
+    ) -> dict[str, Any]:
+        text = capture.check_statement(statement)
+        _check_kind(kind)
+        topic = _check_topic(topic)
+        prov = provenance or Provenance()
+        if prov.recorder not in ("person", "assistant"):
+            raise InvalidStatement(f"recorder must be 'person' or 'assistant', not {prov.recorder!r}")
+        if standing is None:
+            standing = SUPPORTED if prov.recorder == "person" else UNCONFIRMED
+        if standing not in (SUPPORTED, UNCONFIRMED):
+            raise InvalidStatement(f"standing must be {SUPPORTED!r} or {UNCONFIRMED!r}, not {standing!r}")
+        stored, original = self._english(text)
+        prov_dict = prov.to_dict()
+        prov_dict["notebook"] = _relative(prov.notebook, self.root)
+        if prov.quote is not None:
+            prov_dict["quote"] = capture.check_statement(prov.quote)
+        return {
+            "id": capture.memory_id(text),  # identity is keyed on the words as said
+            "kind": kind,
+            "topic": topic,
+            "statement": stored,
+            "original": original,
+            "standing": standing,
+            "provenance": {k: v for k, v in prov_dict.items() if v is not None},
+            "evidence": [e.to_dict() for e in self._resolve_evidence(evidence)],
+        }
+
+    def _english(self, text: str) -> tuple[str, str | None]:
+        """(statement to store, original words or None) under the language policy (SPEC 6)."""
+        if self.settings.language == "source" or language.is_english(text):
+            return text, None
+        lang = language.detect(text)
+        if self.translator is None:
+            raise LanguageRefused(
+                f"This statement looks like {_LANGUAGE_NAMES.get(lang, 'another language')}, and stored memory is English so every "
+                "assistant reads it the same way. Set JUPYMEM_MODEL to a litellm model to translate it on "
+                "the way in (your words are kept as its quote), or set JUPYMEM_LANGUAGE=source to store "
+                "statements as written."
+            )
+        translated = capture.check_statement(self.translator(text))
+        return translated, text
+
+    def _resolve_evidence(self, evidence: Iterable[str | Evidence]) -> list[Evidence]:
+        out: dict[str, Evidence] = {}
+        for e in evidence or ():
+            item = e if isinstance(e, Evidence) else self.evidence(str(e))
+            out[item.handle] = item
+        return list(out.values())
+
+
+# -- opening projects -------------------------------------------------------------
+
+_open: dict[tuple[str, str, str], Project] = {}
+_open_lock = threading.Lock()
+
+
+def _cached(settings: Settings, project_id: str, root: Path, *, create: bool) -> Project:
+    key = (str(settings.home), project_id, str(root))
+    with _open_lock:
+        proj = _open.get(key)
+        if proj is not None and proj.database.exists():
+            return proj
+        path = registry.database_path(settings.home, project_id)
+        conn = store.open_database(path, create=create)
+        proj = Project(settings, project_id, root, conn)
+        _open[key] = proj
+        return proj
+
+
+def close_all() -> None:
+    """Close every cached connection (tests, and servers shutting down)."""
+    with _open_lock:
+        for proj in _open.values():
+            proj.conn.close()
+        _open.clear()
+
+
+def find_project(path: str | Path, settings: Settings) -> Project | None:
+    """The project of the repository holding ``path``, or None. Never writes."""
+    root = registry.find_git_root(path)
+    if root is None:
+        return None
+    reg = registry.read_registry(settings.home)
+    pid = reg.project_for_root(root)
+    if pid is None or not registry.database_path(settings.home, pid).exists():
+        return None
+    return _cached(settings, pid, root, create=False)
+
+
+def require_project(path: str | Path, settings: Settings) -> Project:
+    proj = find_project(path, settings)
+    if proj is None:
+        root = registry.require_git_root(path)
+        raise NoMemory(
+            f"{root.name} has no memory yet. Record something (`%%remember`) or run `%memory init` "
+            "(`jupymem init` on the command line) to start it."
+        )
+    return proj
+
+
+def init_project(path: str | Path, settings: Settings) -> Project:
+    """Bind the repository holding ``path``, creating or adopting its project."""
+    root = registry.require_git_root(path)
+    home = settings.home
+    with registry.locked(home):
+        try:
+            reg = registry.read_registry(home)
+        except RegistryCorrupt:
+            # init is an explicit repair: rebuild the bindings from the databases.
+            reg = rebuild_registry_locked(home)
+        pid = reg.project_for_root(root)
+        if pid is None:
+            commit = registry.root_commit(root)
+            matches = reg.projects_with_commit(commit)
+            if matches:  # a moved or re-cloned checkout adopts its memory
+                pid = sorted(matches, key=lambda p: p.created_at)[0].project_id
+                records = reg.projects
+            else:
+                pid = registry.new_project_id()
+                records = (*reg.projects, registry.ProjectRecord(pid, commit, registry.now_iso()))
+            reg = registry.Registry((*reg.bindings, registry.Binding(str(root), pid)), records)
+            _ensure_database(home, pid, root, reg)
+            registry.write_registry(home, reg)
+        elif not registry.database_path(home, pid).exists():
+            _ensure_database(home, pid, root, reg)
+    return _cached(settings, pid, root, create=False)
+
+
+def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -> None:
+    """Create the database if needed; it records its own identity and roots for doctor."""
+    path = registry.database_path(home, pid)
+    conn = store.open_database(path, create=True)
+    try:
+        record = next((p for p in reg.projects if p.project_id == pid), None)
+        roots = json.loads(store.get_meta(conn, "roots") or "[]")
+        with store.transaction(conn):
+            if store.get_meta(conn, "project_id") is None:
+                store.set_meta(conn, "project_id", pid)
+                store.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
+                store.set_meta(conn, "created_at", record.created_at if record else registry.now_iso())
+            if str(root) not in roots:
+                store.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
+    finally:
+        conn.close()
+
+
+def rebuild_registry_locked(home: Path) -> registry.Registry:
+    """Recreate the registry from the project databases' own identity (doctor)."""
+    projects, bindings = [], []
+    base = home / registry.PROJECTS_DIR
+    for db in sorted(base.glob(f"*/{registry.DB_FILE}")) if base.exists() else []:
+        try:
+            conn = store.open_database(db, create=False)
+        except JupymemError:
+            continue
+        try:
+            pid = store.get_meta(conn, "project_id") or db.parent.name
+            commit = store.get_meta(conn, "root_commit") or None
+            created = store.get_meta(conn, "created_at") or registry.now_iso()
+            roots = json.loads(store.get_meta(conn, "roots") or "[]")
+        finally:
+            conn.close()
+        projects.append(registry.ProjectRecord(pid, commit, created))
+        for r in roots:
+            if r and Path(r).exists() and registry.find_git_root(r) == Path(r):
+                bindings.append(registry.Binding(r, pid))
+    reg = registry.Registry(tuple(bindings), tuple(projects))
+    registry.write_registry(home, reg)
+    return reg
+
+
+def doctor(settings: Settings) -> dict[str, Any]:
+    """Check the registry; rebuild it from the databases when it is corrupt or missing."""
+    home = settings.home
+    with registry.locked(home):
+        try:
+            reg = registry.read_registry(home)
+            state = "ok" if registry.registry_path(home).exists() else "missing"
+        except RegistryCorrupt as exc:
+            state, reg = "corrupt", None
+            problem = exc.message
+        if state != "ok":
+            reg = rebuild_registry_locked(home)
+    assert reg is not None
+    out: dict[str, Any] = {"registry": state, "projects": len(reg.projects), "bindings": len(reg.bindings)}
+    if state == "corrupt":
+        out["problem"] = problem
+    if state != "ok":
+        out["repaired"] = True
+    return out
+
+
+# -- helpers ------------------------------------------------------------------
+
+
+def _uid() -> str:
+    return uuid.uuid4().hex
+
+
+def _like_prefix(key: str) -> str:
+    return key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise InvalidStatement(f"Unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
+
+
+def _check_topic(topic: str | None) -> str | None:
+    if topic is None:
+        return None
+    t = " ".join(capture.check_statement(topic).split())
+    if len(t) > MAX_TOPIC_CHARS:
+        raise InvalidStatement(f"A topic is a short label (at most {MAX_TOPIC_CHARS} characters).")
+    return t
+
+
+def _relative(notebook: str | None, root: Path) -> str | None:
+    if not notebook:
+        return None
+    p = Path(notebook)
+    if p.is_absolute():
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return p.as_posix()
+    return p.as_posix()

@@ -1,0 +1,216 @@
+"""Which repository a path belongs to, and which project database holds its memory.
+
+Memory belongs to a git repository (SPEC 1). This module finds the top-level
+working tree of a path, names the repository (canonical root path plus root
+commit, so a moved or re-cloned checkout can be recognised) and keeps the
+bindings in ``$JUPYMEM_HOME/registry.json``.
+
+The registry is small, read on every lookup and written rarely, so it is one
+JSON document with a sha256 checksum, rewritten atomically (temp file, fsync,
+rename) under an exclusive ``flock``. A registry that fails its checksum is
+never "repaired" by guessing: reading raises ``RegistryCorrupt`` and only
+``rebuild_registry`` (``jupymem doctor``) rewrites it, from the project
+databases themselves, which each record their own identity.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import NotAGitRepository, RegistryCorrupt
+
+REGISTRY_FILE = "registry.json"
+PROJECTS_DIR = "projects"
+DB_FILE = "memory.sqlite"
+_VERSION = 1
+
+
+def now_iso() -> str:
+    """UTC time with microseconds: sortable, and distinct for events in a burst."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# -- git --------------------------------------------------------------------
+
+
+def find_git_root(path: str | os.PathLike[str]) -> Path | None:
+    """The top-level working tree containing ``path`` (a file or directory), or None.
+
+    Walks up looking for ``.git`` (a directory, or a file for worktrees and
+    submodules) instead of spawning git: this runs on hot paths.
+    """
+    p = Path(path).expanduser()
+    try:
+        p = p.resolve()
+    except OSError:
+        return None
+    if not p.is_dir():
+        p = p.parent
+    for candidate in (p, *p.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def require_git_root(path: str | os.PathLike[str]) -> Path:
+    root = find_git_root(path)
+    if root is None:
+        raise NotAGitRepository(
+            f"{path} is not inside a git repository, so there is nowhere to keep its memory. "
+            "Run `git init` there (or open a notebook inside a repository) and try again."
+        )
+    return root
+
+
+def root_commit(root: Path) -> str | None:
+    """The repository's first commit: the part of its identity that survives a move."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-list", "--max-parents=0", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commits = sorted(out.stdout.split()) if out.returncode == 0 else []
+    return commits[0] if commits else None
+
+
+# -- registry -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    root: str  # canonical absolute path of the working tree
+    project_id: str
+
+
+@dataclass(frozen=True)
+class ProjectRecord:
+    project_id: str
+    root_commit: str | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Registry:
+    bindings: tuple[Binding, ...] = ()
+    projects: tuple[ProjectRecord, ...] = ()
+
+    def project_for_root(self, root: Path) -> str | None:
+        key = str(root)
+        for b in self.bindings:
+            if b.root == key:
+                return b.project_id
+        return None
+
+    def projects_with_commit(self, commit: str | None) -> list[ProjectRecord]:
+        if not commit:
+            return []
+        return [p for p in self.projects if p.root_commit == commit]
+
+    def roots_of(self, project_id: str) -> list[str]:
+        return [b.root for b in self.bindings if b.project_id == project_id]
+
+
+def _checksum(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def registry_path(home: Path) -> Path:
+    return home / REGISTRY_FILE
+
+
+def database_path(home: Path, project_id: str) -> Path:
+    return home / PROJECTS_DIR / project_id / DB_FILE
+
+
+def new_project_id() -> str:
+    return "p-" + secrets.token_hex(6)
+
+
+def read_registry(home: Path) -> Registry:
+    """The bindings; an empty registry when none was ever written. Never writes."""
+    path = registry_path(home)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Registry()
+    fix = f"Run `jupymem doctor` (or `%memory init`) to rebuild it from the project databases in {home}."
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+        body = {"version": doc["version"], "bindings": doc["bindings"], "projects": doc["projects"]}
+        ok = doc.get("checksum") == _checksum(body)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise RegistryCorrupt(f"The jupymem registry {path} cannot be read. {fix}") from None
+    if not ok:
+        raise RegistryCorrupt(f"The jupymem registry {path} fails its checksum. {fix}")
+    if body["version"] > _VERSION:
+        raise RegistryCorrupt(f"The registry {path} was written by a newer jupymem; upgrade jupymem.")
+    try:
+        return Registry(
+            bindings=tuple(Binding(b["root"], b["project_id"]) for b in body["bindings"]),
+            projects=tuple(
+                ProjectRecord(p["project_id"], p.get("root_commit"), p["created_at"]) for p in body["projects"]
+            ),
+        )
+    except (KeyError, TypeError):
+        raise RegistryCorrupt(f"The jupymem registry {path} has malformed entries. {fix}") from None
+
+
+def _serialize(reg: Registry) -> bytes:
+    body = {
+        "version": _VERSION,
+        "bindings": [{"root": b.root, "project_id": b.project_id} for b in sorted(reg.bindings, key=lambda b: b.root)],
+        "projects": [
+            {"project_id": p.project_id, "root_commit": p.root_commit, "created_at": p.created_at}
+            for p in sorted(reg.projects, key=lambda p: p.project_id)
+        ],
+    }
+    return (json.dumps({**body, "checksum": _checksum(body)}, indent=2, sort_keys=True) + "\n").encode()
+
+
+@contextlib.contextmanager
+def locked(home: Path) -> Iterator[None]:
+    """Exclusive lock over registry changes, across threads and processes."""
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "registry.lock", "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def write_registry(home: Path, reg: Registry) -> None:
+    """Atomic replace; call only while holding ``locked(home)``."""
+    path = registry_path(home)
+    fd, tmp = tempfile.mkstemp(prefix=".registry-", dir=home)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_serialize(reg))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(home, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

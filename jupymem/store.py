@@ -1,0 +1,436 @@
+"""The project database: connection, migrations, the hash-chained event log.
+
+Every change to memory is an event appended to ``events``; the tables that
+answer questions (``memories``, ``history``, ``cited_evidence`` and the FTS5
+index kept in step by triggers) are a projection of that log, written in the
+same transaction as the event. So a process killed mid-write leaves either
+both or neither, and ``rebuild`` can always recreate the projection by replay.
+
+Each event's hash is sha256 over canonical JSON (sorted keys) of its header,
+which carries the sha256 of its payload and the previous event's hash. ``gc``
+may purge a payload (the header and its hash stay, so the chain still
+verifies); a purge is itself an event naming what it purged.
+
+Staged evidence is deliberately *not* in the log: it is a bounded window of
+recent failures, dropped freely, and becomes part of history only when a
+memory cites it (then a copy travels in that memory's record event).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CorruptLog, SchemaTooNew
+
+GENESIS = "0" * 64
+
+
+def canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def event_hash(uid: str, type_: str, at: str, payload_hash: str, prev: str) -> str:
+    return sha256(canonical({"uid": uid, "type": type_, "at": at, "payload_hash": payload_hash, "prev": prev}))
+
+
+# -- driver -----------------------------------------------------------------------
+
+
+def _pick_driver() -> Any:
+    # Extension loading is needed only for sqlite-vec (the dense leg); where the
+    # stdlib build lacks it (pyenv's Python), sqlean.py is a drop-in that has it.
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        import sqlean  # type: ignore[import-not-found]
+    except ImportError:
+        return sqlite3
+    return sqlean
+
+
+_driver: Any = None
+
+
+def driver(name: str | None = None) -> Any:
+    """The sqlite3-compatible module in use: "sqlite3", "sqlean" or the best available."""
+    global _driver
+    if name == "sqlite3":
+        return sqlite3
+    if name == "sqlean":
+        import sqlean  # type: ignore[import-not-found]
+
+        return sqlean
+    if _driver is None:
+        _driver = _pick_driver()
+    return _driver
+
+
+def can_load_extensions(mod: Any) -> bool:
+    return hasattr(mod.Connection, "enable_load_extension")
+
+
+# -- migrations -------------------------------------------------------------------
+
+# Numbered and append-only: a migration, once released, is never edited.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the log, its projection and the lexical index
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        at TEXT NOT NULL,
+        payload TEXT,
+        payload_hash TEXT NOT NULL,
+        prev TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE memories (
+        rid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        topic TEXT,
+        statement TEXT NOT NULL,
+        original TEXT,
+        standing TEXT NOT NULL,
+        status TEXT NOT NULL,
+        recorder TEXT NOT NULL,
+        notebook TEXT,
+        cell_id TEXT,
+        execution_count INTEGER,
+        session TEXT,
+        quote TEXT,
+        evidence TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        valid_from TEXT NOT NULL,
+        valid_to TEXT,
+        supersedes TEXT,
+        superseded_by TEXT,
+        retire_reason TEXT,
+        confirmed_at TEXT,
+        seq INTEGER NOT NULL
+    );
+    CREATE INDEX memories_status ON memories (status, kind);
+    CREATE TABLE history (
+        memory_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        action TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX history_memory ON history (memory_id, seq);
+    CREATE TABLE cited_evidence (
+        handle TEXT PRIMARY KEY,
+        memory_id TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE TABLE staged_evidence (
+        handle TEXT PRIMARY KEY,
+        session TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX staged_session ON staged_evidence (session, created_at);
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        statement, topic, original,
+        content='memories', content_rowid='rid',
+        tokenize='unicode61 remove_diacritics 2'
+    );
+    CREATE VIRTUAL TABLE memories_vocab USING fts5vocab (memories_fts, 'row');
+    CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, statement, topic, original)
+        VALUES (new.rid, new.statement, new.topic, new.original);
+    END;
+    CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, statement, topic, original)
+        VALUES ('delete', old.rid, old.statement, old.topic, old.original);
+    END;
+    CREATE TRIGGER memories_au AFTER UPDATE OF statement, topic, original ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, statement, topic, original)
+        VALUES ('delete', old.rid, old.statement, old.topic, old.original);
+        INSERT INTO memories_fts (rowid, statement, topic, original)
+        VALUES (new.rid, new.statement, new.topic, new.original);
+    END;
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# Tables recreated by ``rebuild`` (the FTS index follows through triggers).
+DERIVED_TABLES = ("memories", "history", "cited_evidence")
+
+
+def migrate(conn: Any) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"This memory database is at schema {version}, but this jupymem knows only up to "
+            f"{SCHEMA_VERSION}. Upgrade jupymem (pip install -U jupymem); nothing was changed."
+        )
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        with transaction(conn):
+            for statement in _split_sql(MIGRATIONS[number - 1]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+
+
+def _split_sql(script: str) -> list[str]:
+    # executescript() would COMMIT our transaction; split on statement ends instead,
+    # keeping trigger bodies (which contain ';') whole.
+    out, buf, depth = [], [], 0
+    for line in script.strip().splitlines():
+        buf.append(line)
+        upper = line.strip().upper()
+        if upper.startswith("CREATE TRIGGER"):
+            depth += 1
+        if upper == "END;":
+            depth -= 1
+        if depth == 0 and line.rstrip().endswith(";"):
+            out.append("\n".join(buf))
+            buf = []
+    if "".join(buf).strip():
+        out.append("\n".join(buf))
+    return out
+
+
+# -- connections ------------------------------------------------------------------
+
+
+class Connection:
+    """One SQLite connection shared by the threads of a process, behind a lock.
+
+    WAL lets readers in other processes proceed while one writer commits; writes
+    start with BEGIN IMMEDIATE so two writers queue on the busy timeout instead
+    of failing at COMMIT.
+    """
+
+    def __init__(self, path: Path, *, driver_name: str | None = None, readonly: bool = False):
+        mod = driver(driver_name)
+        self.module = mod
+        self.path = path
+        self.readonly = readonly
+        if str(path) == ":memory:":
+            self.raw = mod.connect(":memory:", isolation_level=None, check_same_thread=False)
+        else:
+            uri = f"file:{path}?mode={'ro' if readonly else 'rwc'}"
+            self.raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30)
+        self.raw.execute("PRAGMA busy_timeout = 30000")
+        if not readonly:
+            self.raw.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL survives a killed process (not a power cut) and keeps a
+            # record under a few milliseconds.
+            self.raw.execute("PRAGMA synchronous = NORMAL")
+        self.lock = threading.RLock()
+        self.vec_loaded = False
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        with self.lock:
+            return self.raw.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        with self.lock:
+            return self.raw.executemany(sql, rows)
+
+    def close(self) -> None:
+        with self.lock:
+            self.raw.close()
+
+    def load_vec(self) -> bool:
+        """Load sqlite-vec into this connection; False when this build cannot."""
+        if self.vec_loaded:
+            return True
+        if not can_load_extensions(self.module):
+            return False
+        try:
+            import sqlite_vec  # type: ignore[import-not-found]
+        except ImportError:
+            return False
+        with self.lock:
+            self.raw.enable_load_extension(True)
+            try:
+                sqlite_vec.load(self.raw)
+            finally:
+                self.raw.enable_load_extension(False)
+        self.vec_loaded = True
+        return True
+
+
+@contextlib.contextmanager
+def transaction(conn: Any) -> Iterator[Any]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error. Re-entrant per thread."""
+    lock = getattr(conn, "lock", None)
+    raw = getattr(conn, "raw", conn)
+    if lock is not None:
+        lock.acquire()
+    try:
+        if raw.in_transaction:
+            yield conn
+            return
+        raw.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            raw.execute("ROLLBACK")
+            raise
+        raw.execute("COMMIT")
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def open_database(path: Path, *, create: bool, driver_name: str | None = None) -> Connection:
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.exists():
+        raise FileNotFoundError(path)
+    conn = Connection(path, driver_name=driver_name)
+    try:
+        migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def memory_database(driver_name: str | None = None) -> Connection:
+    """A fresh, migrated in-memory database: the target of a verification replay."""
+    conn = Connection(Path(":memory:"), driver_name=driver_name, readonly=True)
+    migrate(conn)
+    return conn
+
+
+def get_meta(conn: Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(conn: Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+# -- the log ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    uid: str
+    type: str
+    at: str
+    payload: dict[str, Any] | None  # None once purged by gc
+    payload_hash: str
+    prev: str
+    hash: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "uid": self.uid,
+            "type": self.type,
+            "at": self.at,
+            "payload": self.payload,
+            "payload_hash": self.payload_hash,
+            "prev": self.prev,
+            "hash": self.hash,
+        }
+
+
+def _row_event(row: Any) -> Event:
+    seq, uid, type_, at, payload, payload_hash, prev, h = row
+    return Event(seq, uid, type_, at, json.loads(payload) if payload is not None else None, payload_hash, prev, h)
+
+
+def last_hash(conn: Connection) -> str:
+    row = conn.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return row[0] if row else GENESIS
+
+
+def last_seq(conn: Connection) -> int:
+    row = conn.execute("SELECT max(seq) FROM events").fetchone()
+    return row[0] or 0
+
+
+def append(
+    conn: Connection, uid: str, type_: str, at: str, payload: dict[str, Any], *, prev: str | None = None
+) -> Event:
+    """Append one event; call inside ``transaction`` together with its projection.
+
+    ``prev`` saves a query when the caller appends a batch and knows the last hash.
+    """
+    body = canonical(payload)
+    payload_hash = sha256(body)
+    if prev is None:
+        prev = last_hash(conn)
+    h = event_hash(uid, type_, at, payload_hash, prev)
+    cur = conn.execute(
+        "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h),
+    )
+    return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h)
+
+
+def events(conn: Connection, after: int = 0) -> Iterator[Event]:
+    cur = conn.execute(
+        "SELECT seq, uid, type, at, payload, payload_hash, prev, hash FROM events WHERE seq > ? ORDER BY seq",
+        (after,),
+    )
+    for row in cur.fetchall():
+        yield _row_event(row)
+
+
+def has_uid(conn: Connection, uid: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE uid = ?", (uid,)).fetchone() is not None
+
+
+def check_chain(evts: list[Event] | Iterator[Event], *, source: str) -> int:
+    """Verify hashes and links; returns the count. Raises CorruptLog naming the first bad event."""
+    prev = GENESIS
+    purged: set[str] = set()
+    pending_nulls: list[Event] = []
+    n = 0
+    for ev in evts:
+        n += 1
+        if ev.prev != prev:
+            raise CorruptLog(f"{source}: event {ev.seq} does not follow the event before it (broken chain).")
+        if event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash:
+            raise CorruptLog(f"{source}: event {ev.seq} ({ev.type}) fails its hash; it was altered.")
+        if ev.payload is None:
+            pending_nulls.append(ev)
+        elif sha256(canonical(ev.payload)) != ev.payload_hash:
+            raise CorruptLog(f"{source}: the payload of event {ev.seq} ({ev.type}) was altered.")
+        if ev.type == "gc" and ev.payload is not None:
+            purged.update(ev.payload.get("purged_uids", ()))
+        prev = ev.hash
+    for ev in pending_nulls:
+        if ev.uid not in purged:
+            raise CorruptLog(f"{source}: the payload of event {ev.seq} is missing and no gc event purged it.")
+    return n
+
+
+def parse_event(obj: Any, *, source: str, line: int) -> Event:
+    try:
+        return Event(
+            int(obj["seq"]),
+            str(obj["uid"]),
+            str(obj["type"]),
+            str(obj["at"]),
+            obj["payload"] if obj["payload"] is None else dict(obj["payload"]),
+            str(obj["payload_hash"]),
+            str(obj["prev"]),
+            str(obj["hash"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise CorruptLog(f"{source}: line {line} is not a jupymem event.") from None

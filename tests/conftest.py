@@ -1,0 +1,55 @@
+"""Shared fixtures: every test gets its own JUPYMEM_HOME and real git repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jupymem.config import Settings
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+}
+
+
+def make_repo(path: Path, *, commit: bool = True) -> Path:
+    """A real git repository at ``path`` (with one commit, so it has a root commit)."""
+    path.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
+    if commit:
+        (path / "README.md").write_text("# test repository\n")
+        subprocess.run(["git", "-C", str(path), "add", "README.md"], check=True, env=env)
+        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "first"], check=True, env=env)
+    return path.resolve()
+
+
+@pytest.fixture(autouse=True)
+def jupymem_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("jupymem-home")
+    for key in list(os.environ):
+        if key.startswith("JUPYMEM_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("JUPYMEM_HOME", str(home))
+    # The dense leg is exercised by its own tests; elsewhere lexical answers alone.
+    monkeypatch.setenv("JUPYMEM_ENCODER", "none")
+    yield home
+    from jupymem.project import close_all
+
+    close_all()
+
+
+@pytest.fixture
+def settings(jupymem_home: Path) -> Settings:
+    return Settings.from_env()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
