@@ -1,0 +1,138 @@
+/**
+ * The small forms the sidebar opens in place: record / supersede / keep as
+ * lesson share one (statement, kind, topic), retire asks for a reason.
+ */
+import * as React from 'react';
+
+import { validStatement } from './logic';
+import { KINDS } from './tokens';
+import type { IRecordRequest } from './tokens';
+
+export interface IStatementFormProps {
+  title: string;
+  submitLabel: string;
+  initial?: { statement?: string; kind?: string; topic?: string | null };
+  note?: React.ReactNode;
+  busy: boolean;
+  onSubmit: (body: IRecordRequest) => void;
+  onCancel: () => void;
+}
+
+export function StatementForm(props: IStatementFormProps): JSX.Element {
+  const [statement, setStatement] = React.useState(props.initial?.statement ?? '');
+  const [kind, setKind] = React.useState(props.initial?.kind ?? 'note');
+  const [topic, setTopic] = React.useState(props.initial?.topic ?? '');
+  const id = React.useId();
+  const submit = (e?: React.FormEvent) => {
+    e?.preventDefault();
+    if (validStatement(statement) && !props.busy) {
+      props.onSubmit({ statement: statement.trim(), kind, topic: topic.trim() || null });
+    }
+  };
+  return (
+    <form
+      className="jp-jupymem-form"
+      onSubmit={submit}
+      onKeyDown={e => {
+        if (e.key === 'Escape') {
+          e.stopPropagation();
+          props.onCancel();
+        } else if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+          submit();
+        }
+      }}
+    >
+      <div className="jp-jupymem-form-title">{props.title}</div>
+      {props.note}
+      <label htmlFor={`${id}-statement`}>Statement</label>
+      <textarea
+        id={`${id}-statement`}
+        className="jp-mod-styled jp-jupymem-textarea"
+        value={statement}
+        rows={4}
+        autoFocus
+        onChange={e => setStatement(e.target.value)}
+        placeholder="One sentence someone should not have to rediscover"
+      />
+      <div className="jp-jupymem-form-row">
+        <label htmlFor={`${id}-kind`}>Kind</label>
+        <select
+          id={`${id}-kind`}
+          className="jp-mod-styled"
+          value={kind}
+          onChange={e => setKind(e.target.value)}
+        >
+          {KINDS.map(k => (
+            <option key={k} value={k}>
+              {k}
+            </option>
+          ))}
+        </select>
+        <label htmlFor={`${id}-topic`}>Topic</label>
+        <input
+          id={`${id}-topic`}
+          className="jp-mod-styled jp-jupymem-topic"
+          value={topic}
+          onChange={e => setTopic(e.target.value)}
+          placeholder="optional"
+        />
+      </div>
+      <div className="jp-jupymem-form-actions">
+        <button type="button" className="jp-mod-styled jp-mod-reject" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button
+          type="submit"
+          className="jp-mod-styled jp-mod-accept"
+          disabled={props.busy || !validStatement(statement)}
+        >
+          {props.submitLabel}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export interface IRetireFormProps {
+  busy: boolean;
+  onSubmit: (reason: string | null) => void;
+  onCancel: () => void;
+}
+
+export function RetireForm(props: IRetireFormProps): JSX.Element {
+  const [reason, setReason] = React.useState('');
+  const id = React.useId();
+  return (
+    <form
+      className="jp-jupymem-form"
+      onSubmit={e => {
+        e.preventDefault();
+        props.onSubmit(reason.trim() || null);
+      }}
+      onKeyDown={e => {
+        if (e.key === 'Escape') {
+          e.stopPropagation();
+          props.onCancel();
+        }
+      }}
+    >
+      <label htmlFor={`${id}-reason`}>Why is it no longer true?</label>
+      <input
+        id={`${id}-reason`}
+        className="jp-mod-styled"
+        value={reason}
+        autoFocus
+        onChange={e => setReason(e.target.value)}
+        placeholder="reason (kept in history)"
+      />
+      <div className="jp-jupymem-form-actions">
+        <button type="button" className="jp-mod-styled jp-mod-reject" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className="jp-mod-styled jp-mod-warn" disabled={props.busy}>
+          Retire
+        </button>
+      </div>
+    </form>
+  );
+}

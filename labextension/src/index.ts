@@ -1,0 +1,92 @@
+/**
+ * The jupymem sidebar plugin: a left-area panel for the memory of the
+ * repository that holds the document in focus (or, with no document in
+ * focus, the file browser's folder).
+ */
+import { ILabShell, ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { ServerConnection } from '@jupyterlab/services';
+import { LabIcon } from '@jupyterlab/ui-components';
+import type { Widget } from '@lumino/widgets';
+
+import { JupymemApi } from './api';
+import { localPath } from './logic';
+import { MemorySidebar } from './sidebar';
+
+const iconSvg =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24">' +
+  '<path class="jp-icon3" fill="#616161" d="M12 2a7 7 0 0 0-7 7c0 2.4 1.2 4.5 3 5.7V17a1 1 0 0 0 1 1h6a1 1 0 0 0 1-1v-2.3c1.8-1.3 3-3.4 3-5.7a7 7 0 0 0-7-7zm-3 18h6v1a1 1 0 0 1-1 1h-4a1 1 0 0 1-1-1v-1z"/>' +
+  '</svg>';
+
+export const memoryIcon = new LabIcon({ name: 'jupymem:memory', svgstr: iconSvg });
+
+async function revealCell(widget: Widget | undefined, cellId: string | null): Promise<void> {
+  if (!cellId || !(widget instanceof NotebookPanel)) {
+    return;
+  }
+  await widget.context.ready;
+  const notebook = widget.content;
+  const cells = notebook.model?.cells;
+  if (!cells) {
+    return;
+  }
+  for (let i = 0; i < cells.length; i++) {
+    if (cells.get(i).id === cellId) {
+      notebook.activeCellIndex = i;
+      await notebook.scrollToItem(i, 'center');
+      return;
+    }
+  }
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupymem:sidebar',
+  description: "Browse and curate the memory of the repository you are working in.",
+  autoStart: true,
+  requires: [ILabShell, IDocumentManager],
+  optional: [ILayoutRestorer, IDefaultFileBrowser],
+  activate: (
+    app: JupyterFrontEnd,
+    labShell: ILabShell,
+    docManager: IDocumentManager,
+    restorer: ILayoutRestorer | null,
+    fileBrowser: IDefaultFileBrowser | null
+  ) => {
+    const settings = ServerConnection.makeSettings();
+    const api = new JupymemApi(settings.baseUrl, (url, init) => ServerConnection.makeRequest(url, init, settings));
+    const sidebar = new MemorySidebar({
+      api,
+      openNotebook: (path, cellId) => {
+        const widget = docManager.openOrReveal(path);
+        void revealCell(widget, cellId).catch(err => console.warn('jupymem: could not reveal the cell', err));
+      }
+    });
+    sidebar.id = 'jupymem-sidebar';
+    sidebar.title.icon = memoryIcon;
+    sidebar.title.caption = 'Project memory';
+    app.shell.add(sidebar, 'left', { rank: 600 });
+    restorer?.add(sidebar, 'jupymem-sidebar');
+
+    const follow = () => {
+      const current = labShell.currentWidget;
+      const context = current ? docManager.contextForWidget(current) : undefined;
+      if (context) {
+        sidebar.setPath(localPath(context.path));
+      } else if (fileBrowser) {
+        sidebar.setPath(localPath(fileBrowser.model.path));
+      }
+    };
+    labShell.currentChanged.connect(follow);
+    fileBrowser?.model.pathChanged.connect(() => {
+      if (!labShell.currentWidget || !docManager.contextForWidget(labShell.currentWidget)) {
+        follow();
+      }
+    });
+    void app.restored.then(follow);
+    follow();
+  }
+};
+
+export default plugin;

@@ -1,0 +1,347 @@
+/**
+ * The sidebar's decisions, kept free of JupyterLab and React so they can be
+ * unit-tested: grouping in block order, the block meter, notebook links,
+ * debouncing the search box and polling the revision without hammering the
+ * server.
+ */
+import { KINDS } from './tokens';
+import type { IHistoryEntry, IMemory, IStatus } from './tokens';
+
+const KIND_RANK = new Map<string, number>(KINDS.map((k, i) => [k, i]));
+
+function kindRank(kind: string): number {
+  return KIND_RANK.get(kind) ?? KINDS.length;
+}
+
+export interface IGroup {
+  kind: string;
+  memories: IMemory[];
+  /** How many more there are than `memories` shows. */
+  hidden: number;
+}
+
+/**
+ * Memories grouped by kind in block order (kind, then time, then id), each
+ * group cut at `limit` rows so that a large project still paints at once.
+ */
+export function groupByKind(memories: readonly IMemory[], limit = Infinity): IGroup[] {
+  const byKind = new Map<string, IMemory[]>();
+  for (const m of memories) {
+    const list = byKind.get(m.kind);
+    if (list) {
+      list.push(m);
+    } else {
+      byKind.set(m.kind, [m]);
+    }
+  }
+  const kinds = [...byKind.keys()].sort((a, b) => kindRank(a) - kindRank(b) || a.localeCompare(b));
+  return kinds.map(kind => {
+    const all = byKind.get(kind)!.sort(
+      (a, b) =>
+        (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0) ||
+        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+    );
+    const shown = all.length > limit ? all.slice(0, limit) : all;
+    return { kind, memories: shown, hidden: all.length - shown.length };
+  });
+}
+
+export interface ICountChip {
+  kind: string;
+  count: number;
+}
+
+/** Non-zero counts in block order. */
+export function countChips(counts: Record<string, number>): ICountChip[] {
+  return Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .sort(([a], [b]) => kindRank(a) - kindRank(b) || a.localeCompare(b))
+    .map(([kind, count]) => ({ kind, count }));
+}
+
+export interface IMeter {
+  fraction: number; // 0..1, for the bar
+  percent: number; // rounded, for people
+  level: 'ok' | 'high' | 'full';
+  label: string;
+}
+
+/** Block bytes used against the cap. "full" once memories no longer fit. */
+export function blockMeter(bytes: number, cap: number, omitted = 0): IMeter {
+  const fraction = cap > 0 ? Math.min(1, Math.max(0, bytes / cap)) : 0;
+  const percent = Math.round(fraction * 100);
+  const level = omitted > 0 || fraction >= 0.98 ? 'full' : fraction >= 0.8 ? 'high' : 'ok';
+  const more = omitted > 0 ? `, ${omitted} more searched per prompt` : '';
+  return {
+    fraction,
+    percent,
+    level,
+    label: `${formatBytes(bytes)} of ${formatBytes(cap)} block${more}`
+  };
+}
+
+export function formatBytes(n: number): string {
+  return n < 1000 ? `${n} B` : `${(n / 1000).toFixed(n < 10000 ? 1 : 0)} kB`;
+}
+
+/** Strip a drive prefix ("RTC:notebooks/a.ipynb") and leading slashes. */
+export function localPath(path: string): string {
+  const colon = path.indexOf(':');
+  const slash = path.indexOf('/');
+  const local = colon >= 0 && (slash < 0 || colon < slash) ? path.slice(colon + 1) : path;
+  return local.replace(/^\/+/, '');
+}
+
+function joinPath(...parts: string[]): string {
+  return parts
+    .flatMap(p => p.split('/'))
+    .filter(p => p !== '' && p !== '.')
+    .join('/');
+}
+
+/**
+ * Where a memory's notebook (relative to the repository root) is for the
+ * server (relative to the server root), or null when it is not reachable.
+ */
+export function notebookLink(status: Pick<IStatus, 'root_path' | 'server_root_in_repo'>, notebook: string | null): string | null {
+  if (!notebook || notebook.startsWith('/') || notebook.split('/').includes('..')) {
+    return null;
+  }
+  if (status.root_path !== null && status.root_path !== undefined) {
+    return joinPath(status.root_path, notebook);
+  }
+  const prefix = status.server_root_in_repo;
+  if (prefix === null || prefix === undefined) {
+    return null;
+  }
+  const inside = joinPath(prefix);
+  const target = joinPath(notebook);
+  if (inside === '') {
+    return target;
+  }
+  return target.startsWith(inside + '/') ? target.slice(inside.length + 1) : null;
+}
+
+export type RepoState =
+  | { state: 'loading' }
+  | { state: 'outside'; message: string }
+  | { state: 'empty'; message: string; canInit: true }
+  | { state: 'ready' };
+
+/** What the panel says about the document in focus. */
+export function repoState(status: IStatus | null): RepoState {
+  if (!status) {
+    return { state: 'loading' };
+  }
+  const where = status.path || 'the server root';
+  if (!status.git) {
+    return {
+      state: 'outside',
+      message: `${where} is not inside a git repository, so it has no memory. Open a notebook in a repository.`
+    };
+  }
+  if (!status.memory) {
+    const adopted = status.matches ? ' Its memory from an earlier checkout will be adopted.' : '';
+    return {
+      state: 'empty',
+      message: `${status.name ?? 'This repository'} has no memory yet.${adopted}`,
+      canInit: true
+    };
+  }
+  return { state: 'ready' };
+}
+
+/** One line for a history entry, for people. */
+export function describeHistory(entry: IHistoryEntry): string {
+  const d = entry.detail ?? {};
+  const other = (key: string) => (typeof d[key] === 'string' ? shortId(d[key] as string) : null);
+  switch (entry.action) {
+    case 'recorded':
+      return 'recorded';
+    case 'superseded': {
+      const by = other('by') ?? other('superseded_by') ?? other('new');
+      return by ? `superseded by ${by}` : 'superseded';
+    }
+    case 'supersedes': {
+      const old = other('old') ?? other('supersedes') ?? other('replaces');
+      return old ? `supersedes ${old}` : 'supersedes an older version';
+    }
+    case 'retired':
+      return typeof d.reason === 'string' && d.reason ? `retired: ${d.reason}` : 'retired';
+    case 'confirmed':
+      return 'confirmed by a person';
+    case 'reopened':
+      return 'recorded again';
+    default:
+      return entry.action;
+  }
+}
+
+export function shortId(id: string): string {
+  return id.length > 10 ? id.slice(0, 10) : id;
+}
+
+/** "2025-01-02T03:04:05.678Z" -> "2025-01-02 03:04". */
+export function shortTime(iso: string | null | undefined): string {
+  if (!iso) {
+    return '';
+  }
+  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})/.exec(iso);
+  return m ? `${m[1]} ${m[2]}` : iso;
+}
+
+export interface IDebounced<A extends unknown[]> {
+  (...args: A): void;
+  cancel(): void;
+  flush(): void;
+}
+
+/** Calls `fn` once the calls stop for `wait` ms, with the last arguments. */
+export function debounce<A extends unknown[]>(fn: (...args: A) => void, wait: number): IDebounced<A> {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let last: A | null = null;
+  const run = () => {
+    timer = null;
+    const args = last;
+    last = null;
+    if (args) {
+      fn(...args);
+    }
+  };
+  const debounced = ((...args: A) => {
+    last = args;
+    if (timer !== null) {
+      clearTimeout(timer);
+    }
+    timer = setTimeout(run, wait);
+  }) as IDebounced<A>;
+  debounced.cancel = () => {
+    if (timer !== null) {
+      clearTimeout(timer);
+    }
+    timer = null;
+    last = null;
+  };
+  debounced.flush = () => {
+    if (timer !== null) {
+      clearTimeout(timer);
+      run();
+    }
+  };
+  return debounced;
+}
+
+export interface IPollerOptions {
+  /** Reads the current revision; cheap (GET status). */
+  read: () => Promise<number>;
+  /** Called when the revision differs from the last one seen. */
+  changed: (revision: number) => void;
+  /** Whether anyone can see the panel; polling pauses while false. */
+  visible: () => boolean;
+  interval?: number; // ms between polls while visible
+  maxInterval?: number; // ceiling of the back-off after errors
+}
+
+/**
+ * Polls the revision while the panel is visible, one request at a time,
+ * backing off after errors. Hidden: no request at all; `wake()` on showing
+ * polls at once so the panel is never stale when it appears.
+ */
+export class RevisionPoller {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private inFlight = false;
+  private failures = 0;
+  private stopped = true;
+  private seen: number | null = null;
+  readonly interval: number;
+  readonly maxInterval: number;
+
+  constructor(private readonly opts: IPollerOptions) {
+    this.interval = opts.interval ?? 3000;
+    this.maxInterval = opts.maxInterval ?? 60000;
+  }
+
+  /** The revision the caller has already loaded, so it does not count as a change. */
+  set revision(value: number | null) {
+    this.seen = value;
+  }
+
+  get revision(): number | null {
+    return this.seen;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(this.interval);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+
+  /** Poll now (e.g. the panel was shown or the window regained focus). */
+  wake(): void {
+    if (this.stopped) {
+      return;
+    }
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    void this.tick();
+  }
+
+  /** The delay before the next poll: the interval, doubled per consecutive failure. */
+  nextDelay(): number {
+    return Math.min(this.maxInterval, this.interval * 2 ** this.failures);
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) {
+      return;
+    }
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.tick();
+    }, delay);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.inFlight) {
+      return;
+    }
+    if (!this.opts.visible()) {
+      // Hidden: no request; look again later (wake() shortens the wait).
+      this.schedule(this.interval);
+      return;
+    }
+    this.inFlight = true;
+    try {
+      const revision = await this.opts.read();
+      this.failures = 0;
+      if (this.seen !== null && revision !== this.seen) {
+        this.seen = revision;
+        this.opts.changed(revision);
+      } else {
+        this.seen = revision;
+      }
+    } catch {
+      this.failures += 1;
+    } finally {
+      this.inFlight = false;
+    }
+    this.schedule(this.nextDelay());
+  }
+}
+
+/** Whether a statement is worth sending (the server refuses blank ones too). */
+export function validStatement(text: string): boolean {
+  return text.trim().length > 0;
+}

@@ -1,0 +1,402 @@
+/**
+ * The memory panel: a ReactWidget whose path follows the document in focus
+ * (index.ts calls `setPath`). Sidebar owns the data and reloads it when the
+ * path changes, after each action, and when the revision poller sees memory
+ * change elsewhere (another kernel, the CLI).
+ */
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { Signal } from '@lumino/signaling';
+import type { Message } from '@lumino/messaging';
+import * as React from 'react';
+
+import { ApiError, JupymemApi } from './api';
+import { StatementForm } from './forms';
+import { RevisionPoller, debounce, repoState } from './logic';
+import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
+import { BlockPreview, Detail, Failures, GroupedList, Header, SearchResults } from './views';
+
+export interface ISidebarOptions {
+  api: JupymemApi;
+  openNotebook: (path: string, cellId: string | null) => void;
+}
+
+export class MemorySidebar extends ReactWidget {
+  readonly pathChanged = new Signal<this, string>(this);
+  readonly shown = new Signal<this, void>(this);
+  private _path = '';
+
+  constructor(private readonly options: ISidebarOptions) {
+    super();
+    this.addClass('jp-jupymem-sidebar');
+  }
+
+  get path(): string {
+    return this._path;
+  }
+
+  setPath(path: string): void {
+    if (path !== this._path) {
+      this._path = path;
+      this.pathChanged.emit(path);
+    }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.shown.emit();
+  }
+
+  render(): JSX.Element {
+    return <Sidebar host={this} api={this.options.api} openNotebook={this.options.openNotebook} />;
+  }
+}
+
+type Tab = 'memories' | 'failures' | 'block';
+
+function message(err: unknown): string {
+  if (err instanceof ApiError) {
+    return err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Performance marks for the benchmark: list received -> list painted. */
+function markPainted(): void {
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      performance.mark('jupymem:list-painted');
+      performance.measure('jupymem:first-paint', 'jupymem:list-received', 'jupymem:list-painted');
+    }, 0)
+  );
+}
+
+function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: ISidebarOptions['openNotebook'] }): JSX.Element {
+  const { host, api } = props;
+  const [path, setPath] = React.useState(host.path);
+  const [status, setStatus] = React.useState<IStatus | null>(null);
+  const [memories, setMemories] = React.useState<IMemory[] | null>(null);
+  const [evidence, setEvidence] = React.useState<IEvidence[]>([]);
+  const [block, setBlock] = React.useState<IBlock | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const [notice, setNotice] = React.useState<string | null>(null);
+  const [busy, setBusy] = React.useState(false);
+  const [tab, setTab] = React.useState<Tab>('memories');
+  const [query, setQuery] = React.useState('');
+  const [kind, setKind] = React.useState('');
+  const [showAll, setShowAll] = React.useState(false);
+  const [result, setResult] = React.useState<ISearchResult | null>(null);
+  const [detail, setDetail] = React.useState<IMemoryDetail | null>(null);
+  const [recording, setRecording] = React.useState(false);
+  const [painted, setPainted] = React.useState(0);
+
+  // Answers to an older path or query must not overwrite newer ones.
+  const generation = React.useRef(0);
+  const pathRef = React.useRef(path);
+  pathRef.current = path;
+  const queryRef = React.useRef(query);
+  queryRef.current = query;
+  const filters = React.useRef({ kind, showAll });
+  filters.current = { kind, showAll };
+  const detailId = React.useRef<string | null>(null);
+  detailId.current = detail?.memory.id ?? null;
+
+  const runSearch = React.useCallback(
+    async (q: string) => {
+      const p = pathRef.current;
+      if (!q.trim()) {
+        setResult(null);
+        return;
+      }
+      try {
+        const r = await api.search(p, q, { kind: filters.current.kind, all: filters.current.showAll });
+        if (pathRef.current === p && queryRef.current === q) {
+          setResult(r);
+        }
+      } catch (err) {
+        setError(message(err));
+      }
+    },
+    [api]
+  );
+
+  const reload = React.useCallback(async () => {
+    const gen = ++generation.current;
+    const p = pathRef.current;
+    try {
+      const s = await api.status(p);
+      if (gen !== generation.current) {
+        return;
+      }
+      setStatus(s);
+      poller.current!.revision = s.revision;
+      if (repoState(s).state !== 'ready') {
+        setMemories(null);
+        setEvidence([]);
+        setBlock(null);
+        setError(null);
+        return;
+      }
+      const { kind: k, showAll: all } = filters.current;
+      const [list, ev, b] = await Promise.all([api.list(p, { kind: k, all }), api.evidence(p), api.block(p)]);
+      if (gen !== generation.current) {
+        return;
+      }
+      performance.mark('jupymem:list-received');
+      setMemories(list.memories);
+      setEvidence(ev.evidence);
+      setBlock(b);
+      setError(null);
+      setPainted(n => n + 1);
+      if (queryRef.current.trim()) {
+        void runSearch(queryRef.current);
+      }
+      if (detailId.current) {
+        try {
+          const d = await api.memory(p, detailId.current);
+          if (gen === generation.current) {
+            setDetail(d);
+          }
+        } catch {
+          setDetail(null);
+        }
+      }
+    } catch (err) {
+      if (gen === generation.current) {
+        setError(message(err));
+      }
+    }
+  }, [api, runSearch]);
+
+  const reloadRef = React.useRef(reload);
+  reloadRef.current = reload;
+  const poller = React.useRef<RevisionPoller | null>(null);
+  if (poller.current === null) {
+    poller.current = new RevisionPoller({
+      read: () => api.status(pathRef.current).then(s => s.revision),
+      changed: () => void reloadRef.current(),
+      visible: () => host.isVisible && document.visibilityState === 'visible'
+    });
+  }
+
+  React.useEffect(() => {
+    if (painted > 0) {
+      markPainted();
+    }
+  }, [painted]);
+
+  React.useEffect(() => {
+    const onPath = (_: MemorySidebar, p: string) => {
+      setPath(p);
+    };
+    const onShown = () => poller.current!.wake();
+    const onVisibility = () => poller.current!.wake();
+    host.pathChanged.connect(onPath);
+    host.shown.connect(onShown);
+    document.addEventListener('visibilitychange', onVisibility);
+    poller.current!.start();
+    return () => {
+      host.pathChanged.disconnect(onPath);
+      host.shown.disconnect(onShown);
+      document.removeEventListener('visibilitychange', onVisibility);
+      poller.current!.stop();
+    };
+  }, [host]);
+
+  // A new path (or filter) means a different list.
+  React.useEffect(() => {
+    setDetail(null);
+    void reload();
+  }, [path, kind, showAll, reload]);
+
+  const debouncedSearch = React.useMemo(() => debounce((q: string) => void runSearch(q), 200), [runSearch]);
+  React.useEffect(() => () => debouncedSearch.cancel(), [debouncedSearch]);
+
+  const act = async <T,>(what: () => Promise<T>, done?: (value: T) => void | Promise<void>) => {
+    setBusy(true);
+    setNotice(null);
+    try {
+      const value = await what();
+      setError(null);
+      if (done) {
+        await done(value);
+      }
+      await reload();
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const open = async (id: string) => {
+    try {
+      setDetail(await api.memory(pathRef.current, id));
+      setError(null);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+
+  const state = repoState(status);
+  return (
+    <div className="jp-jupymem-root">
+      <div className="jp-jupymem-title">
+        <span>Project memory</span>
+        <button
+          className="jp-mod-styled jp-jupymem-refresh"
+          title="Reload memory"
+          aria-label="Reload memory"
+          onClick={() => void reload()}
+        >
+          ⟳
+        </button>
+      </div>
+      {error && (
+        <div className="jp-jupymem-error" role="alert">
+          {error}
+        </div>
+      )}
+      {notice && (
+        <div className="jp-jupymem-notice" role="status">
+          {notice}
+        </div>
+      )}
+      {state.state === 'loading' && <p className="jp-jupymem-muted">Looking for the repository…</p>}
+      {state.state === 'outside' && <p className="jp-jupymem-explain">{state.message}</p>}
+      {state.state === 'empty' && (
+        <div className="jp-jupymem-explain">
+          <p>{state.message}</p>
+          <p className="jp-jupymem-muted">Reading never creates memory; Init binds this repository explicitly.</p>
+          <button
+            className="jp-mod-styled jp-mod-accept"
+            disabled={busy}
+            onClick={() => void act(() => api.init(pathRef.current))}
+          >
+            Init memory
+          </button>
+        </div>
+      )}
+      {state.state === 'ready' && status && (
+        <>
+          <Header status={status} block={block} kind={kind} onKind={setKind} />
+          {detail ? (
+            <Detail
+              detail={detail}
+              status={status}
+              busy={busy}
+              onBack={() => setDetail(null)}
+              onOpenId={id => void open(id)}
+              onOpenNotebook={props.openNotebook}
+              onConfirm={id => void act(() => api.confirm(pathRef.current, id), () => setNotice('Confirmed.'))}
+              onRetire={(id, reason) => void act(() => api.retire(pathRef.current, id, reason), () => setNotice('Retired.'))}
+              onSupersede={(id, body) =>
+                void act(
+                  () => api.supersede(pathRef.current, id, body),
+                  async m => {
+                    setNotice('Superseded: this is the new version.');
+                    await open(m.id);
+                  }
+                )
+              }
+            />
+          ) : (
+            <>
+              <div className="jp-jupymem-tabs" role="tablist">
+                {(
+                  [
+                    ['memories', 'Memories'],
+                    ['failures', `Recent failures${evidence.length ? ` (${evidence.length})` : ''}`],
+                    ['block', 'Block']
+                  ] as [Tab, string][]
+                ).map(([t, label]) => (
+                  <button
+                    key={t}
+                    role="tab"
+                    aria-selected={tab === t}
+                    className={`jp-jupymem-tab${tab === t ? ' jp-mod-active' : ''}`}
+                    onClick={() => setTab(t)}
+                  >
+                    {label}
+                  </button>
+                ))}
+              </div>
+              {tab === 'memories' && (
+                <div role="tabpanel" className="jp-jupymem-panel">
+                  <div className="jp-jupymem-search">
+                    <input
+                      type="search"
+                      className="jp-mod-styled jp-jupymem-search-input"
+                      placeholder="Search memory"
+                      aria-label="Search memory"
+                      value={query}
+                      onChange={e => {
+                        setQuery(e.target.value);
+                        if (!e.target.value.trim()) {
+                          debouncedSearch.cancel();
+                          setResult(null);
+                        } else {
+                          debouncedSearch(e.target.value);
+                        }
+                      }}
+                      onKeyDown={e => {
+                        if (e.key === 'Enter') {
+                          debouncedSearch.flush();
+                        }
+                      }}
+                    />
+                    <label className="jp-jupymem-check">
+                      <input type="checkbox" checked={showAll} onChange={e => setShowAll(e.target.checked)} /> past
+                    </label>
+                    <button className="jp-mod-styled" onClick={() => setRecording(r => !r)} aria-expanded={recording}>
+                      + Record
+                    </button>
+                  </div>
+                  {recording && (
+                    <StatementForm
+                      title="Record a memory"
+                      submitLabel="Record"
+                      busy={busy}
+                      onCancel={() => setRecording(false)}
+                      onSubmit={body =>
+                        void act(
+                          () => api.record(pathRef.current, body),
+                          () => {
+                            setRecording(false);
+                            setNotice('Recorded.');
+                          }
+                        )
+                      }
+                    />
+                  )}
+                  {query.trim() && result ? (
+                    <SearchResults result={result} onOpen={id => void open(id)} />
+                  ) : memories ? (
+                    <GroupedList memories={memories} onOpen={id => void open(id)} />
+                  ) : (
+                    <p className="jp-jupymem-muted">Loading…</p>
+                  )}
+                </div>
+              )}
+              {tab === 'failures' && (
+                <div role="tabpanel" className="jp-jupymem-panel">
+                  <Failures
+                    evidence={evidence}
+                    busy={busy}
+                    onKeep={(handle, body: IRecordRequest) =>
+                      void act(() => api.keep(pathRef.current, handle, body), () => setNotice(`Kept as a lesson citing ${handle}.`))
+                    }
+                  />
+                </div>
+              )}
+              {tab === 'block' && (
+                <div role="tabpanel" className="jp-jupymem-panel">
+                  <BlockPreview block={block} />
+                </div>
+              )}
+            </>
+          )}
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * The JSON that crosses the REST boundary, mirrored from jupymem's models
+ * (`Memory.to_dict()` and friends in jupymem/models.py) and from the
+ * handlers in jupymem/server.py. Plain data only: no behaviour lives here.
+ */
+
+/** Kinds in block order (SPEC 2): what an assistant must not get wrong first. */
+export const KINDS = [
+  'correction',
+  'constraint',
+  'preference',
+  'decision',
+  'procedure',
+  'failure',
+  'fact',
+  'note'
+] as const;
+
+export type Kind = (typeof KINDS)[number];
+
+export type Standing = 'supported' | 'unconfirmed';
+
+export type MemoryStatus = 'active' | 'superseded' | 'retired';
+
+export interface IProvenance {
+  recorder: string; // "person" or "assistant"
+  notebook: string | null; // relative to the repository root
+  cell_id: string | null;
+  execution_count: number | null;
+  session: string | null;
+  quote: string | null;
+}
+
+export interface IEvidence {
+  handle: string; // "ev-" + 8 hex
+  session: string;
+  ename: string;
+  evalue: string;
+  diagnosis: string[];
+  excerpt: string;
+  created_at: string;
+  cell_id: string | null;
+  execution_count: number | null;
+  notebook: string | null;
+}
+
+export interface IMemory {
+  id: string;
+  kind: string;
+  statement: string;
+  standing: Standing;
+  status: MemoryStatus;
+  created_at: string;
+  valid_from: string;
+  valid_to: string | null;
+  topic: string | null;
+  original: string | null;
+  provenance: IProvenance;
+  evidence: IEvidence[];
+  supersedes: string | null;
+  superseded_by: string | null;
+  retire_reason: string | null;
+  confirmed_at: string | null;
+}
+
+export interface IHistoryEntry {
+  memory_id: string;
+  seq: number;
+  at: string;
+  action: string; // recorded, reopened, superseded, supersedes, retired, confirmed, imported
+  detail: Record<string, unknown>;
+}
+
+export interface IHit {
+  memory: IMemory;
+  score: number;
+  legs: string[];
+}
+
+export interface ISearchResult {
+  query: string;
+  status: 'ok' | 'abstained';
+  hits: IHit[];
+  full: IMemory | null;
+  reason: string | null;
+}
+
+export interface IBlock {
+  text: string;
+  revision: string;
+  bytes: number;
+  cap: number;
+  shown: number;
+  omitted: number;
+}
+
+/** `GET status`: the core's status plus where the repository sits for the server. */
+export interface IStatus {
+  path: string; // the path asked about, relative to the server root
+  git: boolean;
+  root: string | null; // absolute, on the server's machine
+  name: string | null;
+  memory: boolean;
+  project_id: string | null;
+  matches: Record<string, unknown> | null;
+  revision: number;
+  counts: Record<string, number>;
+  /** The repository root relative to the server root ("" for the root itself), or null when it is above it. */
+  root_path: string | null;
+  /** The server root relative to the repository root, when the repository encloses the server root. */
+  server_root_in_repo: string | null;
+}
+
+export interface IListResult {
+  memories: IMemory[];
+  revision: number;
+}
+
+export interface IMemoryDetail {
+  memory: IMemory;
+  history: IHistoryEntry[];
+}
+
+export interface IEvidenceList {
+  evidence: IEvidence[];
+}
+
+/** Body of `POST memories` and `POST evidence/{handle}/keep`. */
+export interface IRecordRequest {
+  statement: string;
+  kind?: string;
+  topic?: string | null;
+  evidence?: string[];
+  supersedes?: string | null;
+}
+
+export interface IErrorBody {
+  error: string;
+  message: string;
+}

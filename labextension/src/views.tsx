@@ -1,0 +1,381 @@
+/**
+ * Presentational pieces of the sidebar: header, list, search results, the
+ * detail of one memory, recent failures and the block preview. They hold
+ * no state of their own beyond open/closed forms; Sidebar owns the data.
+ */
+import * as React from 'react';
+
+import { RetireForm, StatementForm } from './forms';
+import { blockMeter, countChips, describeHistory, groupByKind, notebookLink, shortId, shortTime } from './logic';
+import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
+
+/** Rows shown per kind before "Show more": keeps a large project's first paint quick. */
+export const ROWS_PER_KIND = 200;
+
+export function Header(props: {
+  status: IStatus;
+  block: IBlock | null;
+  kind: string;
+  onKind: (kind: string) => void;
+}): JSX.Element {
+  const { status, block } = props;
+  const chips = countChips(status.counts ?? {});
+  const meter = block ? blockMeter(block.bytes, block.cap, block.omitted) : null;
+  return (
+    <div className="jp-jupymem-header">
+      <div className="jp-jupymem-repo" title={status.root ?? ''}>
+        {status.name}
+      </div>
+      <div className="jp-jupymem-chips" role="group" aria-label="Active memories by kind">
+        {chips.length === 0 && <span className="jp-jupymem-muted">no active memories</span>}
+        {chips.map(c => (
+          <button
+            key={c.kind}
+            className={`jp-jupymem-chip jp-jupymem-kind-${c.kind}${props.kind === c.kind ? ' jp-mod-active' : ''}`}
+            aria-pressed={props.kind === c.kind}
+            title={props.kind === c.kind ? 'Show every kind' : `Show only ${c.kind}`}
+            onClick={() => props.onKind(props.kind === c.kind ? '' : c.kind)}
+          >
+            {c.kind} <b>{c.count}</b>
+          </button>
+        ))}
+      </div>
+      {meter && (
+        <div className="jp-jupymem-meter-wrap" title={meter.label}>
+          <div
+            className={`jp-jupymem-meter jp-jupymem-meter-${meter.level}`}
+            role="meter"
+            aria-label="Block bytes used"
+            aria-valuemin={0}
+            aria-valuemax={block!.cap}
+            aria-valuenow={block!.bytes}
+          >
+            <div className="jp-jupymem-meter-fill" style={{ width: `${meter.percent}%` }} />
+          </div>
+          <span className="jp-jupymem-meter-label">{meter.label}</span>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function Badges(props: { memory: IMemory }): JSX.Element {
+  const m = props.memory;
+  return (
+    <>
+      {m.standing === 'unconfirmed' && <span className="jp-jupymem-unconfirmed">(unconfirmed)</span>}
+      {m.status !== 'active' && <span className="jp-jupymem-inactive">{m.status}</span>}
+    </>
+  );
+}
+
+export function MemoryRow(props: { memory: IMemory; onOpen: (id: string) => void; score?: number; showKind?: boolean }): JSX.Element {
+  const m = props.memory;
+  return (
+    <li>
+      <button
+        className={`jp-jupymem-row${m.status !== 'active' ? ' jp-mod-inactive' : ''}`}
+        data-memory-id={m.id}
+        onClick={() => props.onOpen(m.id)}
+      >
+        <span className="jp-jupymem-row-meta">
+          {props.showKind && <span className={`jp-jupymem-kind jp-jupymem-kind-${m.kind}`}>{m.kind}</span>}
+          <Badges memory={m} />
+          {props.score !== undefined && <span className="jp-jupymem-score">{props.score.toFixed(2)}</span>}
+        </span>
+        <span className="jp-jupymem-statement">{m.statement}</span>
+      </button>
+    </li>
+  );
+}
+
+export function GroupedList(props: { memories: IMemory[]; onOpen: (id: string) => void }): JSX.Element {
+  const [expanded, setExpanded] = React.useState<Record<string, boolean>>({});
+  const groups = React.useMemo(() => groupByKind(props.memories), [props.memories]);
+  if (props.memories.length === 0) {
+    return <p className="jp-jupymem-muted">Nothing recorded here yet.</p>;
+  }
+  return (
+    <div className="jp-jupymem-groups">
+      {groups.map(g => {
+        const rows = expanded[g.kind] ? g.memories : g.memories.slice(0, ROWS_PER_KIND);
+        const more = g.memories.length - rows.length;
+        return (
+          <section key={g.kind} className="jp-jupymem-group" aria-label={g.kind}>
+            <h3 className={`jp-jupymem-group-title jp-jupymem-kind-${g.kind}`}>
+              {g.kind} <span className="jp-jupymem-muted">{g.memories.length}</span>
+            </h3>
+            <ul className="jp-jupymem-rows">
+              {rows.map(m => (
+                <MemoryRow key={m.id} memory={m} onOpen={props.onOpen} />
+              ))}
+            </ul>
+            {more > 0 && (
+              <button className="jp-mod-styled jp-jupymem-more" onClick={() => setExpanded({ ...expanded, [g.kind]: true })}>
+                Show {more} more
+              </button>
+            )}
+          </section>
+        );
+      })}
+    </div>
+  );
+}
+
+export function SearchResults(props: { result: ISearchResult; onOpen: (id: string) => void }): JSX.Element {
+  const r = props.result;
+  if (r.status === 'abstained') {
+    return (
+      <div className="jp-jupymem-abstained" role="status">
+        <b>Abstained:</b> nothing in memory really matches “{r.query}”.
+        {r.reason && <div className="jp-jupymem-muted">{r.reason}</div>}
+      </div>
+    );
+  }
+  return (
+    <ul className="jp-jupymem-rows jp-jupymem-results" aria-label="Search results">
+      {r.hits.map(h => (
+        <MemoryRow key={h.memory.id} memory={h.memory} score={h.score} showKind onOpen={props.onOpen} />
+      ))}
+    </ul>
+  );
+}
+
+function EvidenceCard(props: { evidence: IEvidence; children?: React.ReactNode }): JSX.Element {
+  const e = props.evidence;
+  return (
+    <div className="jp-jupymem-evidence" data-handle={e.handle}>
+      <div className="jp-jupymem-evidence-head">
+        <code>{e.handle}</code> <b>{e.ename}</b>
+        <span className="jp-jupymem-muted">
+          {e.notebook ? ` ${e.notebook}` : ''}
+          {e.execution_count !== null ? ` [${e.execution_count}]` : ''} {shortTime(e.created_at)}
+        </span>
+      </div>
+      <ul className="jp-jupymem-diagnosis">
+        {(e.diagnosis.length ? e.diagnosis : [`${e.ename}: ${e.evalue}`]).map((line, i) => (
+          <li key={i}>
+            <code>{line}</code>
+          </li>
+        ))}
+      </ul>
+      {props.children}
+    </div>
+  );
+}
+
+export interface IDetailProps {
+  detail: IMemoryDetail;
+  status: IStatus;
+  busy: boolean;
+  onBack: () => void;
+  onOpenId: (id: string) => void;
+  onOpenNotebook: (path: string, cellId: string | null) => void;
+  onConfirm: (id: string) => void;
+  onSupersede: (id: string, body: IRecordRequest) => void;
+  onRetire: (id: string, reason: string | null) => void;
+}
+
+export function Detail(props: IDetailProps): JSX.Element {
+  const { memory: m, history } = props.detail;
+  const [form, setForm] = React.useState<'none' | 'supersede' | 'retire'>('none');
+  React.useEffect(() => setForm('none'), [m.id]);
+  const p = m.provenance;
+  const link = notebookLink(props.status, p.notebook);
+  return (
+    <div
+      className="jp-jupymem-detail"
+      onKeyDown={e => {
+        if (e.key === 'Escape' && form === 'none') {
+          props.onBack();
+        }
+      }}
+    >
+      <button className="jp-mod-styled jp-jupymem-back" onClick={props.onBack} autoFocus>
+        ← Back
+      </button>
+      <div className="jp-jupymem-row-meta">
+        <span className={`jp-jupymem-kind jp-jupymem-kind-${m.kind}`}>{m.kind}</span>
+        <Badges memory={m} />
+        {m.topic && <span className="jp-jupymem-topic-badge">{m.topic}</span>}
+        <code className="jp-jupymem-muted" title={m.id}>
+          {shortId(m.id)}
+        </code>
+      </div>
+      <p className="jp-jupymem-full-statement">{m.statement}</p>
+      {m.original && m.original !== m.statement && (
+        <p className="jp-jupymem-muted">Original words: “{m.original}”</p>
+      )}
+      <div className="jp-jupymem-actions">
+        {m.status === 'active' && m.standing === 'unconfirmed' && (
+          <button className="jp-mod-styled jp-mod-accept" disabled={props.busy} onClick={() => props.onConfirm(m.id)}>
+            Confirm
+          </button>
+        )}
+        {m.status === 'active' && (
+          <>
+            <button className="jp-mod-styled" disabled={props.busy} onClick={() => setForm('supersede')}>
+              Supersede…
+            </button>
+            <button className="jp-mod-styled" disabled={props.busy} onClick={() => setForm('retire')}>
+              Retire…
+            </button>
+          </>
+        )}
+      </div>
+      {form === 'supersede' && (
+        <StatementForm
+          title="New version (the old one stays in history)"
+          submitLabel="Supersede"
+          initial={{ statement: m.statement, kind: m.kind, topic: m.topic }}
+          busy={props.busy}
+          onCancel={() => setForm('none')}
+          onSubmit={body => props.onSupersede(m.id, body)}
+        />
+      )}
+      {form === 'retire' && (
+        <RetireForm busy={props.busy} onCancel={() => setForm('none')} onSubmit={reason => props.onRetire(m.id, reason)} />
+      )}
+
+      <h3>Provenance</h3>
+      <dl className="jp-jupymem-dl">
+        <dt>Recorded by</dt>
+        <dd>{p.recorder}</dd>
+        <dt>When</dt>
+        <dd>{shortTime(m.created_at)}</dd>
+        {p.notebook && (
+          <>
+            <dt>Notebook</dt>
+            <dd>
+              {link ? (
+                <a
+                  href="#"
+                  className="jp-jupymem-link"
+                  onClick={e => {
+                    e.preventDefault();
+                    props.onOpenNotebook(link, p.cell_id);
+                  }}
+                >
+                  {p.notebook}
+                  {p.cell_id ? ' (go to cell)' : ''}
+                </a>
+              ) : (
+                p.notebook
+              )}
+            </dd>
+          </>
+        )}
+        {p.execution_count !== null && (
+          <>
+            <dt>Execution</dt>
+            <dd>[{p.execution_count}]</dd>
+          </>
+        )}
+        {p.quote && (
+          <>
+            <dt>Quote</dt>
+            <dd>“{p.quote}”</dd>
+          </>
+        )}
+        <dt>Valid</dt>
+        <dd>
+          {shortTime(m.valid_from)} – {m.valid_to ? shortTime(m.valid_to) : 'now'}
+        </dd>
+        {m.retire_reason && (
+          <>
+            <dt>Retired</dt>
+            <dd>{m.retire_reason}</dd>
+          </>
+        )}
+      </dl>
+      {(m.supersedes || m.superseded_by) && (
+        <div className="jp-jupymem-versions">
+          {m.supersedes && (
+            <button className="jp-mod-styled" onClick={() => props.onOpenId(m.supersedes!)}>
+              Previous version {shortId(m.supersedes)}
+            </button>
+          )}
+          {m.superseded_by && (
+            <button className="jp-mod-styled" onClick={() => props.onOpenId(m.superseded_by!)}>
+              Newer version {shortId(m.superseded_by)}
+            </button>
+          )}
+        </div>
+      )}
+
+      {m.evidence.length > 0 && (
+        <>
+          <h3>Evidence</h3>
+          {m.evidence.map(e => (
+            <EvidenceCard key={e.handle} evidence={e}>
+              {e.excerpt && <pre className="jp-jupymem-excerpt">{e.excerpt}</pre>}
+            </EvidenceCard>
+          ))}
+        </>
+      )}
+
+      <h3>History</h3>
+      <ol className="jp-jupymem-history">
+        {history.map(h => (
+          <li key={`${h.seq}-${h.action}`}>
+            <span className="jp-jupymem-muted">{shortTime(h.at)}</span> {describeHistory(h)}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+export function Failures(props: {
+  evidence: IEvidence[];
+  busy: boolean;
+  onKeep: (handle: string, body: IRecordRequest) => void;
+}): JSX.Element {
+  const [keeping, setKeeping] = React.useState<string | null>(null);
+  if (props.evidence.length === 0) {
+    return <p className="jp-jupymem-muted">No failed cells are staged. Failures in kernels with jupymem loaded appear here.</p>;
+  }
+  return (
+    <div className="jp-jupymem-failures">
+      {props.evidence.map(e => (
+        <EvidenceCard key={e.handle} evidence={e}>
+          {keeping === e.handle ? (
+            <StatementForm
+              title={`Lesson citing ${e.handle}`}
+              submitLabel="Keep"
+              initial={{ kind: 'failure' }}
+              busy={props.busy}
+              onCancel={() => setKeeping(null)}
+              onSubmit={body => {
+                props.onKeep(e.handle, body);
+                setKeeping(null);
+              }}
+            />
+          ) : (
+            <button className="jp-mod-styled jp-jupymem-keep" onClick={() => setKeeping(e.handle)}>
+              Keep as lesson…
+            </button>
+          )}
+        </EvidenceCard>
+      ))}
+    </div>
+  );
+}
+
+export function BlockPreview(props: { block: IBlock | null }): JSX.Element {
+  const b = props.block;
+  if (!b) {
+    return <p className="jp-jupymem-muted">Loading the block…</p>;
+  }
+  return (
+    <div className="jp-jupymem-block">
+      <div className="jp-jupymem-muted">
+        Exactly what assistants receive: {b.bytes} bytes of {b.cap}, {b.shown} memories
+        {b.omitted ? `, ${b.omitted} left for per-prompt search` : ''}.
+      </div>
+      <pre className="jp-jupymem-block-text" tabIndex={0} aria-label="Memory block">
+        {b.text}
+      </pre>
+    </div>
+  );
+}

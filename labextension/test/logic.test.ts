@@ -1,0 +1,286 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+import {
+  RevisionPoller,
+  blockMeter,
+  countChips,
+  debounce,
+  describeHistory,
+  groupByKind,
+  localPath,
+  notebookLink,
+  repoState,
+  shortTime,
+  validStatement
+} from '../src/logic';
+import type { IMemory, IStatus } from '../src/tokens';
+
+function memory(id: string, kind: string, created_at = '2025-01-01T00:00:00Z', extra: Partial<IMemory> = {}): IMemory {
+  return {
+    id,
+    kind,
+    statement: `statement ${id}`,
+    standing: 'supported',
+    status: 'active',
+    created_at,
+    valid_from: created_at,
+    valid_to: null,
+    topic: null,
+    original: null,
+    provenance: { recorder: 'person', notebook: null, cell_id: null, execution_count: null, session: null, quote: null },
+    evidence: [],
+    supersedes: null,
+    superseded_by: null,
+    retire_reason: null,
+    confirmed_at: null,
+    ...extra
+  };
+}
+
+function status(extra: Partial<IStatus> = {}): IStatus {
+  return {
+    path: 'nb/a.ipynb',
+    git: true,
+    root: '/srv/repo',
+    name: 'repo',
+    memory: true,
+    project_id: 'p1',
+    matches: null,
+    revision: 3,
+    counts: {},
+    root_path: '',
+    server_root_in_repo: '',
+    ...extra
+  };
+}
+
+describe('groupByKind', () => {
+  it('orders groups by block kind order, then time, then id', () => {
+    const groups = groupByKind([
+      memory('b', 'note', '2025-01-02T00:00:00Z'),
+      memory('z', 'fact'),
+      memory('a', 'note', '2025-01-02T00:00:00Z'),
+      memory('c', 'correction', '2025-01-03T00:00:00Z'),
+      memory('n0', 'note', '2025-01-01T00:00:00Z')
+    ]);
+    expect(groups.map(g => g.kind)).toEqual(['correction', 'fact', 'note']);
+    expect(groups[2].memories.map(m => m.id)).toEqual(['n0', 'a', 'b']);
+  });
+
+  it('puts unknown kinds last and cuts groups at the limit', () => {
+    const many = Array.from({ length: 5 }, (_, i) => memory(`d${i}`, 'decision'));
+    const groups = groupByKind([memory('x', 'mystery'), ...many], 3);
+    expect(groups.map(g => g.kind)).toEqual(['decision', 'mystery']);
+    expect(groups[0].memories).toHaveLength(3);
+    expect(groups[0].hidden).toBe(2);
+    expect(groups[1].hidden).toBe(0);
+  });
+
+  it('returns nothing for no memories', () => {
+    expect(groupByKind([])).toEqual([]);
+  });
+});
+
+describe('countChips', () => {
+  it('drops zero counts and follows block order', () => {
+    expect(countChips({ note: 2, correction: 1, fact: 0, decision: 4 })).toEqual([
+      { kind: 'correction', count: 1 },
+      { kind: 'decision', count: 4 },
+      { kind: 'note', count: 2 }
+    ]);
+  });
+});
+
+describe('blockMeter', () => {
+  it('reports the share of the cap', () => {
+    const m = blockMeter(1000, 4000);
+    expect(m.percent).toBe(25);
+    expect(m.level).toBe('ok');
+    expect(m.label).toBe('1.0 kB of 4.0 kB block');
+  });
+
+  it('warns when nearly full and says full when memories were left out', () => {
+    expect(blockMeter(3300, 4000).level).toBe('high');
+    const full = blockMeter(3000, 4000, 7);
+    expect(full.level).toBe('full');
+    expect(full.label).toContain('7 more searched per prompt');
+  });
+
+  it('clamps and survives a zero cap', () => {
+    expect(blockMeter(5000, 4000).fraction).toBe(1);
+    expect(blockMeter(10, 0).fraction).toBe(0);
+    expect(blockMeter(512, 4000).label).toBe('512 B of 4.0 kB block');
+  });
+});
+
+describe('paths', () => {
+  it('strips drives and leading slashes', () => {
+    expect(localPath('RTC:nb/a.ipynb')).toBe('nb/a.ipynb');
+    expect(localPath('/nb/a.ipynb')).toBe('nb/a.ipynb');
+    expect(localPath('nb/a:b.ipynb')).toBe('nb/a:b.ipynb');
+  });
+
+  it('links a notebook in a repository inside the server root', () => {
+    expect(notebookLink(status({ root_path: 'projects/repo' }), 'nb/a.ipynb')).toBe('projects/repo/nb/a.ipynb');
+    expect(notebookLink(status({ root_path: '' }), 'a.ipynb')).toBe('a.ipynb');
+  });
+
+  it('links a notebook when the repository encloses the server root', () => {
+    const s = status({ root_path: null, server_root_in_repo: 'work' });
+    expect(notebookLink(s, 'work/nb/a.ipynb')).toBe('nb/a.ipynb');
+    expect(notebookLink(s, 'elsewhere/a.ipynb')).toBeNull();
+  });
+
+  it('refuses escapes and missing notebooks', () => {
+    expect(notebookLink(status(), '../x.ipynb')).toBeNull();
+    expect(notebookLink(status(), '/etc/passwd')).toBeNull();
+    expect(notebookLink(status(), null)).toBeNull();
+    expect(notebookLink(status({ root_path: null, server_root_in_repo: null }), 'a.ipynb')).toBeNull();
+  });
+});
+
+describe('repoState', () => {
+  it('explains outside git, no memory and ready', () => {
+    expect(repoState(null).state).toBe('loading');
+    const outside = repoState(status({ git: false, memory: false, name: null }));
+    expect(outside.state).toBe('outside');
+    expect(outside.state === 'outside' && outside.message).toContain('not inside a git repository');
+    const empty = repoState(status({ memory: false }));
+    expect(empty).toMatchObject({ state: 'empty', canInit: true });
+    expect(empty.state === 'empty' && empty.message).toContain('repo has no memory yet');
+    const adopt = repoState(status({ memory: false, matches: { project_id: 'p' } }));
+    expect(adopt.state === 'empty' && adopt.message).toContain('adopted');
+    expect(repoState(status()).state).toBe('ready');
+  });
+});
+
+describe('describeHistory', () => {
+  it('says what happened', () => {
+    const e = (action: string, detail: Record<string, unknown> = {}) => ({ memory_id: 'm', seq: 1, at: '', action, detail });
+    expect(describeHistory(e('retired', { reason: 'schema changed' }))).toBe('retired: schema changed');
+    expect(describeHistory(e('retired'))).toBe('retired');
+    expect(describeHistory(e('superseded', { by: 'abcdef0123456789' }))).toBe('superseded by abcdef0123');
+    expect(describeHistory(e('confirmed'))).toBe('confirmed by a person');
+    expect(describeHistory(e('imported'))).toBe('imported');
+  });
+});
+
+describe('small helpers', () => {
+  it('shortens times and validates statements', () => {
+    expect(shortTime('2025-03-04T05:06:07.123+00:00')).toBe('2025-03-04 05:06');
+    expect(shortTime(null)).toBe('');
+    expect(validStatement('  \n ')).toBe(false);
+    expect(validStatement(' x ')).toBe(true);
+  });
+});
+
+describe('debounce', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('calls once with the last arguments after the calls stop', () => {
+    const fn = vi.fn();
+    const d = debounce(fn, 200);
+    d('c');
+    vi.advanceTimersByTime(150);
+    d('ca');
+    vi.advanceTimersByTime(150);
+    d('cat');
+    expect(fn).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(200);
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(fn).toHaveBeenCalledWith('cat');
+  });
+
+  it('flushes at once and cancels', () => {
+    const fn = vi.fn();
+    const d = debounce(fn, 200);
+    d('now');
+    d.flush();
+    expect(fn).toHaveBeenCalledWith('now');
+    d('never');
+    d.cancel();
+    vi.advanceTimersByTime(1000);
+    expect(fn).toHaveBeenCalledTimes(1);
+    d.flush();
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('RevisionPoller', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('reports a change only when the revision moves', async () => {
+    let revision = 5;
+    const changed = vi.fn();
+    const read = vi.fn(async () => revision);
+    const p = new RevisionPoller({ read, changed, visible: () => true, interval: 1000 });
+    p.revision = 5;
+    p.start();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(read).toHaveBeenCalledTimes(1);
+    expect(changed).not.toHaveBeenCalled();
+    revision = 6;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(changed).toHaveBeenCalledWith(6);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(changed).toHaveBeenCalledTimes(1);
+    p.stop();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(read).toHaveBeenCalledTimes(3);
+  });
+
+  it('sends nothing while hidden and polls at once on wake', async () => {
+    let visible = false;
+    const read = vi.fn(async () => 1);
+    const p = new RevisionPoller({ read, changed: () => undefined, visible: () => visible, interval: 1000 });
+    p.start();
+    await vi.advanceTimersByTimeAsync(10000);
+    expect(read).not.toHaveBeenCalled();
+    visible = true;
+    p.wake();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(read).toHaveBeenCalledTimes(1);
+    p.stop();
+  });
+
+  it('backs off after errors and recovers', async () => {
+    let fail = true;
+    const read = vi.fn(async () => {
+      if (fail) {
+        throw new Error('down');
+      }
+      return 1;
+    });
+    const p = new RevisionPoller({ read, changed: () => undefined, visible: () => true, interval: 1000, maxInterval: 4000 });
+    p.start();
+    await vi.advanceTimersByTimeAsync(1000); // first poll fails
+    expect(p.nextDelay()).toBe(2000);
+    await vi.advanceTimersByTimeAsync(2000); // second fails
+    expect(p.nextDelay()).toBe(4000);
+    await vi.advanceTimersByTimeAsync(4000); // third fails, capped
+    expect(p.nextDelay()).toBe(4000);
+    expect(read).toHaveBeenCalledTimes(3);
+    fail = false;
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(p.nextDelay()).toBe(1000);
+    p.stop();
+  });
+
+  it('never has two requests in flight', async () => {
+    let release: (n: number) => void = () => undefined;
+    const read = vi.fn(() => new Promise<number>(resolve => (release = resolve)));
+    const p = new RevisionPoller({ read, changed: () => undefined, visible: () => true, interval: 100 });
+    p.start();
+    await vi.advanceTimersByTimeAsync(100);
+    p.wake();
+    p.wake();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(read).toHaveBeenCalledTimes(1);
+    release(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(read).toHaveBeenCalledTimes(2);
+    p.stop();
+  });
+});
