@@ -1,0 +1,397 @@
+"""The ``jupymem`` command line: a thin face over ``Project`` for scripts, CI and people.
+
+Every subcommand is a few lines: find the project, call one core method, hand
+the result to ``render``. Decisions worth knowing:
+
+* ``--path`` selects the repository (default: the working directory) and
+  ``--json`` prints machine-readable output; both go before or after the
+  subcommand.
+* Reading commands never create anything: without memory, ``status`` says so
+  and exits 0; search, block, list, show, history, evidence, verify, rebuild,
+  gc and export say so on stderr and exit 2. ``init``, ``remember`` and
+  ``import`` initialize; they check their input first, so a refused statement
+  or an invalid file creates nothing.
+* ``block`` writes the block byte for byte as assistants receive it. It ends
+  in ``</project_memory>``; one newline is added only when stdout is a
+  terminal, so ``jupymem block > f`` holds exactly the block.
+* ``search`` exits 0 when it abstains: abstaining is an answer (``status``
+  says which). ``verify`` exits 1 when it finds problems; ``status`` exits 1
+  when the registry is corrupt (and prints the ``jupymem doctor`` hint).
+* ``-`` as the statement (``remember``, ``supersede``), the query or the
+  import file reads standard input; a statement must be UTF-8.
+* Exit codes: 0 ok, 1 a failed check, 2 a usage or input error. Every
+  ``JupymemError`` is translated in one place (``main``) into one line on
+  stderr, ``jupymem: <message>``, and its ``exit_code``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any, Callable
+
+from . import capture, language, render
+from .config import Settings
+from .errors import JupymemError, LanguageRefused
+from .models import KINDS, Provenance
+
+PERSON = Provenance(recorder="person")
+MIN_CAP = 512
+
+
+class Context:
+    """What every command needs: settings from the environment, the path, the output mode."""
+
+    def __init__(self, args: argparse.Namespace, out: IO[str]):
+        self.args = args
+        self.settings = Settings.from_env()
+        self.path = Path(getattr(args, "path", None) or os.getcwd()).expanduser()
+        self.json = bool(getattr(args, "json", False))
+        self.out = out
+
+    def emit(self, data: Any, text: str) -> None:
+        if self.json:
+            self.out.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+        else:
+            self.out.write(text + "\n")
+
+    def project(self) -> Any:
+        """The existing project, or NoMemory / NotAGitRepository. Never creates."""
+        from .project import require_project
+
+        self._check_path()
+        return require_project(self.path, self.settings)
+
+    def project_or_init(self) -> Any:
+        """The existing project, else a new binding. A corrupt registry is an error here:
+        only ``init`` and ``doctor`` repair it."""
+        from .project import find_project, init_project
+        from .registry import require_git_root
+
+        self._check_path()
+        require_git_root(self.path)
+        return find_project(self.path, self.settings) or init_project(self.path, self.settings)
+
+    def _check_path(self) -> None:
+        if not self.path.exists():
+            raise JupymemError(f"{self.path} does not exist; give --path a directory or notebook inside a repository.")
+
+
+# -- input ----------------------------------------------------------------------
+
+
+def _stdin_bytes() -> bytes:
+    return sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+
+
+def _statement(text: str) -> str:
+    """TEXT, or standard input for ``-``; checked (UTF-8, size, secrets) before anything is created."""
+    raw: str | bytes = _stdin_bytes() if text == "-" else text
+    return capture.check_statement(raw)
+
+
+def _refuse_language(ctx: Context, text: str) -> None:
+    # The CLI has no translator: a non-English statement is refused up front (as the
+    # project would refuse it) so that a refused first record initializes nothing.
+    if ctx.settings.language != "source" and not language.is_english(text):
+        raise LanguageRefused(
+            "This statement does not look like English, and stored memory is English. Set JUPYMEM_MODEL "
+            "to translate it in a notebook (`%%remember`), or set JUPYMEM_LANGUAGE=source to store it as written."
+        )
+
+
+def _read_file(name: str) -> str:
+    try:
+        data = _stdin_bytes() if name == "-" else Path(name).read_bytes()
+    except OSError as exc:
+        raise JupymemError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise JupymemError(f"{name} is not UTF-8 text; it is not a jupymem export.") from None
+
+
+# -- commands -------------------------------------------------------------------
+
+
+def cmd_init(ctx: Context) -> int:
+    from . import overview
+    from .project import init_project
+
+    ctx._check_path()
+    before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else {}
+    proj = init_project(ctx.path, ctx.settings)
+    if before.get("memory"):
+        msg = f"{proj.name} already has memory (project {proj.id})."
+    elif before.get("matches"):
+        msg = f"{proj.name} adopted the memory of project {proj.id} (same repository, moved or re-cloned)."
+    else:
+        msg = f"{proj.name} has memory now (project {proj.id}, {proj.database})."
+    ctx.emit({"project_id": proj.id, "root": str(proj.root), "database": str(proj.database)}, msg)
+    return 0
+
+
+def cmd_status(ctx: Context) -> int:
+    from . import overview
+
+    s = overview.status(ctx.path, ctx.settings)
+    ctx.emit(s, render.status_text(s))
+    if not s["git"]:
+        return 2
+    return 1 if s["registry"] == "corrupt" else 0
+
+
+def cmd_remember(ctx: Context) -> int:
+    a = ctx.args
+    text = _statement(a.text)
+    _refuse_language(ctx, text)
+    if a.evidence or a.supersedes:
+        proj = ctx.project()  # evidence and the superseded memory live in an existing project
+    else:
+        proj = ctx.project_or_init()
+    before = proj.revision()
+    if a.supersedes:  # the replacement keeps the old kind and topic unless told otherwise
+        m = proj.supersede(a.supersedes, text, kind=a.kind, topic=a.topic, evidence=a.evidence or (),
+                           provenance=PERSON)
+    else:
+        m = proj.remember(text, kind=a.kind or "note", topic=a.topic, evidence=a.evidence or (),
+                          provenance=PERSON)
+    verb = "Already remembered" if proj.revision() == before else "Remembered"
+    ctx.emit(render.memory_json(m), f"{verb} {render.memory_line(m)}")
+    return 0
+
+
+def cmd_supersede(ctx: Context) -> int:
+    a = ctx.args
+    text = _statement(a.text)
+    _refuse_language(ctx, text)
+    m = ctx.project().supersede(a.id, text, kind=a.kind, topic=a.topic, provenance=PERSON)
+    ctx.emit(render.memory_json(m), f"{m.supersedes} superseded by {render.memory_line(m)}")
+    return 0
+
+
+def cmd_retire(ctx: Context) -> int:
+    m = ctx.project().retire(ctx.args.id, reason=ctx.args.reason)
+    ctx.emit(render.memory_json(m), f"Retired {render.memory_line(m)}")
+    return 0
+
+
+def cmd_confirm(ctx: Context) -> int:
+    m = ctx.project().confirm(ctx.args.id, by="person")
+    ctx.emit(render.memory_json(m), f"Confirmed {render.memory_line(m)}")
+    return 0
+
+
+def cmd_search(ctx: Context) -> int:
+    a = ctx.args
+    query = _stdin_bytes().decode("utf-8", "replace") if a.query == "-" else a.query
+    result = ctx.project().search(query, limit=a.limit, include_inactive=a.all, kinds=[a.kind] if a.kind else None)
+    ctx.emit(render.search_json(result), render.search_text(result))
+    return 0
+
+
+def cmd_block(ctx: Context) -> int:
+    cap = ctx.args.cap
+    if cap is not None and cap < MIN_CAP:
+        raise JupymemError(f"--cap {cap} is too small; the block needs at least {MIN_CAP} bytes.")
+    block = ctx.project().block(cap)
+    if ctx.json:
+        ctx.emit(render.block_json(block), "")
+        return 0
+    text = render.block_text(block)
+    ctx.out.flush()
+    stream = getattr(ctx.out, "buffer", None)
+    if stream is not None:
+        stream.write(text.encode("utf-8"))
+        stream.flush()
+    else:
+        ctx.out.write(text)
+    if ctx.out.isatty():
+        ctx.out.write("\n")
+    return 0
+
+
+def cmd_list(ctx: Context) -> int:
+    a = ctx.args
+    memories = ctx.project().list(kind=a.kind, include_inactive=a.all)
+    ctx.emit(render.memories_json(memories), render.memories_text(memories))
+    return 0
+
+
+def cmd_evidence(ctx: Context) -> int:
+    items = ctx.project().staged_evidence()
+    ctx.emit(render.evidence_json(items), render.evidence_text(items))
+    return 0
+
+
+def cmd_show(ctx: Context) -> int:
+    m = ctx.project().get(ctx.args.id)
+    ctx.emit(render.memory_json(m), render.memory_text(m))
+    return 0
+
+
+def cmd_history(ctx: Context) -> int:
+    entries = ctx.project().history(ctx.args.id)
+    ctx.emit(render.history_json(entries), render.history_text(entries))
+    return 0
+
+
+def cmd_verify(ctx: Context) -> int:
+    report = ctx.project().verify()
+    ctx.emit(report.to_dict(), render.verify_text(report))
+    return 0 if report.ok else 1
+
+
+def cmd_rebuild(ctx: Context) -> int:
+    proj = ctx.project()
+    n = proj.rebuild()
+    report = proj.verify()
+    ctx.emit({"events": n, "verify": report.to_dict()}, f"rebuilt from {n} events; {render.verify_text(report)}")
+    return 0 if report.ok else 1
+
+
+def cmd_gc(ctx: Context) -> int:
+    report = ctx.project().gc(dry_run=ctx.args.dry_run)
+    ctx.emit(report.to_dict(), render.gc_text(report))
+    return 0
+
+
+def cmd_export(ctx: Context) -> int:
+    proj = ctx.project()
+    out = ctx.args.out
+    if not out or out == "-":
+        proj.export(ctx.out)
+        return 0
+    buf = io.StringIO()
+    n = proj.export(buf)
+    try:
+        Path(out).write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise JupymemError(f"cannot write {out}: {exc.strerror or exc}") from None
+    ctx.emit({"events": n, "out": out}, f"exported {n} events to {out}")
+    return 0
+
+
+def cmd_import(ctx: Context) -> int:
+    from .project import find_project
+    from .store import memory_database
+    from .maintenance import import_log
+
+    name = ctx.args.file
+    text = _read_file(name)
+    ctx._check_path()
+    if find_project(ctx.path, ctx.settings) is None:
+        # Check the whole file against a scratch database first: an invalid file initializes nothing.
+        scratch = memory_database()
+        try:
+            import_log(scratch, io.StringIO(text), source=name)
+        finally:
+            scratch.close()
+    report = ctx.project_or_init().import_(io.StringIO(text), source=name)
+    ctx.emit(report.to_dict(), render.import_text(report))
+    return 0
+
+
+def cmd_doctor(ctx: Context) -> int:
+    from .project import doctor
+
+    if not ctx.settings.home.exists():
+        ctx.emit({"registry": "none", "home": str(ctx.settings.home)},
+                 f"No jupymem home at {ctx.settings.home}; nothing to check.")
+        return 0
+    report = doctor(ctx.settings)
+    lines = [f"registry: {report['registry']}{' (repaired from the project databases)' if report.get('repaired') else ''}",
+             f"projects: {report['projects']}, bindings: {report['bindings']}"]
+    if report.get("problem"):
+        lines.append(f"problem was: {report['problem']}")
+    ctx.emit(report, "\n".join(lines))
+    return 0
+
+
+# -- parser -----------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS on both levels, so the option works before or after the subcommand.
+    common.add_argument("--path", default=argparse.SUPPRESS, help="a directory or notebook inside the repository (default: cwd)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
+    parser = argparse.ArgumentParser(
+        prog="jupymem", parents=[common],
+        description="Durable memory for the notebooks of a git repository.",
+        epilog="Exit codes: 0 ok, 1 a failed check, 2 a usage or input error.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, func: Callable[[Context], int], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help, description=help)
+        p.set_defaults(func=func)
+        return p
+
+    add("init", cmd_init, "bind this repository (adopts the memory of a moved or re-cloned checkout)")
+    add("status", cmd_status, "what jupymem knows about this repository (never writes)")
+    p = add("remember", cmd_remember, "record a statement (initializes memory); TEXT '-' reads stdin")
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--kind", choices=KINDS, help="default: note (or the superseded memory's kind)")
+    p.add_argument("--topic")
+    p.add_argument("--evidence", action="append", metavar="ev-…", help="cite a staged failure (repeatable)")
+    p.add_argument("--supersedes", metavar="ID", help="the memory this statement replaces")
+    p = add("search", cmd_search, "search memory; QUERY '-' reads stdin")
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--all", action="store_true", help="include retired and superseded memories")
+    p.add_argument("--kind", choices=KINDS)
+    p = add("block", cmd_block, "print the <project_memory> block exactly as assistants receive it")
+    p.add_argument("--cap", type=int, help="cap in UTF-8 bytes (default: JUPYMEM_BLOCK_CAP or 4000)")
+    p = add("list", cmd_list, "list memories by kind, in block order")
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--all", action="store_true", help="include retired and superseded memories")
+    add("evidence", cmd_evidence, "list staged failed cells, newest first")
+    p = add("show", cmd_show, "everything about one memory")
+    p.add_argument("id", metavar="ID")
+    p = add("history", cmd_history, "the events of one memory")
+    p.add_argument("id", metavar="ID")
+    p = add("supersede", cmd_supersede, "replace a memory with a new statement; TEXT '-' reads stdin")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--topic")
+    p = add("retire", cmd_retire, "close a memory's validity")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reason")
+    p = add("confirm", cmd_confirm, "mark an assistant's memory as supported by a person")
+    p.add_argument("id", metavar="ID")
+    add("verify", cmd_verify, "check the event chain and that the tables match a replay (exit 1 on problems)")
+    add("rebuild", cmd_rebuild, "recreate every table and index from the event log")
+    p = add("gc", cmd_gc, "drop what retention rules allow")
+    p.add_argument("--dry-run", action="store_true", help="report without dropping anything")
+    p = add("export", cmd_export, "write the event log as JSONL (stdout by default)")
+    p.add_argument("--out", metavar="FILE")
+    p = add("import", cmd_import, "verify and merge an export without duplicates; FILE '-' reads stdin")
+    p.add_argument("file", metavar="FILE")
+    add("doctor", cmd_doctor, "check the registry and rebuild it from the project databases if needed")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        ctx = Context(args, sys.stdout)
+        return args.func(ctx)
+    except JupymemError as exc:  # the one place errors become messages and exit codes
+        sys.stderr.write(f"jupymem: {exc.message}\n")
+        return exc.exit_code
+    except BrokenPipeError:  # `jupymem export | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("jupymem: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,566 @@
+"""Core records -> text for people (terminals), HTML (notebooks) and plain JSON.
+
+This is the one place that decides how memory looks, so the magics, the CLI
+and the REST API show the same things the same way. Three families, one per
+audience:
+
+* ``*_text``: plain text for a terminal. Control characters are dropped so a
+  stored statement can never drive the terminal (colours, cursor moves).
+* ``*_html``: compact, self-contained HTML for a notebook output. Every piece
+  of record text goes through ``html.escape``; styling is inline (no external
+  CSS) and uses ``currentColor``/translucent fills so it reads in light and
+  dark themes.
+* ``*_json``: plain dicts and lists for ``--json`` and the REST API.
+
+Lists clip long statements (the full text is in ``show``); the block is never
+altered: ``block_text`` returns it byte for byte. Stdlib only, cheap to import.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .models import KIND_RANK, KINDS, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, SearchResult
+
+__all__ = [
+    "Output",
+    "memory_line",
+    "memory_text",
+    "memory_html",
+    "memories_text",
+    "memories_html",
+    "search_text",
+    "search_html",
+    "history_text",
+    "history_html",
+    "evidence_text",
+    "evidence_html",
+    "status_text",
+    "status_html",
+    "verify_text",
+    "verify_html",
+    "gc_text",
+    "gc_html",
+    "import_text",
+    "import_html",
+    "block_text",
+    "block_html",
+    "memory_json",
+    "memories_json",
+    "search_json",
+    "history_json",
+    "evidence_json",
+    "block_json",
+]
+
+LINE_CHARS = 100  # a statement's share of a one-line listing in a terminal
+HTML_CLIP_CHARS = 240  # a statement's share of a table cell in a notebook
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BREAKS = re.compile(r"\s*[\r\n\v\f\x85\u2028\u2029]+\s*")
+
+_KIND_COLOURS = {
+    "correction": "#c0392b",
+    "constraint": "#d35400",
+    "preference": "#8e44ad",
+    "decision": "#2471a3",
+    "procedure": "#138d75",
+    "failure": "#a93226",
+    "fact": "#5d6d7e",
+    "note": "#7f8c8d",
+}
+
+
+@dataclass(frozen=True)
+class Output:
+    """Text and HTML of one result; IPython shows the HTML, terminals the text."""
+
+    text: str
+    html: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text)
+
+
+# -- small helpers ------------------------------------------------------------
+
+
+def _clean(text: str | None) -> str:
+    """Drop control characters (keeping newlines and tabs) for terminal output."""
+    return _CONTROL.sub("", text or "").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join(_BREAKS.sub(" ", _clean(text)).split())
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def when(at: str | None) -> str:
+    """``2026-11-29T19:46:10.791885Z`` -> ``2026-11-29 19:46:10 UTC``."""
+    if not at:
+        return ""
+    if len(at) >= 19 and at[10] == "T":
+        return f"{at[:10]} {at[11:19]} UTC"
+    return at
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _badge(kind: str) -> str:
+    colour = _KIND_COLOURS.get(kind, "#7f8c8d")
+    return (
+        f'<span style="display:inline-block;padding:0 .4em;border:1px solid {colour};border-radius:.6em;'
+        f'color:{colour};font-size:.85em;white-space:nowrap">{_e(kind)}</span>'
+    )
+
+
+_UNCONFIRMED_HTML = '<em style="color:#b9770e;white-space:nowrap">(unconfirmed)</em>'
+_TABLE = '<table style="border-collapse:collapse;font-size:.9em;margin:.2em 0">'
+_TD = '<td style="padding:.15em .6em .15em 0;vertical-align:top;text-align:left">'
+_TH = '<th style="padding:.15em .6em .15em 0;text-align:left;font-weight:600;vertical-align:top">'
+_MUTED = '<span style="opacity:.65">'
+_ID = '<code style="font-size:.85em;white-space:nowrap">'
+
+
+def _marks(m: Memory) -> list[str]:
+    out = []
+    if m.standing == UNCONFIRMED:
+        out.append("(unconfirmed)")
+    if m.status != "active":
+        out.append(f"[{m.status}]")
+    return out
+
+
+def _marks_html(m: Memory) -> str:
+    out = []
+    if m.standing == UNCONFIRMED:
+        out.append(_UNCONFIRMED_HTML)
+    if m.status != "active":
+        out.append(f"{_MUTED}[{_e(m.status)}]</span>")
+    return " ".join(out)
+
+
+def _statement_cell(m: Memory, limit: int = HTML_CLIP_CHARS) -> str:
+    flat = _one_line(m.statement)
+    if len(flat) <= limit:
+        return _e(flat)
+    # Clipped in the table; the whole statement is in the tooltip and in `show`.
+    return f'<span title="{_e(m.statement)}">{_e(_clip(flat, limit))}</span> {_MUTED}(show {_e(m.id)})</span>'
+
+
+def _table(rows: Iterable[Sequence[str]], header: Sequence[str] | None = None) -> str:
+    parts = [_TABLE]
+    if header:
+        parts.append("<tr>" + "".join(f"{_TH}{h}</th>" for h in header) + "</tr>")
+    for row in rows:
+        parts.append("<tr>" + "".join(f"{_TD}{cell}</td>" for cell in row) + "</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def _fields_text(fields: Sequence[tuple[str, str]]) -> str:
+    width = max((len(label) for label, _ in fields), default=0)
+    lines = []
+    for label, value in fields:
+        first, *rest = value.split("\n") or [""]
+        lines.append(f"  {label.ljust(width)}  {first}".rstrip())
+        lines.extend(f"  {' ' * width}  {line}".rstrip() for line in rest)
+    return "\n".join(lines)
+
+
+# -- one memory ---------------------------------------------------------------
+
+
+def memory_line(m: Memory, width: int = LINE_CHARS) -> str:
+    """``m-3f9a2c1d4e5f  decision    (unconfirmed) Use customer_id as the join key``."""
+    marks = " ".join(_marks(m))
+    statement = _clip(_one_line(m.statement), width)
+    return f"{m.id}  {m.kind:<10}  {marks + ' ' if marks else ''}{statement}"
+
+
+def _provenance(m: Memory) -> str:
+    p = m.provenance
+    parts = [f"recorded by {p.recorder}"]
+    if p.notebook:
+        parts.append(f"notebook {p.notebook}")
+    if p.cell_id:
+        parts.append(f"cell {p.cell_id}")
+    if p.execution_count is not None:
+        parts.append(f"execution [{p.execution_count}]")
+    if p.session:
+        parts.append(f"session {p.session}")
+    return ", ".join(parts)
+
+
+def _validity(m: Memory) -> str:
+    end = when(m.valid_to) if m.valid_to else "now"
+    return f"{when(m.valid_from)} -> {end}"
+
+
+def _memory_fields(m: Memory) -> list[tuple[str, str]]:
+    standing = m.standing + (f" (confirmed {when(m.confirmed_at)})" if m.confirmed_at else "")
+    fields = [
+        ("kind", m.kind),
+        ("standing", standing),
+        ("status", m.status),
+        ("valid", _validity(m)),
+    ]
+    if m.topic:
+        fields.append(("topic", m.topic))
+    fields.append(("provenance", _provenance(m)))
+    fields.append(("recorded", when(m.created_at)))
+    if m.original:
+        fields.append(("original", m.original))
+    if m.provenance.quote:
+        fields.append(("quote", m.provenance.quote))
+    if m.supersedes:
+        fields.append(("supersedes", m.supersedes))
+    if m.superseded_by:
+        fields.append(("superseded by", m.superseded_by))
+    if m.retire_reason:
+        fields.append(("retired because", m.retire_reason))
+    return [(label, _clean(value)) for label, value in fields]
+
+
+def _evidence_head(e: Evidence) -> str:
+    parts = [e.handle, when(e.created_at), e.ename]
+    if e.cell_id:
+        parts.append(f"cell {e.cell_id}")
+    if e.execution_count is not None:
+        parts.append(f"[{e.execution_count}]")
+    if e.notebook:
+        parts.append(e.notebook)
+    return "  ".join(_one_line(p) for p in parts if p)
+
+
+def memory_text(m: Memory) -> str:
+    """Everything about one memory: full statement, standing, validity, provenance, evidence."""
+    marks = " ".join(_marks(m))
+    lines = [f"{m.id}  {m.kind}{'  ' + marks if marks else ''}"]
+    lines.extend(f"  {line}" for line in _clean(m.statement).split("\n"))
+    lines.append("")
+    lines.append(_fields_text(_memory_fields(m)))
+    if m.evidence:
+        lines.append("  evidence")
+        for e in m.evidence:
+            lines.append(f"    {_evidence_head(e)}")
+            lines.extend(f"      {_one_line(d)}" for d in e.diagnosis)
+    return "\n".join(lines)
+
+
+def memory_html(m: Memory) -> str:
+    statement = _e(_clean(m.statement)).replace("\n", "<br>")
+    head = f"<div>{_ID}{_e(m.id)}</code> {_badge(m.kind)} {_marks_html(m)}</div>"
+    body = f'<div style="margin:.3em 0;white-space:pre-wrap">{statement}</div>'
+    fields = _table((f"{_MUTED}{_e(label)}</span>", _e(value).replace("\n", "<br>")) for label, value in _memory_fields(m))
+    evidence = ""
+    if m.evidence:
+        rows = []
+        for e in m.evidence:
+            diag = "<br>".join(_e(_one_line(d)) for d in e.diagnosis)
+            rows.append((f"{_ID}{_e(e.handle)}</code>", _e(e.ename), diag, f"{_MUTED}{_e(_evidence_where(e))}</span>"))
+        evidence = f"<div>{_MUTED}evidence</span></div>" + _table(rows)
+    return f'<div class="jupymem-memory">{head}{body}{fields}{evidence}</div>'
+
+
+def _evidence_where(e: Evidence) -> str:
+    parts = [when(e.created_at)]
+    if e.notebook:
+        parts.append(e.notebook)
+    if e.cell_id:
+        parts.append(f"cell {e.cell_id}")
+    if e.execution_count is not None:
+        parts.append(f"[{e.execution_count}]")
+    return ", ".join(p for p in parts if p)
+
+
+# -- lists --------------------------------------------------------------------
+
+
+def _grouped(memories: Sequence[Memory]) -> list[tuple[str, list[Memory]]]:
+    groups: dict[str, list[Memory]] = {}
+    for m in sorted(memories, key=lambda m: (KIND_RANK.get(m.kind, len(KINDS)), m.created_at, m.id)):
+        groups.setdefault(m.kind, []).append(m)
+    return list(groups.items())
+
+
+def memories_text(memories: Sequence[Memory], empty: str = "No memories.") -> str:
+    """Memories grouped by kind, in block order, one line each."""
+    if not memories:
+        return empty
+    lines = []
+    for kind, group in _grouped(memories):
+        lines.append(f"{kind} ({len(group)})")
+        for m in group:
+            marks = " ".join(_marks(m))
+            lines.append(f"  {m.id}  {marks + ' ' if marks else ''}{_clip(_one_line(m.statement), LINE_CHARS)}")
+    return "\n".join(lines)
+
+
+def memories_html(memories: Sequence[Memory], empty: str = "No memories.") -> str:
+    if not memories:
+        return f"<div>{_e(empty)}</div>"
+    rows = []
+    for _kind, group in _grouped(memories):
+        for m in group:
+            marks = _marks_html(m)
+            rows.append((_badge(m.kind), f"{_ID}{_e(m.id)}</code>", (marks + " " if marks else "") + _statement_cell(m)))
+    return _table(rows, header=("kind", "id", "statement"))
+
+
+# -- search -------------------------------------------------------------------
+
+
+def search_text(result: SearchResult) -> str:
+    if result.abstained:
+        return f"No match (abstained): {result.reason or 'nothing matches closely enough'}."
+    n = len(result.hits)
+    lines = [f"{n} {'match' if n == 1 else 'matches'}:"]
+    for hit in result.hits:
+        m = hit.memory
+        marks = " ".join(_marks(m))
+        lines.append(
+            f"  {m.id}  {m.kind:<10}  {hit.score:>7.2f}  {marks + ' ' if marks else ''}"
+            f"{_clip(_one_line(m.statement), LINE_CHARS)}"
+        )
+    if result.full is not None:
+        lines += ["", "Best match:", memory_text(result.full)]
+    return "\n".join(lines)
+
+
+def search_html(result: SearchResult) -> str:
+    if result.abstained:
+        return f"<div><b>No match</b> (abstained): {_e(result.reason or 'nothing matches closely enough')}.</div>"
+    rows = []
+    for hit in result.hits:
+        m = hit.memory
+        marks = _marks_html(m)
+        rows.append(
+            (
+                _badge(m.kind),
+                f"{_ID}{_e(m.id)}</code>",
+                (marks + " " if marks else "") + _statement_cell(m),
+                _e(m.standing),
+                f"{hit.score:.2f}",
+            )
+        )
+    out = _table(rows, header=("kind", "id", "statement", "standing", "score"))
+    if result.full is not None:
+        out += f"<div style='margin-top:.4em'><b>Best match</b></div>{memory_html(result.full)}"
+    return out
+
+
+# -- history and evidence ------------------------------------------------------
+
+
+def _detail(detail: dict[str, Any]) -> str:
+    return ", ".join(f"{k}: {_one_line(str(v))}" for k, v in sorted(detail.items()))
+
+
+def history_text(entries: Sequence[HistoryEntry]) -> str:
+    if not entries:
+        return "No history."
+    lines = [f"History of {entries[0].memory_id}:"]
+    for h in entries:
+        detail = _detail(h.detail)
+        lines.append(f"  #{h.seq:<5} {when(h.at)}  {h.action:<11}{'  ' + detail if detail else ''}".rstrip())
+    return "\n".join(lines)
+
+
+def history_html(entries: Sequence[HistoryEntry]) -> str:
+    if not entries:
+        return "<div>No history.</div>"
+    rows = ((f"#{h.seq}", _e(when(h.at)), f"<b>{_e(h.action)}</b>", _e(_detail(h.detail))) for h in entries)
+    return f"<div>History of {_ID}{_e(entries[0].memory_id)}</code></div>" + _table(rows)
+
+
+def evidence_text(items: Sequence[Evidence]) -> str:
+    """Staged failures, newest first: handle, when, exception and diagnosis lines."""
+    if not items:
+        return "No staged failures."
+    lines = []
+    for e in items:
+        lines.append(_evidence_head(e))
+        lines.extend(f"    {_one_line(d)}" for d in e.diagnosis)
+    return "\n".join(lines)
+
+
+def evidence_html(items: Sequence[Evidence]) -> str:
+    if not items:
+        return "<div>No staged failures.</div>"
+    rows = (
+        (
+            f"{_ID}{_e(e.handle)}</code>",
+            _e(e.ename),
+            "<br>".join(_e(_one_line(d)) for d in e.diagnosis),
+            f"{_MUTED}{_e(_evidence_where(e))}</span>",
+        )
+        for e in items
+    )
+    return _table(rows, header=("handle", "error", "diagnosis", "where"))
+
+
+# -- status and reports ----------------------------------------------------------
+
+
+def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
+    fields = [("repository", f"{s.get('name')} ({s.get('root')})" if s.get("root") else str(s.get("path")))]
+    if s.get("memory"):
+        counts = s.get("counts") or {}
+        by_kind = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
+        fields.append(("memories", f"{s.get('total', 0)} active" + (f" ({by_kind})" if by_kind else "")))
+        blk = s.get("block") or {}
+        if blk:
+            omitted = f", {blk.get('omitted')} searched per prompt" if blk.get("omitted") else ""
+            fields.append(
+                ("block", f"{blk.get('bytes')}/{blk.get('cap')} bytes, {blk.get('shown')} shown{omitted}, "
+                 f"revision {blk.get('revision')}")
+            )
+        fields.append(("staged", f"{s.get('staged', 0)} failed cells"))
+        fields.append(("project", str(s.get("project_id"))))
+        fields.append(("database", str(s.get("database"))))
+    else:
+        fields.append(("home", str(s.get("home"))))
+    if s.get("registry") not in (None, "ok"):
+        fields.append(("registry", str(s.get("registry"))))
+    return [(label, _clean(value)) for label, value in fields]
+
+
+def status_text(s: dict[str, Any]) -> str:
+    """The dict from ``jupymem.status``: its message first, then the facts."""
+    return f"{_clean(s.get('message', ''))}\n{_fields_text(_status_fields(s))}"
+
+
+def status_html(s: dict[str, Any]) -> str:
+    msg = f"<div><b>{_e(s.get('message', ''))}</b></div>"
+    return msg + _table((f"{_MUTED}{_e(label)}</span>", _e(value)) for label, value in _status_fields(s))
+
+
+def verify_text(report: Any) -> str:
+    """A ``VerifyReport``."""
+    head = f"{report.events} events, {report.memories} memories"
+    if report.ok:
+        return f"verify: ok ({head})"
+    lines = [f"verify: {len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} ({head})"]
+    lines += [f"  - {_one_line(p)}" for p in report.problems]
+    return "\n".join(lines)
+
+
+def verify_html(report: Any) -> str:
+    if report.ok:
+        return f"<div>verify: <b>ok</b> ({report.events} events, {report.memories} memories)</div>"
+    items = "".join(f"<li>{_e(p)}</li>" for p in report.problems)
+    return (
+        f"<div>verify: <b style='color:#c0392b'>{len(report.problems)} problem(s)</b> "
+        f"({report.events} events, {report.memories} memories)<ul>{items}</ul></div>"
+    )
+
+
+def gc_text(report: Any) -> str:
+    """A ``GcReport``."""
+    verb = "would forget" if report.dry_run else "forgot"
+    n = len(report.forgotten)
+    lines = [
+        f"gc{' (dry run)' if report.dry_run else ''}: {verb} {n} memor{'y' if n == 1 else 'ies'}, "
+        f"{'would purge' if report.dry_run else 'purged'} {report.purged_events} event payloads, "
+        f"{'would drop' if report.dry_run else 'dropped'} {report.evidence_dropped} staged failures"
+    ]
+    lines += [f"  {mid}" for mid in report.forgotten]
+    return "\n".join(lines)
+
+
+def gc_html(report: Any) -> str:
+    return f"<pre style='margin:0'>{_e(gc_text(report))}</pre>"
+
+
+def import_text(report: Any) -> str:
+    """An ``ImportReport``."""
+    return (
+        f"import: {report.added} of {report.events} events added, "
+        f"{report.skipped} already known or adding nothing"
+    )
+
+
+def import_html(report: Any) -> str:
+    return f"<div>{_e(import_text(report))}</div>"
+
+
+# -- the block ----------------------------------------------------------------
+
+
+def block_text(block: Block) -> str:
+    """The block exactly as assistants receive it: never altered, never decorated."""
+    return block.text
+
+
+def block_html(block: Block) -> str:
+    caption = (
+        f"{_MUTED}revision {_e(block.revision)}, {block.bytes}/{block.cap} bytes, "
+        f"{block.shown} shown{f', {block.omitted} searched per prompt' if block.omitted else ''}</span>"
+    )
+    return f"<div>{caption}</div><pre style='white-space:pre-wrap;margin:.2em 0'>{_e(block.text)}</pre>"
+
+
+# -- JSON ---------------------------------------------------------------------
+
+
+def memory_json(m: Memory) -> dict[str, Any]:
+    """Every field of a memory, provenance and evidence nested as objects."""
+    return m.to_dict()
+
+
+def memories_json(memories: Sequence[Memory]) -> list[dict[str, Any]]:
+    return [memory_json(m) for m in memories]
+
+
+def search_json(result: SearchResult) -> dict[str, Any]:
+    """``{"status": "ok"|"abstained", "reason", "query", "hits": [...], "full": memory|None}``."""
+    return {
+        "status": result.status,
+        "reason": result.reason,
+        "query": result.query,
+        "hits": [
+            {
+                "id": h.memory.id,
+                "kind": h.memory.kind,
+                "statement": h.memory.statement,
+                "standing": h.memory.standing,
+                "score": h.score,
+                "topic": h.memory.topic,
+                "status": h.memory.status,
+                "legs": list(h.legs),
+            }
+            for h in result.hits
+        ],
+        "full": memory_json(result.full) if result.full is not None else None,
+    }
+
+
+def history_json(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
+    return [h.to_dict() for h in entries]
+
+
+def evidence_json(items: Sequence[Evidence]) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in items]
+
+
+def block_json(block: Block) -> dict[str, Any]:
+    return block.to_dict()
