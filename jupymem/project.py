@@ -462,7 +462,8 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
 
 def rebuild_registry_locked(home: Path) -> registry.Registry:
     """Recreate the registry from the project databases' own identity (doctor)."""
-    projects, bindings = [], []
+    projects = []
+    claims: dict[str, list[tuple[int, str, str]]] = {}  # root -> (events, created_at, project id)
     base = home / registry.PROJECTS_DIR
     for db in sorted(base.glob(f"*/{registry.DB_FILE}")) if base.exists() else []:
         try:
@@ -474,12 +475,18 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
             commit = store.get_meta(conn, "root_commit") or None
             created = store.get_meta(conn, "created_at") or registry.now_iso()
             roots = json.loads(store.get_meta(conn, "roots") or "[]")
+            n_events = store.last_seq(conn)
         finally:
             conn.close()
         projects.append(registry.ProjectRecord(pid, commit, created))
         for r in roots:
             if r and Path(r).exists() and registry.find_git_root(r) == Path(r):
-                bindings.append(registry.Binding(r, pid))
+                claims.setdefault(r, []).append((n_events, created, pid))
+    # A root is bound once; when several databases claim it, the one holding the
+    # most history wins (then the oldest), never an arbitrary one.
+    bindings = [
+        registry.Binding(r, max(c, key=lambda t: (t[0], _reverse(t[1])))[2]) for r, c in sorted(claims.items())
+    ]
     reg = registry.Registry(tuple(bindings), tuple(projects))
     registry.write_registry(home, reg)
     return reg
@@ -507,6 +514,11 @@ def doctor(settings: Settings) -> dict[str, Any]:
 
 
 # -- helpers ------------------------------------------------------------------
+
+
+def _reverse(text: str) -> tuple[int, ...]:
+    """A key that sorts strings in reverse order (older ISO times first under max())."""
+    return tuple(-ord(c) for c in text)
 
 
 def _uid() -> str:

@@ -145,11 +145,15 @@ def new_project_id() -> str:
 def read_registry(home: Path) -> Registry:
     """The bindings; an empty registry when none was ever written. Never writes."""
     path = registry_path(home)
+    fix = f"Run `jupymem doctor` (or `%memory init`) to rebuild it from the project databases in {home}."
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
+        # No registry but project databases: it was lost, and an empty answer would make
+        # `init` start a second, empty project beside the real one. Report it instead.
+        if any((home / PROJECTS_DIR).glob(f"*/{DB_FILE}")):
+            raise RegistryCorrupt(f"The jupymem registry {path} is missing. {fix}") from None
         return Registry()
-    fix = f"Run `jupymem doctor` (or `%memory init`) to rebuild it from the project databases in {home}."
     try:
         doc = json.loads(raw.decode("utf-8"))
         body = {"version": doc["version"], "bindings": doc["bindings"], "projects": doc["projects"]}
