@@ -66,3 +66,15 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .magics import unload
 
     unload(ipython)
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    """The ``jupymem`` server extension (enabled on install by jupyter-config/)."""
+    from .server import JupymemApp
+
+    return [{"module": "jupymem.server", "app": JupymemApp}]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """The prebuilt sidebar, for ``jupyter labextension develop``."""
+    return [{"src": "labextension", "dest": "jupymem"}]

@@ -1,0 +1,506 @@
+"""The REST face: a jupyter_server extension named ``jupymem``.
+
+Routes live under ``{base_url}/jupymem/api/`` and are thin: each resolves the
+``path`` it is given (a notebook or directory relative to the server root,
+never outside it), calls the one core API (``jupymem.project`` /
+``jupymem.init`` and ``Project``) in a worker thread so SQLite never blocks
+the event loop, and returns the models' ``to_dict()`` shapes as JSON.
+
+Errors are translated in one place (``_json_errors``): every ``JupymemError``,
+including the REST-only ones defined here, becomes
+``{"error": code, "message": ...}`` with its ``http_status``. Reading never
+initializes a repository; only ``POST init`` and recording (``POST memories``)
+do, as everywhere else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import json
+import os
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
+
+import tornado.web
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from traitlets import Int, Unicode
+
+import jupymem
+
+from .capture import check_statement
+from .config import Settings
+from .errors import InvalidStatement, JupymemError
+from .models import KINDS, Provenance
+
+# -- errors only the REST face can meet ---------------------------------------
+
+
+class PathOutsideRoot(JupymemError):
+    """Raised when ``path`` is absolute, climbs with ``..``, or resolves (symlinks
+    included) outside the server root."""
+
+    code = "path_outside_root"
+    http_status = 403
+
+
+class PathNotFound(JupymemError):
+    """Raised when ``path`` names nothing under the server root."""
+
+    code = "path_not_found"
+    http_status = 404
+
+
+class BadJson(JupymemError):
+    """Raised when a request body is not a JSON object."""
+
+    code = "bad_json"
+
+
+class BadRequest(JupymemError):
+    """Raised when a parameter is missing or has the wrong type."""
+
+    code = "bad_request"
+
+
+class BodyTooLarge(JupymemError):
+    """Raised when a request body exceeds ``JupymemApp.max_body_bytes``."""
+
+    code = "body_too_large"
+    http_status = 413
+
+
+# -- the one translation helper -------------------------------------------------
+
+F = TypeVar("F", bound=Callable[..., Awaitable[None]])
+
+
+def _json_errors(method: F) -> F:
+    """Answer a ``JupymemError`` as ``{"error": code, "message": ...}`` with its status.
+
+    Anything else is a bug and goes to jupyter_server's own 500 handling.
+    """
+
+    @functools.wraps(method)
+    async def wrapper(self: _Handler, *args: Any, **kwargs: Any) -> None:
+        try:
+            await method(self, *args, **kwargs)
+        except JupymemError as exc:
+            self.set_status(exc.http_status)
+            self.finish({"error": exc.code, "message": exc.message})
+
+    return wrapper  # type: ignore[return-value]
+
+
+# -- plain JSON from the frozen models -------------------------------------------
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def to_json(value: Any) -> Any:
+    """The same plain data as ``to_dict()``, with field names looked up once per
+    class: listing 10,000 memories spends its time in SQLite, not here."""
+    cls = type(value)
+    names = _FIELDS.get(cls)
+    if names is None:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+        elif isinstance(value, (list, tuple)):
+            return [to_json(v) for v in value]
+        elif isinstance(value, dict):
+            return {k: to_json(v) for k, v in value.items()}
+        else:
+            return value
+    return {name: to_json(getattr(value, name)) for name in names}
+
+
+# -- paths -----------------------------------------------------------------------
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def resolve_path(server_root: str | os.PathLike[str], raw: str | None) -> Path:
+    """``raw`` (API style, "/"-separated, relative to the server root) as a real path.
+
+    Refuses absolute paths, ``..`` and anything whose real path (symlinks
+    followed) leaves the root; a path that names nothing is PathNotFound.
+    """
+    raw = raw or ""
+    if "\x00" in raw:
+        raise BadRequest("path contains a NUL byte.")
+    text = raw.replace("\\", "/")
+    if text.startswith("/") or _DRIVE.match(text) or os.path.isabs(raw):
+        raise PathOutsideRoot(f"{raw!r} is absolute; give a path relative to the Jupyter server's root.")
+    if ".." in PurePosixPath(text).parts:
+        raise PathOutsideRoot(f"{raw!r} climbs out with '..'; give a path inside the Jupyter server's root.")
+    root = Path(server_root).resolve()
+    target = (root / text).resolve()
+    if target != root and root not in target.parents:
+        raise PathOutsideRoot(f"{raw!r} leads outside the Jupyter server's root (through a symlink).")
+    if not target.exists():
+        raise PathNotFound(f"{raw!r} does not exist under the Jupyter server's root.")
+    return target
+
+
+def _relative_posix(path: Path, base: Path) -> str | None:
+    try:
+        rel = path.relative_to(base).as_posix()
+    except ValueError:
+        return None
+    return "" if rel == "." else rel
+
+
+# -- handlers --------------------------------------------------------------------
+
+
+class _Handler(ExtensionHandlerMixin, APIHandler):
+    """Shared plumbing: settings, path, body, and running core calls off the loop."""
+
+    auth_resource = "jupymem"
+
+    @property
+    def core(self) -> Settings:
+        return self.extensionapp.core_settings
+
+    @property
+    def server_root(self) -> Path:
+        return Path(self.serverapp.root_dir).resolve()
+
+    def target(self, raw: str | None) -> Path:
+        return resolve_path(self.server_root, raw)
+
+    def body(self) -> dict[str, Any]:
+        data = self.request.body or b""
+        if len(data) > self.extensionapp.max_body_bytes:
+            raise BodyTooLarge(
+                f"The request body has {len(data)} bytes; jupymem accepts at most "
+                f"{self.extensionapp.max_body_bytes}. Statements are meant to be short."
+            )
+        if not data.strip():
+            return {}
+        try:
+            parsed = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BadJson(f"The request body is not valid JSON ({exc}).") from None
+        if not isinstance(parsed, dict):
+            raise BadJson("The request body must be a JSON object.")
+        return parsed
+
+    def arg_str(self, name: str, default: str | None = None) -> str | None:
+        return self.get_query_argument(name, default)
+
+    def arg_flag(self, name: str) -> bool:
+        return (self.get_query_argument(name, "") or "").lower() in ("1", "true", "yes", "on")
+
+    def arg_int(self, name: str, default: int, lo: int, hi: int) -> int:
+        raw = self.get_query_argument(name, None)
+        if raw in (None, ""):
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise BadRequest(f"{name} must be a whole number, not {raw!r}.") from None
+        return max(lo, min(hi, value))
+
+    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def reply(self, data: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.finish(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+    # core access: reading never initializes
+
+    def existing(self, target: Path) -> jupymem.Project:
+        from .project import require_project
+
+        return require_project(target, self.core)
+
+    def status_of(self, target: Path) -> dict[str, Any]:
+        out = jupymem.status(target, settings=self.core)
+        root = self.server_root
+        out["path"] = _relative_posix(target, root) or ""
+        repo = Path(out["root"]) if out.get("root") else None
+        out["root_path"] = _relative_posix(repo, root) if repo else None
+        out["server_root_in_repo"] = _relative_posix(root, repo) if repo else None
+        return out
+
+
+def _get_str(body: dict[str, Any], name: str, *, required: bool = False, default: str | None = None) -> str | None:
+    value = body.get(name, default)
+    if value is None:
+        if required:
+            raise BadRequest(f"{name!r} is required.")
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"{name!r} must be a string.")
+    return value
+
+
+def _get_handles(body: dict[str, Any]) -> list[str]:
+    value = body.get("evidence") or []
+    if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+        raise BadRequest("'evidence' must be a list of handles such as ['ev-0123abcd'].")
+    return value
+
+
+def _provenance(body: dict[str, Any], target: Path, **fixed: Any) -> Provenance:
+    """Who and where: a person by default; the file in focus as the notebook."""
+    recorder = _get_str(body, "recorder", default="person")
+    if recorder not in ("person", "assistant"):
+        raise BadRequest("'recorder' must be 'person' or 'assistant'.")
+    fields: dict[str, Any] = {
+        "recorder": recorder,
+        "notebook": str(target) if target.is_file() else None,
+        "cell_id": _get_str(body, "cell_id"),
+        "quote": _get_str(body, "quote"),
+    }
+    fields.update({k: v for k, v in fixed.items() if v is not None})
+    return Provenance(**fields)
+
+
+class StatusHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self) -> None:
+        target = self.target(self.arg_str("path"))
+        self.reply(await self.call(self.status_of, target))
+
+
+class InitHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def post(self) -> None:
+        body = self.body()
+        target = self.target(_get_str(body, "path"))
+
+        def work() -> dict[str, Any]:
+            jupymem.init(target, settings=self.core)
+            return self.status_of(target)
+
+        self.reply(await self.call(work))
+
+
+class MemoriesHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self) -> None:
+        target = self.target(self.arg_str("path"))
+        query = self.arg_str("q") or ""
+        kind = self.arg_str("kind") or None
+        include_inactive = self.arg_flag("all")
+        limit = self.arg_int("limit", 10 if query.strip() else 100_000, 1, 100_000)
+
+        def work() -> dict[str, Any]:
+            proj = self.existing(target)
+            if query.strip():
+                return to_json(
+                    proj.search(query, min(limit, 200), include_inactive=include_inactive, kinds=[kind] if kind else None)
+                )
+            memories = proj.list(kind=kind, include_inactive=include_inactive)
+            return {
+                "memories": to_json(memories[:limit]),
+                "total": len(memories),
+                "revision": proj.revision(),
+            }
+
+        self.reply(await self.call(work))
+
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def post(self) -> None:
+        body = self.body()
+        target = self.target(_get_str(body, "path"))
+        statement = _get_str(body, "statement", required=True)
+        kind = _get_str(body, "kind", default="note")
+        topic = _get_str(body, "topic")
+        handles = _get_handles(body)
+        supersedes = _get_str(body, "supersedes")
+        provenance = _provenance(body, target)
+
+        def work() -> dict[str, Any]:
+            # The first explicit record initializes, as in every face; a refused
+            # one (empty, a secret, an unknown kind) must not.
+            check_statement(statement)
+            if kind not in KINDS:
+                raise InvalidStatement(f"Unknown kind {kind!r}; use one of {', '.join(KINDS)}.")
+            proj = jupymem.init(target, settings=self.core)
+            memory = proj.remember(statement, kind, topic, handles, supersedes, provenance=provenance)
+            return to_json(memory)
+
+        self.reply(await self.call(work), status=201)
+
+
+class MemoryHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self, memory_id: str) -> None:
+        target = self.target(self.arg_str("path"))
+
+        def work() -> dict[str, Any]:
+            proj = self.existing(target)
+            memory = proj.get(memory_id)
+            return {"memory": to_json(memory), "history": to_json(proj.history(memory.id))}
+
+        self.reply(await self.call(work))
+
+
+class MemoryActionHandler(_Handler):
+    """``POST memories/{id}/confirm | supersede | retire``."""
+
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def post(self, memory_id: str, action: str) -> None:
+        body = self.body()
+        target = self.target(_get_str(body, "path"))
+        if action == "confirm":
+
+            def work() -> Any:
+                return self.existing(target).confirm(memory_id, by="person")
+
+            status = 200
+        elif action == "retire":
+            reason = _get_str(body, "reason")
+
+            def work() -> Any:
+                return self.existing(target).retire(memory_id, reason or None)
+
+            status = 200
+        else:  # supersede
+            statement = _get_str(body, "statement", required=True)
+            kind = _get_str(body, "kind")
+            topic = _get_str(body, "topic")
+            handles = _get_handles(body)
+            provenance = _provenance(body, target)
+
+            def work() -> Any:
+                proj = self.existing(target)
+                return proj.supersede(
+                    memory_id, statement, kind=kind, topic=topic, evidence=handles, provenance=provenance
+                )
+
+            status = 201
+        self.reply(to_json(await self.call(work)), status=status)
+
+
+class EvidenceHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self) -> None:
+        target = self.target(self.arg_str("path"))
+        session = self.arg_str("session") or None
+        limit = self.arg_int("limit", 64, 1, 1000)
+
+        def work() -> dict[str, Any]:
+            return {"evidence": to_json(self.existing(target).staged_evidence(session, limit))}
+
+        self.reply(await self.call(work))
+
+
+class KeepEvidenceHandler(_Handler):
+    """Turn a staged failure into a memory that cites it (the sidebar's "Keep as lesson")."""
+
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def post(self, handle: str) -> None:
+        body = self.body()
+        target = self.target(_get_str(body, "path"))
+        statement = _get_str(body, "statement", required=True)
+        kind = _get_str(body, "kind", default="failure")
+        topic = _get_str(body, "topic")
+
+        def work() -> Any:
+            proj = self.existing(target)
+            ev = proj.evidence(handle)
+            # The lesson points at the failing cell, so the sidebar's link opens it.
+            provenance = _provenance(
+                body,
+                target,
+                notebook=ev.notebook,
+                cell_id=ev.cell_id,
+                execution_count=ev.execution_count,
+                session=ev.session,
+            )
+            return proj.remember(statement, kind, topic, [ev.handle], provenance=provenance)
+
+        self.reply(to_json(await self.call(work)), status=201)
+
+
+class BlockHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self) -> None:
+        target = self.target(self.arg_str("path"))
+        raw_cap = self.arg_str("cap")
+        cap = self.arg_int("cap", 0, 512, 1_000_000) if raw_cap else None
+
+        def work() -> Any:
+            return to_json(self.existing(target).block(cap))
+
+        self.reply(await self.call(work))
+
+
+_ID = r"([^/]+)"
+
+HANDLERS: list[tuple[str, type[_Handler]]] = [
+    (r"/jupymem/api/status", StatusHandler),
+    (r"/jupymem/api/init", InitHandler),
+    (r"/jupymem/api/memories", MemoriesHandler),
+    (rf"/jupymem/api/memories/{_ID}", MemoryHandler),
+    (rf"/jupymem/api/memories/{_ID}/(confirm|supersede|retire)", MemoryActionHandler),
+    (r"/jupymem/api/evidence", EvidenceHandler),
+    (rf"/jupymem/api/evidence/{_ID}/keep", KeepEvidenceHandler),
+    (r"/jupymem/api/block", BlockHandler),
+]
+
+
+class JupymemApp(ExtensionApp):
+    """The ``jupymem`` server extension: memory over authenticated REST."""
+
+    name = "jupymem"
+    description = "Per-repository memory for notebooks and their assistants, over REST."
+    load_other_extensions = True
+
+    home = Unicode(
+        "",
+        config=True,
+        help="Memory home for this server (default: $JUPYMEM_HOME, else ~/.jupymem).",
+    )
+    max_body_bytes = Int(
+        64 * 1024,
+        config=True,
+        help="Largest request body accepted, in bytes; larger ones get 413.",
+    )
+
+    core_settings: Settings
+
+    def initialize_settings(self) -> None:
+        settings = Settings.from_env()
+        if self.home:
+            settings = settings.with_(home=Path(self.home).expanduser())
+        self.core_settings = settings
+        self.log.info("jupymem: memory home %s", settings.home)
+
+    def initialize_handlers(self) -> None:
+        self.handlers.extend(HANDLERS)
+
+    async def stop_extension(self) -> None:
+        from .project import close_all
+
+        close_all()

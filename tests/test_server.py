@@ -1,0 +1,345 @@
+"""The REST face against a real jupyter_server (pytest-jupyter's ``jp_fetch``).
+
+Every route is exercised, with the refusals that matter at an HTTP boundary:
+no token, paths that escape the server root, bad JSON, oversized bodies,
+unknown ids and handles, secrets, and reads that must leave no trace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jupymem
+from jupymem.models import Evidence
+from jupymem.server import resolve_path, to_json
+
+from conftest import make_repo
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+API = ("jupymem", "api")
+
+
+@pytest.fixture
+def jp_server_config() -> dict[str, Any]:
+    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
+
+
+@pytest.fixture
+def root(jp_root_dir: Path) -> Path:
+    return Path(jp_root_dir).resolve()
+
+
+@pytest.fixture
+def served_repo(root: Path) -> Path:
+    """A git repository inside the server root, with a notebook in a subfolder."""
+    repo = make_repo(root / "proj")
+    (repo / "nb").mkdir()
+    (repo / "nb" / "analysis.ipynb").write_text("{}")
+    return repo
+
+
+@pytest.fixture
+def fetch(jp_fetch: Any) -> Any:
+    """jp_fetch that returns (status, json) instead of raising on 4xx."""
+
+    async def call(*route: str, method: str = "GET", body: Any = None, raw: bytes | None = None, **kw: Any):
+        if method == "POST" and raw is None:
+            raw = json.dumps(body if body is not None else {}).encode()
+        resp = await jp_fetch(*API, *route, method=method, body=raw, raise_error=False, **kw)
+        text = resp.body.decode() if resp.body else ""
+        data = json.loads(text) if text and resp.headers.get("Content-Type", "").startswith("application/json") else text
+        return resp.code, data
+
+    return call
+
+
+def project_of(path: Path) -> jupymem.Project | None:
+    """``jupymem.project(path)``; called through the core module because importing
+    ``jupymem.project`` (the module) shadows the package's ``project`` function."""
+    from jupymem.project import find_project
+
+    return find_project(path, jupymem.Settings.from_env())
+
+
+def home_files(home: Path) -> list[Path]:
+    return sorted(p for p in home.rglob("*")) if home.exists() else []
+
+
+def stage(project: jupymem.Project, handle: str = "ev-0123abcd", notebook: str = "nb/analysis.ipynb") -> Evidence:
+    ev = Evidence(
+        handle=handle,
+        session="sess-1",
+        ename="KeyError",
+        evalue="'customer_id'",
+        diagnosis=("KeyError: 'customer_id'",),
+        excerpt="df['customer_id']",
+        created_at="2025-01-01T00:00:00.000000Z",
+        cell_id="cell-42",
+        execution_count=7,
+        notebook=notebook,
+    )
+    project.stage_failure(ev)
+    return ev
+
+
+# -- pure helpers -------------------------------------------------------------
+
+
+def test_resolve_path_refuses_escapes(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    os.symlink(tmp_path / "outside", root / "link")
+    assert resolve_path(root, "a") == (root / "a").resolve()
+    assert resolve_path(root, "") == root.resolve()
+    for bad in ("../outside", "a/../../outside", "/etc", str(tmp_path / "outside"), "link", "link/x", "C:\\x"):
+        with pytest.raises(jupymem.JupymemError) as info:
+            resolve_path(root, bad)
+        assert info.value.code == "path_outside_root", bad
+    with pytest.raises(jupymem.JupymemError) as info:
+        resolve_path(root, "missing.ipynb")
+    assert info.value.code == "path_not_found"
+
+
+def test_to_json_is_to_dict(repo: Path, settings: jupymem.Settings) -> None:
+    proj = jupymem.init(repo, settings=settings)
+    stage(proj)
+    m = proj.remember("Customer ids are strings", kind="fact", evidence=["ev-0123abcd"])
+    assert to_json(m) == m.to_dict()
+    assert to_json(proj.search("customer ids")) == proj.search("customer ids").to_dict()
+    assert to_json(proj.block()) == proj.block().to_dict()
+
+
+# -- auth ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("route", "method"),
+    [
+        (("status",), "GET"),
+        (("init",), "POST"),
+        (("memories",), "GET"),
+        (("memories",), "POST"),
+        (("memories", "m-abc"), "GET"),
+        (("memories", "m-abc", "confirm"), "POST"),
+        (("memories", "m-abc", "supersede"), "POST"),
+        (("memories", "m-abc", "retire"), "POST"),
+        (("evidence",), "GET"),
+        (("evidence", "ev-0123abcd", "keep"), "POST"),
+        (("block",), "GET"),
+    ],
+)
+async def test_every_route_needs_a_token(fetch: Any, served_repo: Path, jupymem_home: Path, route, method) -> None:
+    body = {"path": "proj", "statement": "Use UTC everywhere"} if method == "POST" else None
+    params = {"path": "proj"} if method == "GET" else None
+    code, _ = await fetch(*route, method=method, body=body, params=params, headers={"Authorization": ""})
+    assert code == 403
+    assert home_files(jupymem_home) == []
+
+
+# -- reading never initializes -------------------------------------------------
+
+
+async def test_reads_on_a_repository_without_memory_create_nothing(
+    fetch: Any, served_repo: Path, jupymem_home: Path
+) -> None:
+    code, status = await fetch("status", params={"path": "proj/nb/analysis.ipynb"})
+    assert code == 200
+    assert status["git"] is True and status["memory"] is False
+    assert status["name"] == "proj"
+    assert status["root_path"] == "proj" and status["path"] == "proj/nb/analysis.ipynb"
+    for route in (("memories",), ("evidence",), ("block",), ("memories", "m-abc")):
+        code, err = await fetch(*route, params={"path": "proj", "q": "anything"})
+        assert code == 404, route
+        assert err["error"] == "no_memory"
+        assert "no memory" in err["message"]
+    assert home_files(jupymem_home) == []
+    assert project_of(served_repo) is None
+
+
+async def test_outside_git(fetch: Any, root: Path, jupymem_home: Path) -> None:
+    (root / "plain").mkdir()
+    code, status = await fetch("status", params={"path": "plain"})
+    assert code == 200 and status["git"] is False and status["memory"] is False
+    code, err = await fetch("init", method="POST", body={"path": "plain"})
+    assert code == 400 and err["error"] == "not_a_git_repository"
+    code, err = await fetch("memories", method="POST", body={"path": "plain", "statement": "Nothing to see"})
+    assert code == 400 and err["error"] == "not_a_git_repository"
+    code, err = await fetch("memories", params={"path": "plain"})
+    assert code == 400 and err["error"] == "not_a_git_repository"
+    assert home_files(jupymem_home) == []
+
+
+# -- path escapes ---------------------------------------------------------------
+
+
+async def test_paths_outside_the_root_are_refused(fetch: Any, root: Path, tmp_path: Path, jupymem_home: Path) -> None:
+    outside = make_repo(tmp_path / "elsewhere")
+    jupymem.init(outside).remember("A secret plan lives here", kind="decision")
+    os.symlink(outside, root / "sneaky")
+    cases = ["../elsewhere", "proj/../../elsewhere", str(outside), "/elsewhere", "sneaky", "sneaky/README.md"]
+    for bad in cases:
+        code, err = await fetch("status", params={"path": bad})
+        assert code == 403, bad
+        assert err["error"] == "path_outside_root"
+        code, err = await fetch("memories", params={"path": bad})
+        assert code == 403 and err["error"] == "path_outside_root"
+        code, err = await fetch("memories", method="POST", body={"path": bad, "statement": "Injected"})
+        assert code == 403 and err["error"] == "path_outside_root"
+    assert [m.statement for m in project_of(outside).list()] == ["A secret plan lives here"]
+    code, err = await fetch("status", params={"path": "no/such/notebook.ipynb"})
+    assert code == 404 and err["error"] == "path_not_found"
+
+
+# -- bodies ----------------------------------------------------------------------
+
+
+async def test_bad_json_and_oversized_bodies(fetch: Any, served_repo: Path, jupymem_home: Path) -> None:
+    for raw in (b"{not json", b"[1, 2]", b"\xff\xfe", b'"just a string"'):
+        code, err = await fetch("memories", method="POST", raw=raw)
+        assert code == 400, raw
+        assert err["error"] == "bad_json"
+    big = json.dumps({"path": "proj", "statement": "x" * (70 * 1024)}).encode()
+    code, err = await fetch("memories", method="POST", raw=big)
+    assert code == 413 and err["error"] == "body_too_large"
+    code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": 42})
+    assert code == 400 and err["error"] == "bad_request"
+    code, err = await fetch("memories", method="POST", body={"path": "proj"})
+    assert code == 400 and err["error"] == "bad_request"
+    code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": "ok", "evidence": "ev-1"})
+    assert code == 400 and err["error"] == "bad_request"
+    code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": "   "})
+    assert code == 400 and err["error"] == "invalid_statement"
+    assert project_of(served_repo) is None
+
+
+async def test_secrets_are_refused(fetch: Any, served_repo: Path) -> None:
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
+    code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": f"Use the key {key} for the API"})
+    assert code == 400
+    assert err["error"] == "secret_refused"
+    assert key not in err["message"]
+    proj = project_of(served_repo)
+    assert proj is None or proj.list() == []
+
+
+# -- the full round trip ------------------------------------------------------------
+
+
+async def test_record_read_and_curate(fetch: Any, served_repo: Path, jupymem_home: Path) -> None:
+    nb = "proj/nb/analysis.ipynb"
+    code, status = await fetch("init", method="POST", body={"path": nb})
+    assert code == 200 and status["memory"] is True and status["revision"] == 0
+    proj = project_of(served_repo)
+    assert proj is not None
+
+    code, m = await fetch(
+        "memories",
+        method="POST",
+        body={"path": nb, "statement": "Revenue is reported in EUR, never USD", "kind": "constraint", "cell_id": "c1"},
+    )
+    assert code == 201
+    assert m["kind"] == "constraint" and m["standing"] == "supported"
+    assert m["provenance"]["notebook"] == "nb/analysis.ipynb" and m["provenance"]["cell_id"] == "c1"
+    assert proj.get(m["id"]).statement == "Revenue is reported in EUR, never USD"
+
+    code, a = await fetch(
+        "memories",
+        method="POST",
+        body={"path": nb, "statement": "Fiscal years start in April", "kind": "fact", "recorder": "assistant"},
+    )
+    assert code == 201 and a["standing"] == "unconfirmed"
+
+    code, listing = await fetch("memories", params={"path": nb})
+    assert code == 200
+    assert [x["kind"] for x in listing["memories"]] == ["constraint", "fact"]
+    assert listing["total"] == 2 and listing["revision"] == proj.revision()
+    code, only = await fetch("memories", params={"path": nb, "kind": "fact"})
+    assert [x["id"] for x in only["memories"]] == [a["id"]]
+    code, err = await fetch("memories", params={"path": nb, "kind": "gossip"})
+    assert code == 400
+
+    code, found = await fetch("memories", params={"path": nb, "q": "revenue reported in EUR"})
+    assert code == 200 and found["status"] == "ok"
+    assert found["hits"][0]["memory"]["id"] == m["id"]
+    code, none = await fetch("memories", params={"path": nb, "q": "kubernetes ingress annotations"})
+    assert code == 200 and none["status"] == "abstained" and none["hits"] == []
+
+    code, err = await fetch("memories", "m-doesnotexist", params={"path": nb})
+    assert code == 404 and err["error"] == "unknown_memory"
+
+    code, done = await fetch("memories", a["id"], "confirm", method="POST", body={"path": nb})
+    assert code == 200 and done["standing"] == "supported"
+    assert proj.get(a["id"]).standing == "supported"
+
+    code, new = await fetch(
+        "memories", m["id"], "supersede", method="POST", body={"path": nb, "statement": "Revenue is reported in EUR"}
+    )
+    assert code == 201 and new["supersedes"] == m["id"] and new["kind"] == "constraint"
+    assert proj.get(m["id"]).status == "superseded"
+
+    code, err = await fetch("memories", m["id"], "retire", method="POST", body={"path": nb, "reason": "old"})
+    assert code == 409 and err["error"] == "invalid_transition"
+    code, gone = await fetch("memories", a["id"], "retire", method="POST", body={"path": nb, "reason": "fiscal year changed"})
+    assert code == 200 and gone["status"] == "retired" and gone["retire_reason"] == "fiscal year changed"
+    assert proj.get(a["id"]).status == "retired"
+
+    code, detail = await fetch("memories", a["id"], params={"path": nb})
+    assert code == 200
+    assert detail["memory"]["id"] == a["id"]
+    assert [h["action"] for h in detail["history"]] == ["recorded", "confirmed", "retired"]
+    code, everything = await fetch("memories", params={"path": nb, "all": "1"})
+    assert {x["status"] for x in everything["memories"]} == {"active", "superseded", "retired"}
+
+    code, block = await fetch("block", params={"path": nb})
+    assert code == 200
+    assert block == proj.block().to_dict()
+    assert "Revenue is reported in EUR" in block["text"] and "Fiscal" not in block["text"]
+    code, small = await fetch("block", params={"path": nb, "cap": "600"})
+    assert small["cap"] == 600
+
+    code, status = await fetch("status", params={"path": nb})
+    assert status["revision"] == proj.revision() and status["counts"]["constraint"] == 1
+
+
+async def test_keep_a_failure_as_a_lesson(fetch: Any, served_repo: Path) -> None:
+    proj = jupymem.init(served_repo)
+    ev = stage(proj)
+    code, listing = await fetch("evidence", params={"path": "proj"})
+    assert code == 200
+    assert [e["handle"] for e in listing["evidence"]] == [ev.handle]
+    assert listing["evidence"][0]["diagnosis"] == ["KeyError: 'customer_id'"]
+
+    code, err = await fetch("evidence", "ev-ffffffff", "keep", method="POST", body={"path": "proj", "statement": "x"})
+    assert code == 404 and err["error"] == "unknown_evidence"
+
+    code, m = await fetch(
+        "evidence",
+        ev.handle,
+        "keep",
+        method="POST",
+        body={"path": "proj", "statement": "The sales table calls it cust_id, not customer_id", "kind": "correction"},
+    )
+    assert code == 201
+    assert m["kind"] == "correction" and m["standing"] == "supported"
+    assert [e["handle"] for e in m["evidence"]] == [ev.handle]
+    assert m["provenance"]["notebook"] == "nb/analysis.ipynb" and m["provenance"]["cell_id"] == "cell-42"
+    stored = proj.get(m["id"])
+    assert stored.evidence[0].handle == ev.handle
+
+
+async def test_repository_enclosing_the_server_root(jp_fetch: Any, tmp_path: Path) -> None:
+    """The server root is a folder inside a repository: memory is the repository's."""
+    # jp_root_dir is tmp_path/root_dir; make tmp_path itself the repository.
+    repo = make_repo(tmp_path)
+    jupymem.init(repo).remember("Notebooks live under root_dir", kind="fact")
+    resp = await jp_fetch(*API, "status", params={"path": ""})
+    status = json.loads(resp.body)
+    assert status["memory"] is True
+    assert status["root_path"] is None and status["server_root_in_repo"] == "root_dir"
