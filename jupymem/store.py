@@ -165,6 +165,35 @@ MIGRATIONS: tuple[str, ...] = (
         VALUES (new.rid, new.statement, new.topic, new.original);
     END;
     """,
+    # 2: each notebook's conversation with %%ask (conversation.py). Like staged
+    # evidence it is a working set, not history: kept out of the event log.
+    """
+    CREATE TABLE conversation (
+        id INTEGER PRIMARY KEY,
+        notebook TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX conversation_notebook ON conversation (notebook, id);
+    CREATE TABLE conversation_summary (
+        notebook TEXT PRIMARY KEY,
+        summary TEXT NOT NULL,
+        folded INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE VIRTUAL TABLE conversation_fts USING fts5 (
+        content,
+        content='conversation', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER conversation_ai AFTER INSERT ON conversation BEGIN
+        INSERT INTO conversation_fts (rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER conversation_ad AFTER DELETE ON conversation BEGIN
+        INSERT INTO conversation_fts (conversation_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
