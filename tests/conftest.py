@@ -24,7 +24,9 @@ def make_repo(path: Path, *, commit: bool = True) -> Path:
     env = {**os.environ, **GIT_ENV}
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
     if commit:
-        (path / "README.md").write_text("# test repository\n")
+        # The path makes the root commit unique: two repositories made in the same second
+        # with the same content would share it, and so be taken for one moved repository.
+        (path / "README.md").write_text(f"# test repository at {path}\n")
         subprocess.run(["git", "-C", str(path), "add", "README.md"], check=True, env=env)
         subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "first"], check=True, env=env)
     return path.resolve()

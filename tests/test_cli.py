@@ -1,0 +1,308 @@
+"""The `jupymem` command line, run for real: subprocesses, real git repositories, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import jupymem
+from conftest import make_repo
+from jupymem import capture
+from jupymem.models import Provenance
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def jm(*args: str, cwd: Path, input: bytes | None = None, home: Path | None = None, module: str = "jupymem.cli"):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if home is not None:
+        env["JUPYMEM_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=cwd, input=input, capture_output=True, env=env, timeout=120
+    )
+
+
+def ok_json(proc: subprocess.CompletedProcess) -> object:
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout)
+
+
+def one_error_line(proc: subprocess.CompletedProcess, code: int = 2) -> str:
+    err = proc.stderr.decode()
+    assert proc.returncode == code, (proc.returncode, err, proc.stdout)
+    assert "Traceback" not in err
+    assert err.startswith("jupymem: ") and err.count("\n") == 1, err
+    return err
+
+
+@pytest.fixture
+def filled(repo: Path) -> Path:
+    for text, kind in [
+        ("Use customer_id as the join key, never the email column", "decision"),
+        ("Timestamps in sales.parquet are UTC; convert before grouping by day", "constraint"),
+        ("The churn model overfits when trained on fewer than 3 months", "failure"),
+    ]:
+        assert jm("remember", text, "--kind", kind, cwd=repo).returncode == 0
+    return repo
+
+
+def test_reading_commands_never_create_anything(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "fresh-home"
+    proc = jm("status", cwd=repo, home=home)
+    assert proc.returncode == 0
+    assert "no memory" in proc.stdout.decode()
+    status = ok_json(jm("status", "--json", cwd=repo, home=home))
+    assert status["memory"] is False and status["git"] is True
+    for args in (["search", "join key"], ["block"], ["list"], ["show", "m-1234"], ["history", "m-1234"],
+                 ["evidence"], ["verify"], ["gc"], ["export"], ["search", "x", "--json"], ["list", "--json"]):
+        err = one_error_line(jm(*args, cwd=repo, home=home))
+        assert "no memory" in err, args
+    assert not home.exists()
+
+
+def test_remember_list_search_show_status_json(filled: Path) -> None:
+    listed = ok_json(jm("list", "--json", cwd=filled))
+    assert [m["kind"] for m in listed] == ["constraint", "decision", "failure"]  # block order
+    for m in listed:
+        assert {"id", "kind", "statement", "standing"} <= set(m) and m["standing"] == "supported"
+        assert m["provenance"]["recorder"] == "person" and m["provenance"].get("notebook") is None
+    result = ok_json(jm("--json", "search", "which join key for customers?", cwd=filled))
+    assert result["status"] == "ok"
+    hit = result["hits"][0]
+    assert {"id", "kind", "statement", "standing", "score", "topic", "status"} <= set(hit)
+    assert hit["statement"].startswith("Use customer_id")
+    assert result["full"]["id"] == hit["id"]
+    shown = ok_json(jm("show", hit["id"][:8], "--json", cwd=filled))
+    assert shown["statement"] == hit["statement"] and shown["status"] == "active"
+    status = ok_json(jm("status", "--json", cwd=filled))
+    assert status["memory"] is True and status["total"] == 3 and status["counts"]["decision"] == 1
+    text = jm("show", hit["id"], cwd=filled).stdout.decode()
+    assert "Use customer_id as the join key" in text and "recorded by person" in text
+
+
+def test_search_abstains_with_exit_zero_and_odd_queries_are_fine(filled: Path) -> None:
+    result = ok_json(jm("search", "--json", "recipe for a chocolate cake with raspberries", cwd=filled))
+    assert result["status"] == "abstained" and result["hits"] == [] and result["reason"]
+    for query in ['"unbalanced', "a AND (b OR", "NEAR(x y)", "col:*", "^-*", "\U0001f600"]:
+        proc = jm("search", "--json", query, cwd=filled)
+        assert proc.returncode == 0 and json.loads(proc.stdout)["status"] in ("ok", "abstained")
+    text = jm("search", "recipe for a chocolate cake", cwd=filled).stdout.decode()
+    assert text.startswith("No match (abstained)")
+    piped = ok_json(jm("search", "-", "--json", cwd=filled, input=b"timestamps UTC grouping by day"))
+    assert piped["hits"][0]["kind"] == "constraint"
+
+
+def test_block_prints_exactly_what_assistants_receive(filled: Path) -> None:
+    proc = jm("block", cwd=filled)
+    assert proc.returncode == 0
+    expected = jupymem.project(filled).block().text
+    assert proc.stdout == expected.encode("utf-8")  # no decoration, no newline when piped
+    assert proc.stdout.endswith(b"</project_memory>")
+    data = ok_json(jm("block", "--json", cwd=filled))
+    assert data["text"] == expected and data["bytes"] == len(expected.encode())
+    small = ok_json(jm("block", "--cap", "600", "--json", cwd=filled))
+    assert small["cap"] == 600 and small["bytes"] <= 600
+    one_error_line(jm("block", "--cap", "10", cwd=filled))
+
+
+def test_remember_from_stdin_and_invalid_utf8(repo: Path, jupymem_home: Path) -> None:
+    data = ok_json(jm("remember", "-", "--kind", "procedure", "--json", cwd=repo,
+                      input="Refresh the café extract before Monday's report\n".encode()))
+    assert data["statement"] == "Refresh the café extract before Monday's report" and data["kind"] == "procedure"
+    err = one_error_line(jm("remember", "-", cwd=repo, input=b"bad \xff\xfe bytes"))
+    assert "UTF-8" in err
+    err = one_error_line(jm("remember", "-", cwd=repo, input=b"   \n"))
+    assert "empty" in err
+    assert len(jupymem.project(repo).list()) == 1
+
+
+def test_dedup_reports_already_remembered(repo: Path) -> None:
+    first = jm("remember", "Drop rows where amount is negative", cwd=repo)
+    again = jm("remember", "  drop rows where AMOUNT is negative.  ", cwd=repo)
+    assert first.stdout.decode().startswith("Remembered m-")
+    assert again.stdout.decode().startswith("Already remembered m-")
+    assert len(jupymem.project(repo).list()) == 1
+
+
+def test_refused_secret_and_outside_git_create_nothing(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "fresh-home"
+    err = one_error_line(jm("remember", "connect with password = 'Hunter22xyz'", cwd=repo, home=home))
+    assert "a password" in err and "Hunter22xyz" not in err
+    err = one_error_line(jm("remember", "key AKIAIOSFODNN7EXAMPLE", cwd=repo, home=home))
+    assert "AWS access key" in err
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    err = one_error_line(jm("remember", "anything at all", cwd=outside, home=home))
+    assert "not inside a git repository" in err
+    err = one_error_line(jm("init", cwd=outside, home=home))
+    status = jm("status", "--json", cwd=outside, home=home)
+    assert status.returncode == 2 and json.loads(status.stdout)["git"] is False
+    err = one_error_line(jm("remember", "Esta columna contiene las fechas de alta de los clientes", cwd=repo, home=home))
+    assert "JUPYMEM_LANGUAGE=source" in err
+    assert not home.exists()
+
+
+def test_usage_errors_exit_2(filled: Path) -> None:
+    assert jm("frobnicate", cwd=filled).returncode == 2
+    assert jm("remember", cwd=filled).returncode == 2
+    assert jm("list", "--kind", "gossip", cwd=filled).returncode == 2
+    assert "No memory" in one_error_line(jm("show", "m-000000000000", cwd=filled))
+    one_error_line(jm("retire", "nonexistent", cwd=filled))
+    one_error_line(jm("--path", str(filled / "no" / "such" / "dir"), "list", cwd=filled))
+
+
+def test_supersede_retire_confirm_history(filled: Path) -> None:
+    proj = jupymem.project(filled)
+    old = proj.list(kind="decision")[0]
+    new = ok_json(jm("supersede", old.id, "Join on customer_id after trimming whitespace", "--json", cwd=filled))
+    assert new["supersedes"] == old.id and new["kind"] == "decision"
+    assert ok_json(jm("show", old.id, "--json", cwd=filled))["superseded_by"] == new["id"]
+    retired = ok_json(jm("retire", new["id"], "--reason", "the CRM export changed", "--json", cwd=filled))
+    assert retired["status"] == "retired" and retired["retire_reason"] == "the CRM export changed"
+    assert "retired" in one_error_line(jm("retire", new["id"], cwd=filled))
+    history = ok_json(jm("history", new["id"], "--json", cwd=filled))
+    assert [h["action"] for h in history] == ["recorded", "retired"]
+    assert new["id"] not in {m["id"] for m in ok_json(jm("list", "--json", cwd=filled))}
+    assert new["id"] in {m["id"] for m in ok_json(jm("list", "--all", "--json", cwd=filled))}
+    assistant = proj.remember("Sales spike every December", kind="fact", provenance=Provenance(recorder="assistant"))
+    assert assistant.standing == "unconfirmed"
+    assert "(unconfirmed)" in jm("list", cwd=filled).stdout.decode()
+    confirmed = ok_json(jm("confirm", assistant.id, "--json", cwd=filled))
+    assert confirmed["standing"] == "supported" and confirmed["confirmed_at"]
+    via_flag = ok_json(jm("remember", "Sales spike every December and in July", "--supersedes", assistant.id,
+                          "--json", cwd=filled))
+    assert via_flag["kind"] == "fact" and via_flag["supersedes"] == assistant.id
+    text = jm("history", old.id, cwd=filled).stdout.decode()
+    assert "recorded" in text and "superseded" in text
+
+
+def test_evidence_listed_and_cited(filled: Path) -> None:
+    proj = jupymem.project(filled)
+    try:
+        {"a": 1}["customer_id"]
+    except KeyError as exc:
+        ev = capture.evidence_from_exception(exc, session="s1", source="df['customer_id']", cell_id="c9",
+                                             execution_count=7)
+    proj.stage_failure(ev)
+    staged = ok_json(jm("evidence", "--json", cwd=filled))
+    assert staged[0]["handle"] == ev.handle and staged[0]["ename"] == "KeyError"
+    assert "KeyError: 'customer_id'" in jm("evidence", cwd=filled).stdout.decode()
+    m = ok_json(jm("remember", "customer_id is missing from the raw extract; use cust_id", "--kind", "correction",
+                   "--evidence", ev.handle, "--json", cwd=filled))
+    assert m["evidence"][0]["handle"] == ev.handle
+    shown = jm("show", m["id"], cwd=filled).stdout.decode()
+    assert ev.handle in shown and "KeyError: 'customer_id'" in shown
+    assert "ev-00000000" in one_error_line(jm("remember", "x y z", "--evidence", "ev-00000000", cwd=filled))
+
+
+def test_verify_rebuild_gc_exit_codes(filled: Path) -> None:
+    assert ok_json(jm("verify", "--json", cwd=filled))["ok"] is True
+    db = Path(jupymem.status(filled)["database"])
+    import sqlite3
+
+    with sqlite3.connect(db) as raw:
+        raw.execute("DELETE FROM memories WHERE kind = 'failure'")
+    proc = jm("verify", "--json", cwd=filled)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["ok"] is False and any("memories" in p for p in report["problems"])
+    assert "problem" in jm("verify", cwd=filled).stdout.decode()
+    rebuilt = ok_json(jm("rebuild", "--json", cwd=filled))
+    assert rebuilt["verify"]["ok"] is True and rebuilt["events"] == 3
+    assert len(ok_json(jm("list", "--json", cwd=filled))) == 3
+    gc = ok_json(jm("gc", "--dry-run", "--json", cwd=filled))
+    assert gc == {"forgotten": [], "purged_events": 0, "evidence_dropped": 0, "dry_run": True}
+    assert jm("gc", cwd=filled).returncode == 0
+
+
+def test_export_import_into_another_repository(filled: Path, tmp_path: Path) -> None:
+    out = tmp_path / "memory.jsonl"
+    assert jm("export", "--out", str(out), cwd=filled).returncode == 0
+    assert jm("export", cwd=filled).stdout == out.read_bytes()
+    other = make_repo(tmp_path / "other")
+    report = ok_json(jm("import", str(out), "--json", cwd=other))  # initializes the other repository
+    assert report == {"events": 3, "added": 3, "skipped": 0}
+    ids = lambda where: sorted(m["id"] for m in ok_json(jm("list", "--json", cwd=where)))  # noqa: E731
+    assert ids(other) == ids(filled)
+    assert ok_json(jm("import", str(out), "--json", cwd=other))["added"] == 0
+    assert ok_json(jm("import", str(out), "--json", cwd=filled))["added"] == 0
+    assert ok_json(jm("import", "-", "--json", cwd=other, input=out.read_bytes()))["added"] == 0
+    assert len(ids(other)) == 3
+    assert ok_json(jm("verify", "--json", cwd=other))["ok"] is True
+
+
+def test_invalid_import_files_create_nothing(filled: Path, tmp_path: Path) -> None:
+    home = tmp_path / "fresh-home"
+    fresh = make_repo(tmp_path / "fresh")
+    good = jm("export", cwd=filled).stdout
+    bad_json = tmp_path / "bad.jsonl"
+    bad_json.write_bytes(b"{not json\n")
+    not_utf8 = tmp_path / "bin.jsonl"
+    not_utf8.write_bytes(b"\xff\xfe\x00binary")
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_bytes(good.replace(b"never the email", b"always the email"))
+    for f, needle in [(bad_json, "not JSON"), (not_utf8, "UTF-8"), (tampered, "altered"),
+                      (tmp_path / "missing.jsonl", "cannot read")]:
+        err = one_error_line(jm("import", str(f), cwd=fresh, home=home))
+        assert needle in err, err
+    assert not home.exists()
+    before = jupymem.project(filled).revision()
+    one_error_line(jm("import", str(tampered), cwd=filled))
+    assert jupymem.project(filled).revision() == before
+
+
+def test_doctor_repairs_a_corrupted_registry(filled: Path, jupymem_home: Path) -> None:
+    pid = ok_json(jm("status", "--json", cwd=filled))["project_id"]
+    reg = jupymem_home / "registry.json"
+    data = bytearray(reg.read_bytes())
+    i = data.index(b"project_id") + 2
+    data[i] ^= 0x01  # one flipped bit: still JSON, fails its checksum
+    reg.write_bytes(bytes(data))
+    proc = jm("status", "--json", cwd=filled)
+    assert proc.returncode == 1
+    status = json.loads(proc.stdout)
+    assert status["registry"] == "corrupt" and "jupymem doctor" in status["message"]
+    assert "jupymem doctor" in jm("status", cwd=filled).stdout.decode()
+    assert "jupymem doctor" in one_error_line(jm("list", cwd=filled))
+    assert "jupymem doctor" in one_error_line(jm("remember", "a new statement", cwd=filled))
+    doctor = ok_json(jm("doctor", "--json", cwd=filled))
+    assert doctor["registry"] == "corrupt" and doctor["repaired"] is True and doctor["bindings"] == 1
+    after = ok_json(jm("status", "--json", cwd=filled))
+    assert after["registry"] == "ok" and after["project_id"] == pid and after["total"] == 3
+    assert ok_json(jm("doctor", "--json", cwd=filled)) == {"registry": "ok", "projects": 1, "bindings": 1}
+
+
+def test_init_adopts_a_moved_checkout(filled: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "moved"
+    subprocess.run(["cp", "-a", str(filled), str(moved)], check=True)
+    before = ok_json(jm("status", "--json", cwd=moved))
+    assert before["memory"] is False and before["matches"]["roots"] == [str(filled)]
+    assert "adopt" in jm("init", cwd=moved).stdout.decode()
+    assert len(ok_json(jm("list", "--json", cwd=moved))) == 3
+    assert "already has memory" in jm("init", cwd=moved).stdout.decode()
+
+
+def test_path_option_python_dash_m_and_help(filled: Path, tmp_path: Path) -> None:
+    notebook = filled / "analysis" / "explore.ipynb"
+    notebook.parent.mkdir()
+    notebook.write_text("{}")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    listed = ok_json(jm("list", "--json", "--path", str(notebook), cwd=elsewhere))
+    assert len(listed) == 3
+    assert len(ok_json(jm("--path", str(filled), "--json", "list", module="jupymem", cwd=elsewhere))) == 3
+    helped = jm("--help", cwd=elsewhere)
+    assert helped.returncode == 0 and b"remember" in helped.stdout and b"doctor" in helped.stdout
+
+
+def test_doctor_without_a_home_creates_nothing(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "never"
+    assert ok_json(jm("doctor", "--json", cwd=repo, home=home))["registry"] == "none"
+    assert not home.exists()
+    shutil.rmtree(tmp_path / "never", ignore_errors=True)
