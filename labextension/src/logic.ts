@@ -140,6 +140,9 @@ export function repoState(status: IStatus | null): RepoState {
       message: `${where} is not inside a git repository, so it has no memory. Open a notebook in a repository.`
     };
   }
+  if (status.registry === 'corrupt') {
+    return { state: 'outside', message: status.message ?? 'The jupymem registry is corrupt; run `jupymem doctor`.' };
+  }
   if (!status.memory) {
     const adopted = status.matches ? ' Its memory from an earlier checkout will be adopted.' : '';
     return {

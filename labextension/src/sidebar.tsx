@@ -178,6 +178,15 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
     });
   }
 
+  // A notice confirms an action; it need not stay.
+  React.useEffect(() => {
+    if (!notice) {
+      return;
+    }
+    const timer = setTimeout(() => setNotice(null), 6000);
+    return () => clearTimeout(timer);
+  }, [notice]);
+
   React.useEffect(() => {
     if (painted > 0) {
       markPainted();
@@ -305,7 +314,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                 {(
                   [
                     ['memories', 'Memories'],
-                    ['failures', `Recent failures${evidence.length ? ` (${evidence.length})` : ''}`],
+                    ['failures', `Failures${evidence.length ? ` (${evidence.length})` : ''}`],
                     ['block', 'Block']
                   ] as [Tab, string][]
                 ).map(([t, label]) => (
@@ -344,10 +353,15 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                         }
                       }}
                     />
-                    <label className="jp-jupymem-check">
-                      <input type="checkbox" checked={showAll} onChange={e => setShowAll(e.target.checked)} /> past
+                    <label className="jp-jupymem-check" title="Also show superseded and retired memories">
+                      <input type="checkbox" checked={showAll} onChange={e => setShowAll(e.target.checked)} /> Past
+                      versions
                     </label>
-                    <button className="jp-mod-styled" onClick={() => setRecording(r => !r)} aria-expanded={recording}>
+                    <button
+                      className="jp-mod-styled jp-jupymem-record"
+                      onClick={() => setRecording(r => !r)}
+                      aria-expanded={recording}
+                    >
                       + Record
                     </button>
                   </div>

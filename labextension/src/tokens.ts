@@ -105,6 +105,10 @@ export interface IStatus {
   matches: Record<string, unknown> | null;
   revision: number;
   counts: Record<string, number>;
+  total?: number; // active memories
+  staged?: number; // staged failures
+  registry?: 'ok' | 'corrupt';
+  message?: string; // the core's own explanation, for people
   /** The repository root relative to the server root ("" for the root itself), or null when it is above it. */
   root_path: string | null;
   /** The server root relative to the repository root, when the repository encloses the server root. */
@@ -113,6 +117,7 @@ export interface IStatus {
 
 export interface IListResult {
   memories: IMemory[];
+  total: number; // before `limit`
   revision: number;
 }
 

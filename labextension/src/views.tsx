@@ -332,11 +332,22 @@ export function Failures(props: {
   onKeep: (handle: string, body: IRecordRequest) => void;
 }): JSX.Element {
   const [keeping, setKeeping] = React.useState<string | null>(null);
+  const intro = (
+    <p className="jp-jupymem-muted">
+      Recent failures: cells that failed in kernels with jupymem loaded. Keep one as a lesson to remember what it taught.
+    </p>
+  );
   if (props.evidence.length === 0) {
-    return <p className="jp-jupymem-muted">No failed cells are staged. Failures in kernels with jupymem loaded appear here.</p>;
+    return (
+      <>
+        {intro}
+        <p>No failed cells are staged.</p>
+      </>
+    );
   }
   return (
     <div className="jp-jupymem-failures">
+      {intro}
       {props.evidence.map(e => (
         <EvidenceCard key={e.handle} evidence={e}>
           {keeping === e.handle ? (

@@ -151,6 +151,8 @@ describe('repoState', () => {
     const adopt = repoState(status({ memory: false, matches: { project_id: 'p' } }));
     expect(adopt.state === 'empty' && adopt.message).toContain('adopted');
     expect(repoState(status()).state).toBe('ready');
+    const corrupt = repoState(status({ registry: 'corrupt', message: 'run jupymem doctor' }));
+    expect(corrupt).toEqual({ state: 'outside', message: 'run jupymem doctor' });
   });
 });
 
