@@ -1,0 +1,126 @@
+"""Several writers at once lose nothing; a writer killed mid-write leaves a database that verifies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import jupymem
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WRITER = """
+import sys, jupymem
+proj = jupymem.init(sys.argv[1])
+tag = sys.argv[2]
+print("ready", flush=True)
+for i in range(200):
+    proj.remember(f"writer {tag} records statement number {i} about column col_{i}", kind="fact")
+"""
+
+ENDLESS = """
+import sys, jupymem
+proj = jupymem.init(sys.argv[1])
+print("ready", flush=True)
+i = 0
+while True:
+    if i % 3 == 0:
+        proj.remember_many({"statement": f"batch {i} item {j} concerns table t{j}"} for j in range(25))
+    else:
+        proj.remember(f"single record number {i} concerns the sales table", kind="note")
+    i += 1
+"""
+
+
+def spawn(code: str, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, text=True)
+
+
+def orphans(proj) -> int:
+    """Memories without the record event that created them."""
+    return proj.conn.execute(
+        "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'record'"
+        " AND json_extract(e.payload, '$.memory.id') = m.id)"
+    ).fetchone()[0]
+
+
+def test_two_processes_recording_at_once_lose_nothing(repo: Path) -> None:
+    # Neither has initialized the repository: they also race on the registry.
+    procs = [spawn(WRITER, str(repo), tag) for tag in ("a", "b")]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    proj = jupymem.project(repo)
+    statements = {m.statement for m in proj.list()}
+    assert len(statements) == 400
+    assert {f"writer {t} records statement number {i} about column col_{i}" for t in "ab" for i in range(200)} == statements
+    report = proj.verify()
+    assert report.ok, report.problems
+    assert report.events == 400 and orphans(proj) == 0
+    order = [row[0] for row in proj.conn.execute(
+        "SELECT substr(json_extract(payload, '$.memory.statement'), 8, 1) FROM events ORDER BY seq")]
+    switches = sum(1 for x, y in zip(order, order[1:]) if x != y)
+    assert switches >= 2, "the writers did not overlap; the test proved nothing"
+    assert len(list((jupymem.Settings.from_env().home / "projects").iterdir())) == 1
+
+
+def test_threads_sharing_one_project(repo: Path) -> None:
+    proj = jupymem.init(repo)
+    errors: list[BaseException] = []
+
+    def write(t: int) -> None:
+        try:
+            for i in range(50):
+                proj.remember(f"thread {t} statement {i} about feature f{i}", kind="decision")
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    def read() -> None:
+        try:
+            for _ in range(60):
+                proj.search("thread statement feature")
+                proj.block()
+                proj.list()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in range(8)] + [threading.Thread(target=read)
+                                                                                for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert errors == []
+    assert len(proj.list()) == 400
+    assert proj.verify().ok
+    assert proj.block().shown + proj.block().omitted == 400
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.3, 0.6])
+def test_a_writer_killed_mid_write_leaves_a_database_that_verifies(repo: Path, delay: float) -> None:
+    jupymem.init(repo).remember("written before the crash", kind="constraint")
+    child = spawn(ENDLESS, str(repo))
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    proj = jupymem.project(repo)
+    report = proj.verify()
+    assert report.ok, report.problems
+    assert orphans(proj) == 0
+    n = proj.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    records = proj.conn.execute("SELECT count(*) FROM events WHERE type = 'record'").fetchone()[0]
+    assert n == records and n > 1  # every record kept both its event and its row, or neither
+    # Nothing is left locked: the next writer goes on.
+    assert proj.remember("written after the crash").status == "active"
+    assert proj.verify().ok
