@@ -67,6 +67,14 @@ def _cell_id(shell: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) else None
 
 
+def _execution_count(shell: Any) -> int | None:
+    # The running cell's result is the reliable source: IPython 9 bumps
+    # shell.execution_count before running a cell, IPython 8 after.
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    return count if isinstance(count, int) else getattr(shell, "execution_count", None)
+
+
 class _State:
     """Per-shell: the session id, the window of staged failures, the hook."""
 
@@ -95,7 +103,7 @@ class _State:
             recorder="person",
             notebook=self.notebook(),
             cell_id=_cell_id(self.shell),
-            execution_count=getattr(self.shell, "execution_count", None),
+            execution_count=_execution_count(self.shell),
             session=self.session,
         )
 
@@ -219,7 +227,7 @@ def _subparsers() -> dict[str, MagicArgumentParser]:
     sup.add_argument("text", nargs=REMAINDER)
     ret = parsers["retire"] = p("retire", "Retire a memory (it leaves the block, stays in history).")
     ret.add_argument("id")
-    ret.add_argument("--reason")
+    ret.add_argument("--reason", nargs="+", help="why (the rest of the line)")
     parsers["verify"] = p("verify", "Check the hash-chained history and the tables derived from it.")
     parsers["rebuild"] = p("rebuild", "Recreate every table and index from the history.")
     parsers["gc"] = p("gc", "Drop what retention rules allow (never a supported decision, ...).")
@@ -287,7 +295,7 @@ class MemoryMagics(Magics):
             )
         except JupymemError as exc:
             raise UsageError(exc.message) from None
-        _display(render.recorded_text(m), render.recorded_html(m))
+        _display(render.memory_text(m), render.memory_html(m))
 
     # -- actions --------------------------------------------------------------
 
@@ -317,7 +325,7 @@ class MemoryMagics(Magics):
             " ".join(args.text), kind=args.kind, topic=args.topic,
             evidence=state.resolve_evidence(args.evidence), provenance=state.provenance(),
         )
-        _display(render.recorded_text(m), render.recorded_html(m))
+        _display(render.memory_text(m), render.memory_html(m))
 
     def _search(self, args: Any) -> None:
         result = self._need().search(" ".join(args.query), limit=args.limit, include_inactive=args.all, kinds=args.kind)
@@ -328,7 +336,7 @@ class MemoryMagics(Magics):
 
     def _list(self, args: Any) -> None:
         memories = self._need().list(kind=args.kind, include_inactive=args.all)
-        _display(render.list_text(memories), render.list_html(memories))
+        _display(render.memories_text(memories), render.memories_html(memories))
 
     def _evidence(self, args: Any) -> None:
         state = _state(self.shell)
@@ -349,10 +357,10 @@ class MemoryMagics(Magics):
 
     def _supersede(self, args: Any) -> None:
         m = self._need().supersede(args.id, " ".join(args.text), provenance=_state(self.shell).provenance())
-        _display(render.recorded_text(m), render.recorded_html(m))
+        _display(render.memory_text(m), render.memory_html(m))
 
     def _retire(self, args: Any) -> None:
-        m = self._need().retire(args.id, args.reason)
+        m = self._need().retire(args.id, " ".join(args.reason) if args.reason else None)
         _display(render.memory_text(m), render.memory_html(m))
 
     def _confirm(self, args: Any) -> None:

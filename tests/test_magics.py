@@ -103,7 +103,7 @@ def test_memory_line_magic_operations(shell, repo, capsys):
     run(shell, "%memory block")
     out = capsys.readouterr().out
     assert out == proj.block().text + "\n"
-    run(shell, "%memory search where can we write raw data?")
+    run(shell, "%memory search \"where can we write raw data?\"")
     assert m.id in capsys.readouterr().out
     run(shell, f"%memory supersede {m.id} Never write to data/raw; write to data/interim instead.")
     new = proj.list()[0]
