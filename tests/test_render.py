@@ -1,0 +1,97 @@
+"""render: the text, HTML and JSON that people and scripts see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import jupymem
+from jupymem import capture, render
+from jupymem.models import Provenance
+
+
+@pytest.fixture
+def proj(repo: Path):
+    return jupymem.init(repo)
+
+
+def test_html_escapes_everything_and_marks_unconfirmed(proj) -> None:
+    m = proj.remember('<script>alert("x")</script> & <b>bold</b>', kind="fact",
+                      provenance=Provenance(recorder="assistant", notebook="a<b>.ipynb", cell_id='c"1'))
+    for html in (render.memory_html(m), render.memories_html([m]), render.search_html(proj.search("alert bold")),
+                 render.history_html(proj.history(m.id)), render.block_html(proj.block())):
+        assert "<script>" not in html and "<b>bold" not in html and 'c"1' not in html
+    assert "&lt;script&gt;" in render.memory_html(m) and "&amp;lt;script&amp;gt;" in render.block_html(proj.block())
+    assert "(unconfirmed)" in render.memory_html(m) and "(unconfirmed)" in render.memories_html([m])
+    assert "(unconfirmed)" in render.memory_line(m)
+
+
+def test_lists_clip_long_statements_and_show_has_them_whole(proj) -> None:
+    long = "Join orders to customers on customer_id; " * 20 + "the last words matter"
+    m = proj.remember(long, kind="decision")
+    line = render.memories_text([m])
+    assert "the last words matter" not in line and "…" in line
+    assert "the last words matter" in render.memory_text(m)
+    html = render.memories_html([m])
+    assert f"(show {m.id})" in html and "the last words matter" in html  # in the tooltip
+
+
+def test_lists_are_grouped_in_block_order(proj) -> None:
+    proj.remember("a note", kind="note")
+    proj.remember("a correction", kind="correction")
+    proj.remember("a decision", kind="decision")
+    text = render.memories_text(proj.list())
+    assert text.index("correction (1)") < text.index("decision (1)") < text.index("note (1)")
+    assert render.memories_text([]) == "No memories."
+
+
+def test_terminal_text_drops_control_characters(proj) -> None:
+    try:
+        raise ValueError("bad value \x1b[31mred\x1b[0m")
+    except ValueError as exc:
+        ev = capture.evidence_from_exception(exc, session="s", cell_id="c1", execution_count=3)
+    text = render.evidence_text([ev])
+    assert "\x1b" not in text and ev.handle in text and "ValueError" in text
+
+
+def test_memory_detail_has_provenance_validity_and_evidence(proj) -> None:
+    try:
+        {}["customer_id"]
+    except KeyError as exc:
+        ev = capture.evidence_from_exception(exc, session="k1", cell_id="cell-7", execution_count=12)
+    proj.stage_failure(ev)
+    m = proj.remember("customer_id is cust_id in the raw data", kind="correction", evidence=[ev.handle],
+                      provenance=Provenance(recorder="person", notebook="eda.ipynb", cell_id="cell-9",
+                                            execution_count=13, session="k1"))
+    new = proj.supersede(m.id, "customer_id is cust_id in the raw and staged data")
+    old = proj.get(m.id)
+    text = render.memory_text(old)
+    for needle in ("correction", "superseded", "eda.ipynb", "cell cell-9", "execution [13]", "session k1",
+                   f"superseded by  {new.id}", ev.handle, "KeyError: 'customer_id'", "-> 20"):
+        assert needle in text, needle
+    assert "recorded by person" in render.memory_html(old) and new.id in render.memory_html(old)
+
+
+def test_search_json_shapes(proj) -> None:
+    proj.remember("Use customer_id as the join key", kind="decision")
+    ok = render.search_json(proj.search("customer_id join key"))
+    assert ok["status"] == "ok" and ok["reason"] is None and ok["full"]["kind"] == "decision"
+    assert set(ok["hits"][0]) >= {"id", "kind", "statement", "standing", "score", "topic", "status"}
+    no = render.search_json(proj.search("chocolate cake recipe"))
+    assert no["status"] == "abstained" and no["hits"] == [] and no["full"] is None and no["reason"]
+    json.dumps(ok), json.dumps(no)
+    assert render.search_text(proj.search("chocolate cake recipe")).startswith("No match (abstained)")
+
+
+def test_block_text_is_the_block_unaltered_and_reports_render(proj) -> None:
+    proj.remember("a < b", kind="fact")
+    block = proj.block()
+    assert render.block_text(block) is block.text
+    assert render.verify_text(proj.verify()).startswith("verify: ok")
+    assert "dry run" in render.gc_text(proj.gc(dry_run=True))
+    status = jupymem.status(proj.root)
+    assert "1 active" in render.status_text(status) and "<td" in render.status_html(status)
+    out = render.Output("plain", "<b>rich</b>")
+    assert out._repr_html_() == "<b>rich</b>" and str(out) == "plain"
