@@ -2,9 +2,10 @@
 
 The public API is small: ``init(path)`` binds a repository and returns its
 ``Project``; ``project(path)`` returns it only if it already has memory (it
-never creates anything); ``status(path)`` describes either case. Everything
-else hangs off ``Project``. Heavy modules are imported on first use so that
-``%load_ext jupymem`` stays fast.
+never creates anything); ``status(path)`` describes either case;
+``context(prompt, path)`` is the memory any assistant should receive with a
+prompt. Everything else hangs off ``Project``. Heavy modules are imported on
+first use so that ``%load_ext jupymem`` stays fast.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from .project import Project
 
 __version__ = "0.1.0"
-__all__ = ["JupymemError", "Project", "Settings", "init", "project", "status", "__version__"]
+__all__ = ["JupymemError", "Project", "Settings", "context", "init", "project", "status", "__version__"]
 
 
 def _settings(settings: Settings | None) -> Settings:
@@ -46,6 +47,14 @@ def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | N
     from .overview import status as _status
 
     return _status(Path(path or os.getcwd()), _settings(settings))
+
+
+def context(prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> str:
+    """The ``<project_memory>`` block plus the memories retrieved for ``prompt``, for
+    any assistant; "" where the repository has no memory. Never writes."""
+    from .context import for_path
+
+    return for_path(prompt, path, settings=settings)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,238 @@
+"""A notebook's conversation with ``%%ask``: short, rolling, and searchable.
+
+Each request carries a little of what was said before, chosen so that it stays
+small however long the conversation grows (SPEC 7):
+
+* the newest messages verbatim: 4 normally, 12 with ``--full`` (the most that
+  is ever injected verbatim);
+* up to 3 older messages that share words with the new prompt, found with FTS5
+  (BM25) over this notebook's older messages;
+* once the notebook holds more than 25 messages, the ones before the 5 newest
+  are folded into an anchored summary (Objective / Important Details / Work
+  State / Next Move / Relevant Files), merged with the previous summary, and
+  deleted. The summary rides along instead.
+
+The messages live in the project database (migration 2), keyed by the
+notebook's path inside the repository, but outside the event log: they are a
+working set, like staged evidence, not history to export. Messages are
+redacted before they are stored, so a key pasted into a prompt is not kept.
+
+Folding needs a model call, which the caller supplies (``summarize``): this
+module never imports litellm, and ``start_compaction`` runs the fold in a
+background thread so the person never waits for it. The fold deletes only the
+messages it summarized, so a turn recorded meanwhile is never lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import lexical, registry, store
+from .capture import redact
+
+log = logging.getLogger("jupymem")
+
+RECENT = 4
+RECENT_FULL = 12
+RECALLED = 3
+COMPACT_ABOVE = 25
+KEEP_AFTER_COMPACTION = 5
+MAX_STORED_CHARS = 12_000  # per message; long answers are clipped when stored
+ROLES = ("user", "assistant")
+
+HEADINGS = (
+    "Objective",
+    "Important Details",
+    "Work State (Completed / Active / Blocked)",
+    "Next Move",
+    "Relevant Files",
+)
+
+COMPACTION_PROMPT = (
+    "You keep the running summary of a conversation between a person working in a Jupyter "
+    "notebook and their assistant. Merge the previous summary (if any) with the messages below "
+    "into one updated summary. Keep decisions, constraints, names of columns, variables, files "
+    "and errors exactly as written; drop small talk. Answer with exactly these Markdown "
+    "sections, in this order, and nothing else:\n\n"
+    + "\n".join(f"## {h}" for h in HEADINGS)
+)
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    role: str
+    content: str
+    created_at: str
+
+
+class Conversation:
+    """One notebook's messages in one database connection."""
+
+    def __init__(self, conn: Any, notebook: str):
+        self.conn = conn
+        self.notebook = notebook
+
+    @classmethod
+    def in_memory(cls, notebook: str = "") -> Conversation:
+        """For a notebook whose repository has no memory: kept for this process only."""
+        return cls(store.memory_database(), notebook)
+
+    # -- reading ------------------------------------------------------------------
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM conversation WHERE notebook = ?", (self.notebook,)).fetchone()[0]
+
+    def messages(self) -> list[Message]:
+        """Every message still held, oldest first."""
+        rows = self.conn.execute(
+            "SELECT id, role, content, created_at FROM conversation WHERE notebook = ? ORDER BY id", (self.notebook,)
+        ).fetchall()
+        return [Message(*r) for r in rows]
+
+    def recent(self, n: int = RECENT) -> list[Message]:
+        """The ``n`` newest messages, oldest first."""
+        rows = self.conn.execute(
+            "SELECT id, role, content, created_at FROM conversation WHERE notebook = ? ORDER BY id DESC LIMIT ?",
+            (self.notebook, max(0, n)),
+        ).fetchall()
+        return [Message(*r) for r in reversed(rows)]
+
+    def recall(self, prompt: str, before: int | None, limit: int = RECALLED) -> list[Message]:
+        """Older messages (id < ``before``) that really share words with ``prompt``, oldest first.
+
+        "Really" means at least two of the prompt's content words, or its only
+        one: one ordinary word in common is not a reason to repeat a message.
+        """
+        terms = lexical.content_terms(prompt or "")
+        if not terms or before is None:
+            return []
+        # The rarest words say the most; without a vocabulary here, longer words stand in for rarer.
+        picked = sorted(terms, key=lambda t: (-len(t), t))[: lexical.MAX_TERMS]
+        match = " OR ".join(lexical.quote_term(t) for t in picked)
+        rows = self.conn.execute(
+            "SELECT c.id, c.role, c.content, c.created_at FROM conversation_fts"
+            " JOIN conversation c ON c.id = conversation_fts.rowid"
+            " WHERE conversation_fts MATCH ? AND c.notebook = ? AND c.id < ?"
+            " ORDER BY bm25(conversation_fts), c.id DESC LIMIT ?",
+            (match, self.notebook, before, 4 * limit),
+        ).fetchall()
+        need = min(2, len(picked))
+        wanted = set(picked)
+        found = [Message(*r) for r in rows if len(wanted.intersection(lexical.tokens(r[2]))) >= need]
+        return sorted(found[:limit], key=lambda m: m.id)
+
+    def summary(self) -> str | None:
+        row = self.conn.execute(
+            "SELECT summary FROM conversation_summary WHERE notebook = ?", (self.notebook,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def _summary_state(self) -> tuple[str | None, int]:
+        row = self.conn.execute(
+            "SELECT summary, folded FROM conversation_summary WHERE notebook = ?", (self.notebook,)
+        ).fetchone()
+        return (row[0], row[1]) if row else (None, 0)
+
+    # -- writing ------------------------------------------------------------------
+
+    def append(self, role: str, content: str) -> Message:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, not {role!r}")
+        text = redact(content or "").strip()
+        if len(text) > MAX_STORED_CHARS:
+            text = text[: MAX_STORED_CHARS - 1] + "…"
+        at = registry.now_iso()
+        with store.transaction(self.conn):
+            cur = self.conn.execute(
+                "INSERT INTO conversation (notebook, role, content, created_at) VALUES (?, ?, ?, ?)",
+                (self.notebook, role, text, at),
+            )
+        return Message(cur.lastrowid, role, text, at)
+
+    def clear(self) -> None:
+        with store.transaction(self.conn):
+            self.conn.execute("DELETE FROM conversation WHERE notebook = ?", (self.notebook,))
+            self.conn.execute("DELETE FROM conversation_summary WHERE notebook = ?", (self.notebook,))
+
+    # -- compaction -----------------------------------------------------------------
+
+    def compaction_due(self) -> bool:
+        return self.count() > COMPACT_ABOVE
+
+    def compact(self, summarize: Callable[[list[dict[str, str]]], str]) -> bool:
+        """Fold all but the 5 newest messages into the summary. True if it folded.
+
+        ``summarize`` gets chat messages (``compaction_messages``) and returns the
+        new summary; it runs outside any lock, as it is a slow model call. If
+        another fold finished meanwhile, this one's result is dropped.
+        """
+        held = self.messages()
+        if len(held) <= COMPACT_ABOVE:
+            return False
+        fold = held[:-KEEP_AFTER_COMPACTION]
+        previous, folded = self._summary_state()
+        text = redact((summarize(compaction_messages(previous, fold)) or "").strip())
+        if not text:
+            raise ValueError("the model returned an empty summary")
+        with store.transaction(self.conn):
+            if self._summary_state() != (previous, folded):
+                return False  # another fold won; its summary already covers these
+            self.conn.execute(
+                "INSERT INTO conversation_summary (notebook, summary, folded, updated_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(notebook) DO UPDATE SET summary = excluded.summary, folded = excluded.folded,"
+                " updated_at = excluded.updated_at",
+                (self.notebook, text, folded + len(fold), registry.now_iso()),
+            )
+            self.conn.execute(
+                "DELETE FROM conversation WHERE notebook = ? AND id <= ?", (self.notebook, fold[-1].id)
+            )
+        return True
+
+
+def compaction_messages(previous: str | None, fold: Sequence[Message]) -> list[dict[str, str]]:
+    """The request that asks a model to merge ``previous`` with ``fold``."""
+    parts = []
+    if previous:
+        parts.append("Previous summary:\n" + previous)
+    parts.append("Messages to fold in, oldest first:")
+    parts.extend(f"[{m.role}] {m.content}" for m in fold)
+    return [{"role": "system", "content": COMPACTION_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+# -- folding in the background -------------------------------------------------------
+
+_running: set[tuple[int, str]] = set()
+_running_lock = threading.Lock()
+
+
+def start_compaction(
+    conversation: Conversation, summarize: Callable[[list[dict[str, str]]], str]
+) -> threading.Thread | None:
+    """Fold ``conversation`` in a daemon thread if it is due and no fold of it is
+    running. Returns the thread (tests join it) or None. A failed fold logs one
+    line and leaves the messages as they were; the next turn tries again."""
+    if not conversation.compaction_due():
+        return None
+    key = (id(conversation.conn), conversation.notebook)
+    with _running_lock:
+        if key in _running:
+            return None
+        _running.add(key)
+
+    def run() -> None:
+        try:
+            conversation.compact(summarize)
+        except Exception as exc:  # a background fold must never surface in a cell
+            log.warning("jupymem: could not summarize the conversation of %s: %s", conversation.notebook or "this session", exc)
+        finally:
+            with _running_lock:
+                _running.discard(key)
+
+    thread = threading.Thread(target=run, name="jupymem-compaction", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,135 @@
+"""Memory tools for every Jupyter AI persona, through Jupyter's MCP server.
+
+``jupyter-server-mcp`` collects tools from the ``jupyter_server_mcp.tools``
+entry point group (``TOOLS`` below, named in pyproject.toml) and serves them to
+every persona of Jupyter AI. These are plain typed functions, because the MCP
+server derives each tool's schema from the signature and its description from
+the docstring; each is a thin call into ``tools.py``.
+
+Where a tool runs, the repository is found from ``path`` (relative to the
+server root, and confined to it), else from the chat the call comes from, else
+the server root. The honesty rule is the one ``%%ask`` follows: a record is
+``supported`` only when ``user_quote`` occurs in the person's current message.
+That message is read from the persona that is processing it (the persona
+manager sends its chat and persona ids as headers with every tool call); where
+it cannot be seen, records are ``unconfirmed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from . import tools
+from .config import Settings
+from .errors import JupymemError
+
+log = logging.getLogger("jupymem")
+
+TOOLS = [
+    "jupymem.mcp_tools:memory_search",
+    "jupymem.mcp_tools:memory_record",
+    "jupymem.mcp_tools:memory_status",
+]
+
+CHAT_ID_HEADER = "x-jupyter-chat-id"
+PERSONA_ID_HEADER = "x-jupyterai-persona-id"
+
+
+def memory_search(query: str, path: str = "", limit: int = 5, include_inactive: bool = False) -> dict[str, Any]:
+    """Search the jupymem memory of the git repository holding `path` (a notebook or folder,
+    relative to the Jupyter root; default: the chat's folder): decisions, constraints, corrections,
+    preferences, procedures, failure lessons, facts and notes recorded by its people and assistants.
+    Returns matching memories, or status 'abstained' when nothing really matches."""
+    return _call(path, lambda ctx: tools.memory_search(ctx, query, limit=limit, include_inactive=include_inactive))
+
+
+def memory_record(statement: str, kind: str = "note", user_quote: str = "", topic: str = "", path: str = "") -> dict[str, Any]:
+    """Keep one short English statement in the jupymem memory of the git repository holding `path`.
+    kind is one of: correction, constraint, preference, decision, procedure, failure, fact, note.
+    Record only what the user stated; pass user_quote, the user's exact words from their current
+    message that state it: with it the memory is 'supported', without it 'unconfirmed'.
+    Never include secrets."""
+    return _call(
+        path,
+        lambda ctx: tools.memory_record(ctx, statement, kind=kind or "note", user_quote=user_quote or None,
+                                        topic=topic or None),
+    )
+
+
+def memory_status(path: str = "") -> dict[str, Any]:
+    """What jupymem knows about the git repository holding `path`: whether it has memory, how many
+    memories of each kind, and the size of the memory block. Never writes anything."""
+    from .overview import status
+
+    return _call(path, lambda ctx: status(ctx.path, ctx.settings))
+
+
+# -- plumbing --------------------------------------------------------------------------
+
+
+def _call(path: str, fn: Any) -> dict[str, Any]:
+    try:
+        prompt, chat_path = _current_message()
+        settings = Settings.from_env()
+        from .llm import translator_for
+
+        ctx = tools.ToolContext(
+            path=_resolve(path, chat_path), settings=settings, prompt=prompt, translator=translator_for(settings)
+        )
+        result: dict[str, Any] = fn(ctx)
+        return result
+    except JupymemError as exc:
+        return {"error": exc.message}
+
+
+def server_root() -> Path:
+    """The Jupyter server's root directory (the working directory outside a server)."""
+    try:
+        from jupyter_server.serverapp import ServerApp
+
+        if ServerApp.initialized():
+            return Path(ServerApp.instance().root_dir).expanduser().resolve()
+    except ImportError:
+        pass
+    return Path.cwd().resolve()
+
+
+def _resolve(path: str, chat_path: str | None) -> Path:
+    root = server_root()
+    if path:
+        p = Path(os.path.expanduser(path))
+        target = (p if p.is_absolute() else root / p).resolve()
+    elif chat_path:
+        target = Path(chat_path).resolve().parent
+    else:
+        target = root
+    if target != root and root not in target.parents:
+        raise JupymemError(f"{path!r} is outside the Jupyter root {root}; give a path inside it.")
+    return target
+
+
+def _current_message() -> tuple[str | None, str | None]:
+    """(the person's message being answered, the chat file's absolute path), where
+    the MCP call carries the persona manager's headers; else (None, None)."""
+    try:
+        from fastmcp.server.dependencies import get_http_headers
+        from jupyter_server.serverapp import ServerApp
+    except ImportError:
+        return None, None
+    try:
+        headers = get_http_headers() or {}
+        chat_id, persona_id = headers.get(CHAT_ID_HEADER), headers.get(PERSONA_ID_HEADER)
+        if not chat_id or not persona_id or not ServerApp.initialized():
+            return None, None
+        managers = ServerApp.instance().web_app.settings.get("jupyter-ai", {}).get("persona-managers", {})
+        manager = managers.get(chat_id)
+        persona = manager.personas.get(persona_id) if manager is not None else None
+        message = getattr(persona, "processing_message", None)
+        body = getattr(message, "body", None)
+        return (body if isinstance(body, str) else None), manager.get_chat_path() if manager is not None else None
+    except Exception as exc:  # the lookup is a courtesy; without it records are unconfirmed
+        log.debug("jupymem: could not find the chat message of this tool call: %s", exc)
+        return None, None
