@@ -1,0 +1,648 @@
+"""Statements and failed cells -> clean records.
+
+Everything that enters memory passes through here first, so this is where the
+promises of SPEC 2 and 3 are kept: a statement is valid text of sensible size,
+it never carries a secret, the same statement always gets the same id, and a
+failed cell becomes a short, redacted diagnosis instead of a traceback.
+
+It is pure and dependency-free (stdlib only, regexes compiled at import) because
+it runs inside the kernel's post-run hook and in every face: importing it must
+cost next to nothing and calling it must never touch disk, network or SQLite.
+
+Secret detection leans towards refusing: a false alarm costs the person a
+rephrasing, a miss puts a credential into a database that is exported and
+shared through git. The exceptions are the shapes that notebooks are full of
+and that hold no secret: a name bound to code (``token = os.environ["TOKEN"]``),
+a placeholder (``password=<your password>``, ``${PASSWORD}``, ``"***"``) and
+prose that merely mentions passwords or tokens.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import re
+import secrets
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from .errors import InvalidStatement, SecretRefused
+from .models import Evidence
+
+__all__ = [
+    "MAX_STATEMENT_BYTES",
+    "MAX_EXCERPT_BYTES",
+    "SecretFinding",
+    "check_statement",
+    "find_secrets",
+    "redact",
+    "normalize_for_identity",
+    "memory_id",
+    "fold_quote",
+    "diagnose",
+    "excerpt",
+    "new_handle",
+    "evidence_from_exception",
+]
+
+MAX_STATEMENT_BYTES = 16 * 1024
+MAX_EXCERPT_BYTES = 2048
+MAX_DIAGNOSIS_LINES = 3
+MAX_LINE_CHARS = 300
+MAX_EVALUE_CHARS = 500
+MAX_MESSAGE_CHARS = 64 * 1024
+ELLIPSIS = "…"
+
+# --------------------------------------------------------------------------- statements
+
+
+def check_statement(text: str | bytes) -> str:
+    """Return ``text`` cleaned for storage, or raise why it cannot be a memory.
+
+    Line endings become ``\\n`` and the ends are stripped; inner newlines stay.
+    Raises ``InvalidStatement`` for undecodable, empty, oversized or binary input
+    and ``SecretRefused`` when ``find_secrets`` finds anything.
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidStatement(
+                f"The statement is not valid UTF-8 (bad byte at offset {exc.start}); "
+                "save it as UTF-8 text and record it again."
+            ) from None
+    if not isinstance(text, str):
+        raise InvalidStatement(
+            f"A statement must be text, not {type(text).__name__}; pass a str."
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidStatement(
+            f"The statement holds an unpaired surrogate (U+{ord(text[exc.start]):04X} at "
+            f"character {exc.start}), usually from bytes decoded with 'surrogateescape'; "
+            "decode the source as UTF-8 and record it again."
+        ) from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").strip()
+    if not text:
+        raise InvalidStatement(
+            "The statement is empty; write the decision, constraint or lesson to remember."
+        )
+    size = len(text.encode("utf-8"))
+    if size > MAX_STATEMENT_BYTES:
+        raise InvalidStatement(
+            f"The statement is {size:,} bytes; the limit is {MAX_STATEMENT_BYTES:,} bytes. "
+            "A memory is a statement: keep it short, put long material in a notebook "
+            "or file and cite it."
+        )
+    for i, ch in enumerate(text):
+        if ch not in "\n\t" and unicodedata.category(ch) == "Cc":
+            raise InvalidStatement(
+                f"The statement holds a binary control character (U+{ord(ch):04X} at "
+                f"character {i}); record plain text, not binary data."
+            )
+    found = find_secrets(text)
+    if found:
+        what = "; ".join(f"{f.label} ({f.masked})" for f in found[:3])
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        raise SecretRefused(
+            f"The statement contains {what}{more}. Secrets are never stored: remove it, "
+            "say where the secret lives instead (e.g. an environment variable name), "
+            "and record the statement again."
+        )
+    return text
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """One secret found in a text: ``text[start:end]`` is the secret itself."""
+
+    kind: str  # stable slug, used in ``[REDACTED:<kind>]``
+    label: str  # for people: "an AWS access key"
+    start: int
+    end: int
+    masked: str  # a preview that never holds the whole secret
+
+
+def _mask(value: str) -> str:
+    n = len(value)
+    if n >= 16:
+        return f"{value[:4]}{ELLIPSIS}{value[-4:]}"
+    if n >= 10:
+        return f"{value[:2]}{ELLIPSIS}{value[-2:]}"
+    return f"{value[:1]}{ELLIPSIS}"
+
+
+def _random_looking(value: str) -> bool:
+    """Mixed letters and digits, as keys and tokens are; words and names are not."""
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return has_digit and has_alpha
+
+
+# What a value looks like when it stands in for a secret instead of being one.
+_PLACEHOLDER = re.compile(
+    r"""^(?:
+        \$\{[^}]*\}|\$\(?[A-Za-z_]\w*\)?|%\(?\w*\)?s|%[A-Za-z_]\w*%|\{\{?[^}]*\}\}?
+      | <[^>]*>|\[[^\]]*\]
+      | [*x.•…#?-]{3,}|x+|X+
+      | (?:your|my|the|some|example|sample|dummy|fake|placeholder)?[_ -]?
+        (?:password|passwd|pass|pwd|secret|token|api[_ -]?key|key|value|here|xxx+)
+        (?:[_ -]?here)?
+      | changeme|redacted|none|null|nil|true|false|undefined|env|getpass
+    )$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _placeholder(value: str) -> bool:
+    v = value.strip()
+    return not v or bool(_PLACEHOLDER.match(v)) or "REDACTED" in v.upper()
+
+
+def _literal_value(text: str, value: str, end: int, quoted: bool) -> bool:
+    """True when an assigned value is a literal secret, not code or a stand-in."""
+    if len(value) < 4 or _placeholder(value):
+        return False
+    if quoted:
+        # A quoted sentence or a file name is not a credential.
+        return not any(c.isspace() for c in value) and not re.fullmatch(
+            r"[\w./~\\-]+\.(?:json|ya?ml|txt|cfg|ini|env|pem|key|toml|csv)|[./~].*", value
+        )
+    if end < len(text) and text[end] in "([.":
+        return False  # a call, subscript or attribute: code, not a value
+    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
+        return False  # dotted name: settings.token, os.environ
+    if value[0] in "/~":
+        return False  # a path
+    return len(value) >= 6 and _random_looking(value)
+
+
+_KEY_NAME = (
+    r"(?:[A-Za-z0-9]{1,40}[_.-]){0,6}"
+    r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|"
+    r"(?:access|secret|private|account|client|signing|master)[_-]?key|client[_-]?secret|"
+    r"auth[_-]?token|access[_-]?token|refresh[_-]?token|bearer[_-]?token)"
+)
+_VALUE = r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`,;()\[\]{}<>]+))"""
+
+# (kind, label, pattern, group holding the secret or None for the whole match, check)
+_PATTERNS: list[tuple[str, str, re.Pattern[str], str | None, Callable[[str], bool] | None]] = [
+    (
+        "private-key",
+        "a private key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+        ),
+        None,
+        # key material, not prose that names the format: a long unbroken base64 run
+        lambda v: re.search(r"[A-Za-z0-9+/=]{16,}", re.sub(r"-----[^-]+-----", "", v)) is not None,
+    ),
+    (
+        "jwt",
+        "a JSON Web Token",
+        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        None,
+        None,
+    ),
+    (
+        "aws-access-key",
+        "an AWS access key",
+        re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+        None,
+        None,
+    ),
+    (
+        "aws-secret-key",
+        "an AWS secret access key",
+        re.compile(
+            r"(?i)\baws[_-]?secret(?:[_-]?access)?[_-]?key\b[\"']?\s*(?:=|:|=>)\s*[\"']?"
+            r"(?P<v>[A-Za-z0-9/+=]{30,})"
+        ),
+        "v",
+        None,
+    ),
+    (
+        "github-token",
+        "a GitHub token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+        None,
+        None,
+    ),
+    (
+        "anthropic-key",
+        "an Anthropic API key",
+        re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+        None,
+        _random_looking,
+    ),
+    (
+        "openai-key",
+        "an OpenAI-style API key",
+        re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+        None,
+        _random_looking,
+    ),
+    (
+        "stripe-key",
+        "a Stripe secret key",
+        re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+        None,
+        None,
+    ),
+    (
+        "slack-token",
+        "a Slack token",
+        re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+        None,
+        _random_looking,
+    ),
+    (
+        "google-api-key",
+        "a Google API key",
+        re.compile(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+        None,
+        None,
+    ),
+    (
+        "huggingface-token",
+        "a Hugging Face token",
+        re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
+        None,
+        _random_looking,
+    ),
+    (
+        "url-credentials",
+        "a password in a URL",
+        re.compile(r"(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/@]*:(?P<v>[^\s/@]+)@[^\s/@]"),
+        "v",
+        lambda v: not _placeholder(v),
+    ),
+    (
+        "password",
+        "a password",
+        # curl -u user:password, wget --user ... --password is caught by the flag rule
+        re.compile(r"(?<![\w-])(?:-u|--user)[ =]+['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]+)"),
+        "v",
+        lambda v: not _placeholder(v),
+    ),
+    (
+        "bearer-token",
+        "a bearer token",
+        re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
+        "v",
+        _random_looking,
+    ),
+    (
+        "basic-auth",
+        "HTTP basic credentials",
+        re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<v>[A-Za-z0-9+/]{8,}=*)"),
+        "v",
+        None,
+    ),
+]
+
+_KEY_HEADER = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+
+# ``password = "hunter22"``, ``"api_key": "..."``, ``API_KEY: abc123def``, ``token=...``
+_ASSIGNMENT = re.compile(
+    rf"(?<![\w.-])(?P<name>{_KEY_NAME})(?![\w-])[\"'\]]*"
+    r"(?:\s*:\s*[A-Za-z_][\w.\[\]| ]*?(?=\s*=))?"  # a type annotation: password: str = ...
+    rf"\s*(?:==?|:=?|=>)\s*{_VALUE}",
+    re.IGNORECASE,
+)
+# ``--password hunter2``, ``--api-key=abc123...``
+_FLAG = re.compile(rf"(?<![\w-])--?(?P<name>{_KEY_NAME})(?:=|\s+){_VALUE}", re.IGNORECASE)
+# ``the password is hunter2``
+_PROSE = re.compile(
+    rf"(?i)\b(?P<name>password|passwd|passphrase)\s+(?:is|was|=)\s+{_VALUE}",
+)
+
+
+def _label_for(name: str) -> tuple[str, str]:
+    low = name.lower()
+    if "pass" in low:
+        return "password", "a password"
+    if "token" in low:
+        return "token", "a token"
+    if "key" in low:
+        return "api-key", "an API key or secret key"
+    return "secret", "a secret"
+
+
+def find_secrets(text: str) -> list[SecretFinding]:
+    """Every secret in ``text``, in order, without overlaps.
+
+    Specific shapes (an AWS key, a GitHub token) win over the generic
+    ``name = value`` rule when both match the same characters.
+    """
+    if not text:
+        return []
+    found: list[SecretFinding] = []
+
+    def add(kind: str, label: str, start: int, end: int) -> None:
+        if start >= end or any(start < f.end and f.start < end for f in found):
+            return
+        value = text[start:end]
+        # A key block's header says what it is and holds nothing secret.
+        header = _KEY_HEADER.match(value) if kind == "private-key" else None
+        masked = header.group() + ELLIPSIS if header else _mask(value)
+        found.append(SecretFinding(kind, label, start, end, masked))
+
+    for kind, label, pattern, group, check in _PATTERNS:
+        for m in pattern.finditer(text):
+            start, end = m.span(group) if group is not None else m.span()
+            if check is None or check(text[start:end]):
+                add(kind, label, start, end)
+
+    for pattern in (_ASSIGNMENT, _FLAG, _PROSE):
+        for m in pattern.finditer(text):
+            group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+            value = m.group(group)
+            start, end = m.span(group)
+            if _literal_value(text, value, end, quoted=group != "bare"):
+                kind, label = _label_for(m.group("name"))
+                add(kind, label, start, end)
+
+    found.sort(key=lambda f: f.start)
+    return found
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:<kind>]``."""
+    out = text
+    for f in reversed(find_secrets(text)):
+        out = f"{out[:f.start]}[REDACTED:{f.kind}]{out[f.end:]}"
+    return out
+
+
+# --------------------------------------------------------------------------- identity
+
+_QUOTES = {
+    **dict.fromkeys("‘’‚‛′´", "'"),
+    **dict.fromkeys("“”„‟″«»", '"'),
+    **dict.fromkeys("‐‑‒–—―−", "-"),
+    **dict.fromkeys("\u200b\u200c\u200d\u2060\u00ad\ufeff", ""),
+}
+_FOLD = str.maketrans(_QUOTES)
+_SPACE = re.compile(r"\s+")
+
+
+def fold_quote(text: str) -> str:
+    """Fold what typing and rendering change but a person did not: compatibility
+    forms (NFKC: full-width letters, ``…`` -> ``...``, no-break spaces), curly
+    quotes, dashes and runs of whitespace.
+
+    Case is kept: a quote proves that a person said these words, and in a
+    notebook case carries meaning (``ID`` and ``id`` are different columns).
+    Check a quote with ``fold_quote(quote) in fold_quote(prompt)``.
+    """
+    text = unicodedata.normalize("NFKC", text).translate(_FOLD)
+    return _SPACE.sub(" ", text).strip()
+
+
+def normalize_for_identity(text: str) -> str:
+    """The form a statement's id is derived from: ``fold_quote`` plus casefold and
+    without a trailing full stop, so trivially different spellings of the same
+    statement are one memory."""
+    text = fold_quote(text).casefold()
+    # casefold can produce characters that NFKC would fold again (rare, e.g. "ﬅ").
+    text = unicodedata.normalize("NFKC", text)
+    return text.rstrip(". \t\n")
+
+
+def memory_id(text: str) -> str:
+    """``m-`` and the first 12 hex digits of the normalized statement's SHA-256."""
+    digest = hashlib.sha256(normalize_for_identity(text).encode("utf-8")).hexdigest()
+    return "m-" + digest[:12]
+
+
+# --------------------------------------------------------------------------- failed cells
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_FRAMING = re.compile(
+    r"^(?:Traceback \(most recent call last\):"
+    r"|During handling of the above exception, another exception occurred:"
+    r"|The above exception was the direct cause of the following exception:"
+    r"|-{10,}|\"\"\"|'''|[\s^~]*)$"
+)
+_GROUP: type | None = getattr(builtins, "BaseExceptionGroup", None)  # Python 3.11+
+_FRAME = re.compile(r"^\s*(?:File \".*\", line \d+|Cell In\[\d*\], line \d+|\S+\.py:\d+)")
+
+
+def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
+
+
+def _message(exc: BaseException) -> str:
+    """``str(exc)``, bounded: only the first lines of a message can ever be shown,
+    and a message may embed a whole DataFrame. The cut falls on a line boundary
+    so that no half secret is left for the redactor to miss."""
+    try:
+        text = str(exc)
+    except Exception:  # a broken __str__ must not break the hook; the type still tells
+        return f"<unprintable {type(exc).__name__}>"
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS].rpartition("\n")[0]
+    return text
+
+
+def _clean_lines(message: str) -> list[str]:
+    """The meaningful lines of a message: no colours, framing or stack frames."""
+    lines: list[str] = []
+    skip_code = False
+    for raw in _ANSI.sub("", message).splitlines():
+        line = _CONTROL.sub(" ", raw).rstrip()
+        if _FRAME.match(line):
+            skip_code = True  # the next indented line is the frame's source
+            continue
+        if skip_code and line[:1].isspace():
+            skip_code = False
+            continue
+        skip_code = False
+        if _FRAMING.match(line.strip()):
+            continue
+        lines.append(line.strip())
+    return lines
+
+
+def _exception_lines(exc: BaseException) -> list[str]:
+    name = type(exc).__name__
+    if isinstance(exc, SyntaxError):
+        msg = _ANSI.sub("", exc.msg or "").strip()
+        head = f"{name}: {msg}" if msg else name
+        if exc.lineno:
+            head += f" (line {exc.lineno})"
+        rest: list[str] = []
+    else:
+        lines = _clean_lines(_message(exc))
+        head = f"{name}: {lines[0]}" if lines else name
+        rest = lines[1:]
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, (list, tuple)):
+        rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(note)]
+    return [redact(head)] + [redact(line) for line in rest]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception, then (for groups) its members, then what it was raised from."""
+    out: list[BaseException] = []
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and len(out) < 16:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        out.append(current)
+        nxt = list(current.exceptions[:3]) if _GROUP and isinstance(current, _GROUP) else []
+        if current.__cause__ is not None:
+            nxt.append(current.__cause__)
+        elif current.__context__ is not None and not current.__suppress_context__:
+            nxt.append(current.__context__)
+        todo = nxt + todo
+    return out
+
+
+def diagnose(exc: BaseException) -> tuple[str, ...]:
+    """Up to three distinct error lines, final exception first, then its causes.
+
+    Each exception in the chain gets a line (``KeyError: 'customer_id'``) before
+    any exception gets a second one; further lines of a multi-line message fill
+    the slots left over, and what does not fit is joined onto its exception's
+    last line. Framing, stack frames and colours are dropped, secrets redacted,
+    lines clipped to ~300 characters.
+    """
+    groups: list[list[str]] = []
+    seen: set[str] = set()
+    for e in _chain(exc):
+        head, *rest = _exception_lines(e)
+        if head in seen:
+            continue  # the same error raised again from its cause: nothing new to say
+        lines = [head] + [line for line in dict.fromkeys(rest) if line not in seen]
+        seen.update(lines)
+        groups.append(lines)
+        if len(groups) == MAX_DIAGNOSIS_LINES:
+            break
+    spare = MAX_DIAGNOSIS_LINES - len(groups)
+    out: list[str] = []
+    for lines in groups:
+        take = 1 + min(spare, len(lines) - 1)
+        spare -= take - 1
+        kept = lines[:take]
+        if len(lines) > take:
+            kept[-1] = " | ".join([kept[-1], *lines[take:]])
+        out.extend(_clip(line) for line in kept)
+    return tuple(out)
+
+
+def _clip_bytes_head(text: str, limit: int) -> str:
+    """The start of ``text`` in at most ``limit`` UTF-8 bytes, ending in ``…``."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    room = limit - len(ELLIPSIS.encode("utf-8"))
+    clipped = text.encode("utf-8")[:room].decode("utf-8", errors="ignore")
+    return clipped + ELLIPSIS
+
+
+def _clip_bytes_tail(text: str, limit: int) -> str:
+    """The end of ``text`` in at most ``limit`` UTF-8 bytes, starting with ``…``.
+
+    Starts at a line boundary when one is near, so the excerpt opens on a whole line.
+    """
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    room = limit - len((ELLIPSIS + "\n").encode("utf-8"))
+    if room <= 0:
+        return ""
+    tail = data[-room:].decode("utf-8", errors="ignore")
+    newline = tail.find("\n")
+    if 0 <= newline < len(tail) - 1 and newline < room // 2:
+        return ELLIPSIS + "\n" + tail[newline + 1 :]
+    return ELLIPSIS + tail
+
+
+def excerpt(source: str, exc: BaseException | None) -> str:
+    """A redacted excerpt of a failed cell, at most 2048 UTF-8 bytes: the tail of
+    its source (where the error usually is), a blank line, then the diagnosis.
+
+    Clipped text is marked with ``…``; the diagnosis is kept before the source.
+    """
+    errors = "\n".join(diagnose(exc)) if exc is not None else ""
+    errors = _clip_bytes_head(errors, MAX_EXCERPT_BYTES // 2) if errors else ""
+    # Redact before clipping, so that a cut never hides half a secret from the
+    # detector; only a bounded tail is scanned, as cells can be huge.
+    src = (source or "").replace("\r\n", "\n").replace("\r", "\n")
+    src = _ANSI.sub("", src)
+    if len(src) > 4 * MAX_EXCERPT_BYTES:
+        src = src[-4 * MAX_EXCERPT_BYTES :]
+        cut = src.find("\n")
+        src = src[cut + 1 :] if cut >= 0 else src
+    src = redact(src.rstrip())
+    if not errors:
+        return _clip_bytes_tail(src, MAX_EXCERPT_BYTES)
+    separator = "\n\n" if src else ""
+    room = MAX_EXCERPT_BYTES - len((separator + errors).encode("utf-8"))
+    src = _clip_bytes_tail(src, room)
+    return f"{src}{separator if src else ''}{errors}"
+
+
+def new_handle() -> str:
+    """A fresh evidence handle, ``ev-`` and 8 lowercase hex digits."""
+    return "ev-" + secrets.token_hex(4)
+
+
+def _not_a_failure(exc: BaseException) -> bool:
+    """Interrupts and clean exits: the person stopped the cell, nothing went wrong.
+
+    ``SystemExit`` with a non-zero code *is* staged (``argparse`` in a notebook
+    exits with 2, a classic lesson); with code 0 or None it is a deliberate stop.
+    ``bdb.BdbQuit`` is quitting the debugger.
+    """
+    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+        return True
+    if isinstance(exc, SystemExit):
+        return exc.code in (0, None)
+    return type(exc).__name__ == "BdbQuit" and type(exc).__module__ == "bdb"
+
+
+def _now() -> str:
+    # Microseconds: failures in a burst must keep their order in the window.
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def evidence_from_exception(
+    exc: BaseException,
+    *,
+    session: str,
+    source: str = "",
+    cell_id: str | None = None,
+    execution_count: int | None = None,
+    notebook: str | None = None,
+) -> Evidence | None:
+    """Stage-ready evidence for a failed cell, or None when it was not a failure
+    (see ``_not_a_failure``: KeyboardInterrupt, GeneratorExit, SystemExit(0/None),
+    bdb.BdbQuit). Everything kept is redacted and clipped."""
+    if _not_a_failure(exc):
+        return None
+    evalue = "\n".join(_clean_lines(_message(exc)))
+    return Evidence(
+        handle=new_handle(),
+        session=session,
+        ename=type(exc).__name__,
+        evalue=_clip(redact(evalue), MAX_EVALUE_CHARS),
+        diagnosis=diagnose(exc),
+        excerpt=excerpt(source, exc),
+        created_at=_now(),
+        cell_id=cell_id,
+        execution_count=execution_count,
+        notebook=notebook,
+    )
