@@ -86,13 +86,15 @@ class Project:
             raise UnknownMemory("Give a memory id, e.g. m-3f9a2c1d4e5f.")
         if not key.startswith("m-"):
             key = "m-" + key
+        row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (key,)).fetchone()
+        if row is not None:
+            return memory_from_row(row)
+        # A prefix: a range on the unique index. (``id = ? OR id LIKE ?`` scanned the whole
+        # table, and every remember() ends with a get(): 3 ms per record at 10,000.)
         rows = self.conn.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ? OR id LIKE ? ESCAPE '\\' LIMIT 3",
-            (key, _like_prefix(key)),
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
+            (key, key + "\U0010ffff"),
         ).fetchall()
-        exact = [r for r in rows if r[0] == key]
-        if exact:
-            return memory_from_row(exact[0])
         if len(rows) == 1 and len(key) >= 5:
             return memory_from_row(rows[0])
         if rows:
@@ -526,10 +528,6 @@ def _reverse(text: str) -> tuple[int, ...]:
 
 def _uid() -> str:
     return uuid.uuid4().hex
-
-
-def _like_prefix(key: str) -> str:
-    return key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _check_kind(kind: str) -> None:
