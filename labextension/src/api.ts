@@ -57,8 +57,12 @@ export class JupymemApi {
     return this.post('init', { path });
   }
 
-  list(path: string, opts: { kind?: string; all?: boolean } = {}): Promise<IListResult> {
-    return this.get('memories', { path, kind: opts.kind, all: opts.all });
+  /** One page of memories in block order (the server's default page is 500). */
+  list(
+    path: string,
+    opts: { kind?: string; all?: boolean; limit?: number; offset?: number } = {}
+  ): Promise<IListResult> {
+    return this.get('memories', { path, kind: opts.kind, all: opts.all, limit: opts.limit, offset: opts.offset });
   }
 
   search(

@@ -53,6 +53,9 @@ export class MemorySidebar extends ReactWidget {
 
 type Tab = 'memories' | 'failures' | 'block';
 
+/** Memories fetched per page; more on request (search reaches all of them). */
+const PAGE = 1000;
+
 function message(err: unknown): string {
   if (err instanceof ApiError) {
     return err.message;
@@ -75,6 +78,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const [path, setPath] = React.useState(host.path);
   const [status, setStatus] = React.useState<IStatus | null>(null);
   const [memories, setMemories] = React.useState<IMemory[] | null>(null);
+  const [total, setTotal] = React.useState(0);
   const [evidence, setEvidence] = React.useState<IEvidence[]>([]);
   const [block, setBlock] = React.useState<IBlock | null>(null);
   const [error, setError] = React.useState<string | null>(null);
@@ -137,12 +141,17 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
         return;
       }
       const { kind: k, showAll: all } = filters.current;
-      const [list, ev, b] = await Promise.all([api.list(p, { kind: k, all }), api.evidence(p), api.block(p)]);
+      const [list, ev, b] = await Promise.all([
+        api.list(p, { kind: k, all, limit: PAGE }),
+        api.evidence(p),
+        api.block(p)
+      ]);
       if (gen !== generation.current) {
         return;
       }
       performance.mark('jupymem:list-received');
       setMemories(list.memories);
+      setTotal(list.total);
       setEvidence(ev.evidence);
       setBlock(b);
       setError(null);
@@ -220,7 +229,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const debouncedSearch = React.useMemo(() => debounce((q: string) => void runSearch(q), 200), [runSearch]);
   React.useEffect(() => () => debouncedSearch.cancel(), [debouncedSearch]);
 
-  const act = async <T,>(what: () => Promise<T>, done?: (value: T) => void | Promise<void>) => {
+  const act = async <T,>(what: () => Promise<T>, done?: (value: T) => void | Promise<void>, thenReload = true) => {
     setBusy(true);
     setNotice(null);
     try {
@@ -229,7 +238,9 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       if (done) {
         await done(value);
       }
-      await reload();
+      if (thenReload) {
+        await reload();
+      }
     } catch (err) {
       setError(message(err));
     } finally {
@@ -385,7 +396,33 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                   {query.trim() && result ? (
                     <SearchResults result={result} onOpen={id => void open(id)} />
                   ) : memories ? (
-                    <GroupedList memories={memories} onOpen={id => void open(id)} />
+                    <>
+                      <GroupedList memories={memories} onOpen={id => void open(id)} />
+                      {total > memories.length && (
+                        <div className="jp-jupymem-more-pages">
+                          <span className="jp-jupymem-muted">
+                            Showing {memories.length} of {total}; search reaches all of them.
+                          </span>
+                          <button
+                            className="jp-mod-styled"
+                            disabled={busy}
+                            onClick={() =>
+                              void act(
+                                () =>
+                                  api.list(pathRef.current, { kind, all: showAll, limit: PAGE, offset: memories.length }),
+                                page => {
+                                  setMemories([...memories, ...page.memories]);
+                                  setTotal(page.total);
+                                },
+                                false
+                              )
+                            }
+                          >
+                            Load {Math.min(PAGE, total - memories.length)} more
+                          </button>
+                        </div>
+                      )}
+                    </>
                   ) : (
                     <p className="jp-jupymem-muted">Loading…</p>
                   )}

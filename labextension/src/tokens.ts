@@ -117,7 +117,8 @@ export interface IStatus {
 
 export interface IListResult {
   memories: IMemory[];
-  total: number; // before `limit`
+  total: number; // every memory that matches, across pages
+  offset: number;
   revision: number;
 }
 

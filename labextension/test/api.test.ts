@@ -50,6 +50,12 @@ describe('JupymemApi', () => {
     });
   });
 
+  it('pages the list', async () => {
+    const { api, calls } = fake(200, { memories: [], total: 0, offset: 1000, revision: 1 });
+    await api.list('r', { limit: 1000, offset: 1000, kind: 'fact' });
+    expect(calls[0].url).toBe('http://h/base/jupymem/api/memories?path=r&kind=fact&limit=1000&offset=1000');
+  });
+
   it('escapes ids in routes', async () => {
     const { api, calls } = fake(200, {});
     await api.retire('', 'a/b', 'gone');
