@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
-from .models import KIND_RANK, UNCONFIRMED, Block, Memory
+from .models import ACTIVE, KIND_RANK, UNCONFIRMED, Block, Memory
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "
@@ -54,15 +56,40 @@ def block_order(memories: Sequence[Memory]) -> list[Memory]:
     return sorted(memories, key=lambda m: (KIND_RANK.get(m.kind, len(KIND_RANK)), m.created_at, m.id))
 
 
+def _line(memory_id: str, kind: str, statement: str, standing: str) -> str:
+    mark = " (unconfirmed)" if standing == UNCONFIRMED else ""
+    return f"- {kind}{mark}: {_clip(escape(statement), STATEMENT_BYTES, memory_id)}"
+
+
 def memory_line(m: Memory) -> str:
-    mark = " (unconfirmed)" if m.standing == UNCONFIRMED else ""
-    return f"- {m.kind}{mark}: {_clip(escape(m.statement), STATEMENT_BYTES, m.id)}"
+    return _line(m.id, m.kind, m.statement, m.standing)
 
 
-def _inventory(omitted: Sequence[Memory], budget: int) -> str:
+class Entry(NamedTuple):
+    """One active memory as the block needs it: rendered once, reused until it changes."""
+
+    key: tuple[int, str, str]  # block order: kind, time, id
+    line: str
+    size: int  # UTF-8 bytes of the line and its newline
+    kind: str
+    topic: str | None  # escaped, for the inventory
+
+
+def entry(memory_id: str, kind: str, statement: str, standing: str, created_at: str, topic: str | None) -> Entry:
+    line = _line(memory_id, kind, statement, standing)
+    return Entry(
+        (KIND_RANK.get(kind, len(KIND_RANK)), created_at, memory_id),
+        line,
+        len(line.encode("utf-8")) + 1,
+        kind,
+        escape(topic) if topic else None,
+    )
+
+
+def _inventory(omitted: Sequence[Entry], budget: int) -> str:
     """One line naming what did not fit, shortened until it fits ``budget`` bytes."""
     kinds = Counter(m.kind for m in omitted)
-    topics = Counter(escape(m.topic) for m in omitted if m.topic)
+    topics = Counter(m.topic for m in omitted if m.topic)
     kind_part = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: KIND_RANK.get(kv[0], 99)))
     ranked_topics = sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))
     for keep in range(len(ranked_topics), -1, -1):
@@ -80,33 +107,76 @@ def _inventory(omitted: Sequence[Memory], budget: int) -> str:
 
 def build_block(memories: Sequence[Memory], cap: int) -> Block:
     """``memories`` are the active ones, in any order."""
-    ordered = block_order(memories)
+    return assemble([entry(m.id, m.kind, m.statement, m.standing, m.created_at, m.topic) for m in memories], cap)
+
+
+def assemble(entries: Sequence[Entry], cap: int) -> Block:
+    """The block from rendered entries (any order): the one place its bytes are decided."""
+    ordered = sorted(entries, key=lambda e: e.key)
     head_len = len(f'<project_memory trust="untrusted" revision="{"0" * _REV_LEN}">\n'.encode())
     fixed = head_len + len(PREAMBLE.encode()) + 1 + len(CLOSE.encode())
-    lines = [memory_line(m) for m in ordered]
-    sizes = [len(line.encode("utf-8")) + 1 for line in lines]
-    if fixed + sum(sizes) <= cap:
-        shown_idx = list(range(len(lines)))
+    if fixed + sum(e.size for e in ordered) <= cap:
+        shown = list(ordered)
         inventory = None
     else:
         # Keep room for the inventory line; fill in block order, skipping what is too big.
         reserve = min(240, max(0, cap - fixed) // 3)
         budget = cap - fixed - reserve
-        shown_idx = []
-        for i, size in enumerate(sizes):
-            if size <= budget:
-                shown_idx.append(i)
-                budget -= size
-        shown = set(shown_idx)
-        omitted = [m for i, m in enumerate(ordered) if i not in shown]
+        shown, omitted = [], []
+        for e in ordered:
+            if e.size <= budget:
+                shown.append(e)
+                budget -= e.size
+            else:
+                omitted.append(e)
         inventory = _inventory(omitted, budget + reserve)
-    body_lines = [PREAMBLE, *(lines[i] for i in shown_idx)]
+    body_lines = [PREAMBLE, *(e.line for e in shown)]
     if inventory:
         body_lines.append(inventory)
     body = "\n".join(body_lines) + "\n" + CLOSE
     revision = hashlib.sha256(body.encode("utf-8")).hexdigest()[:_REV_LEN]
     text = f'<project_memory trust="untrusted" revision="{revision}">\n{body}'
     size = len(text.encode("utf-8"))
-    return Block(
-        text=text, revision=revision, bytes=size, cap=cap, shown=len(shown_idx), omitted=len(ordered) - len(shown_idx)
-    )
+    return Block(text=text, revision=revision, bytes=size, cap=cap, shown=len(shown), omitted=len(ordered) - len(shown))
+
+
+class BlockCache:
+    """The rendered entries of a project's active memories, kept between builds.
+
+    Rendering every statement again after each change cost ~20 ms at 1,000
+    memories; a change touches one or two rows. Every write to ``memories`` sets
+    the row's ``seq`` to the event's, so a refresh reads only rows with a higher
+    ``seq`` than last time; rows that left the table (gc) show up as a count that
+    no longer matches, which triggers a full reload. ``reset`` after a rebuild.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seq = -1
+        self._entries: dict[str, Entry] = {}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._seq, self._entries = -1, {}
+
+    def build(self, conn: Any, cap: int) -> Block:
+        with self._lock:
+            self._refresh(conn)
+            if conn.execute("SELECT count(*) FROM memories WHERE status = ?", (ACTIVE,)).fetchone()[0] != len(
+                self._entries
+            ):
+                self._seq, self._entries = -1, {}
+                self._refresh(conn)
+            return assemble(list(self._entries.values()), cap)
+
+    def _refresh(self, conn: Any) -> None:
+        rows = conn.execute(
+            "SELECT id, kind, statement, standing, created_at, topic, status, seq FROM memories WHERE seq > ?",
+            (self._seq,),
+        ).fetchall()
+        for memory_id, kind, statement, standing, created_at, topic, status, seq in rows:
+            if status == ACTIVE:
+                self._entries[memory_id] = entry(memory_id, kind, statement, standing, created_at, topic)
+            else:
+                self._entries.pop(memory_id, None)
+            self._seq = max(self._seq, seq)
