@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import capture, language, registry, retrieve, store
-from .block import build_block
+from .block import BlockCache
 from .config import Settings
 from .errors import (
     InvalidStatement,
@@ -56,6 +56,7 @@ class Project:
         self.translator: Any = None  # callable(str) -> str; set by faces that have a model
         self._cache_lock = threading.Lock()
         self._block_cache: tuple[int, int, Block] | None = None
+        self._block_lines = BlockCache()  # rendered lines, refreshed per change
         self._ndocs_cache: tuple[int, int] | None = None
 
     def __repr__(self) -> str:
@@ -154,8 +155,7 @@ class Project:
         cached = self._block_cache
         if cached and cached[0] == rev and cached[1] == cap:
             return cached[2]
-        rows = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE status = ?", (ACTIVE,)).fetchall()
-        result = build_block([memory_from_row(r) for r in rows], cap)
+        result = self._block_lines.build(self.conn, cap)
         with self._cache_lock:
             self._block_cache = (rev, cap, result)
         return result
@@ -289,6 +289,7 @@ class Project:
     def rebuild(self) -> int:
         n = rebuild(self.conn)
         self._block_cache = None
+        self._block_lines.reset()
         return n
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
