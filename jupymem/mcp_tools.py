@@ -34,6 +34,7 @@ TOOLS = [
     "jupymem.mcp_tools:memory_status",
 ]
 
+_PRIVATE_STATUS = frozenset({"home", "database", "path", "root"})
 CHAT_ID_HEADER = "x-jupyter-chat-id"
 PERSONA_ID_HEADER = "x-jupyterai-persona-id"
 
@@ -64,7 +65,11 @@ def memory_status(path: str = "") -> dict[str, Any]:
     memories of each kind, and the size of the memory block. Never writes anything."""
     from .overview import status
 
-    return _call(path, lambda ctx: status(ctx.path, ctx.settings))
+    def public(ctx: tools.ToolContext) -> dict[str, Any]:
+        # Local paths (memory home, database file) are no business of a model provider.
+        return {k: v for k, v in status(ctx.path, ctx.settings).items() if k not in _PRIVATE_STATUS}
+
+    return _call(path, public)
 
 
 # -- plumbing --------------------------------------------------------------------------

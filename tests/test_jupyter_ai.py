@@ -1,0 +1,163 @@
+"""jupymem inside Jupyter AI 3, with the real packages (the test extra installs them).
+
+The persona is found through its entry point by a real PersonaManager and
+composes Jupyternaut's system prompt with the chat repository's memory; the
+MCP tools are discovered through ``jupyter_server_mcp.tools`` and called over
+HTTP on a real MCP server, where a record's quote is checked against the
+message the persona is processing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# First, so that Jupyternaut's litellm import stays offline (the persona module sees to it).
+from jupymem.jupyter_ai_persona import PERSONA_ID, JupymemPersona  # isort: skip
+
+from fastmcp import Client
+from fastmcp.client.transports import StreamableHttpTransport
+from jupyter_ai_jupyternaut.jupyternaut.jupyternaut import JupyternautPersona
+from jupyter_ai_persona_manager import PersonaManager
+from jupyter_server_mcp.extension import MCPExtensionApp
+from jupyter_server_mcp.mcp_server import MCPServer
+from jupyterlab_chat.models import Message
+from jupyterlab_chat.ychat import YChat
+from traitlets.config import Config
+
+import jupymem
+
+from conftest import make_repo
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+def _manager(root: Path, chat_path: str, config: Config | None = None) -> PersonaManager:
+    chat = YChat()
+    chat.initial_path = chat_path
+    (root / chat_path).parent.mkdir(parents=True, exist_ok=True)
+    return PersonaManager(chat=chat, root_dir=str(root), event_loop=asyncio.new_event_loop(), config=config or Config())
+
+
+def _message(body: str) -> Message:
+    return Message(id="m1", time=0.0, body=body, sender="alice")
+
+
+def test_entry_points_are_registered():
+    personas = {e.name: e.value for e in entry_points(group="jupyter_ai.personas")}
+    assert personas["jupymem"] == "jupymem.jupyter_ai_persona:JupymemPersona"
+    tools = {e.name: e for e in entry_points(group="jupyter_server_mcp.tools")}
+    assert tools["jupymem"].load() == [
+        "jupymem.mcp_tools:memory_search", "jupymem.mcp_tools:memory_record", "jupymem.mcp_tools:memory_status"
+    ]
+
+
+def test_default_persona_id_setting_selects_the_memory_persona(tmp_path: Path):
+    config = Config({"PersonaManager": {"default_persona_id": PERSONA_ID}})
+    manager = _manager(tmp_path, "team.chat", config)
+    assert isinstance(manager.default_persona, JupymemPersona)
+    assert manager.default_persona.id == PERSONA_ID
+
+
+def test_persona_composes_jupyternauts_prompt_with_the_block_and_retrieved_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("JUPYMEM_BLOCK_CAP", "1024")
+    repo = make_repo(tmp_path / "repo")
+    proj = jupymem.init(repo)
+    proj.remember_many(
+        [{"statement": f"Table warehouse.t{i:02d} is read-only; write to scratch.t{i:02d}.", "kind": "constraint"}
+         for i in range(20)]
+        + [{"statement": "The churn dashboard reads fecha_alta as UTC timestamps.", "kind": "note"}]
+    )
+    manager = _manager(repo, "chats/team.chat")
+    persona = manager.personas[PERSONA_ID]
+    assert isinstance(persona, JupyternautPersona)  # Jupyternaut in every other respect
+
+    first = persona.get_system_prompt(model_id="openai/fake", message=_message("Which timezone is fecha_alta in?"))
+    second = persona.get_system_prompt(model_id="openai/fake", message=_message("Where do I write tables?"))
+    block = proj.block().text
+    # The block sits after Jupyternaut's instructions and before its per-message context.
+    assert first.index("</instructions>") < first.index(block) < first.index("<context>")
+    # Stable prefix: byte-identical across messages.
+    assert first[: first.index(block) + len(block)] == second[: second.index(block) + len(block)]
+    # Retrieved memory for this message comes last, after the context, outside the block.
+    note = "The churn dashboard reads fecha_alta as UTC timestamps."
+    assert note not in block
+    assert first.index("</context>") < first.index('<retrieved_memory trust="untrusted">') < first.index(note)
+    assert note not in second
+
+    # A chat outside any repository with memory gets Jupyternaut's prompt unchanged.
+    elsewhere = _manager(tmp_path / "elsewhere", "team.chat").personas[PERSONA_ID]
+    message = _message("hello")
+    assert elsewhere.get_system_prompt(model_id="openai/fake", message=message) == \
+        JupyternautPersona.get_system_prompt(elsewhere, model_id="openai/fake", message=message)
+
+
+# -- MCP tools over HTTP ------------------------------------------------------------------
+
+
+@pytest.fixture
+def jp_server_config() -> dict[str, Any]:
+    return {"ServerApp": {"jpserver_extensions": {}}}
+
+
+async def test_mcp_tools_over_http_check_quotes_against_the_message_being_processed(
+    jp_serverapp: Any, jp_root_dir: Path
+):
+    root = Path(jp_root_dir).resolve()
+    repo = make_repo(root / "proj")
+    manager = _manager(root, "proj/chats/team.chat")
+    persona = manager.personas[PERSONA_ID]
+    chat_id = manager.chat.get_id()
+    jp_serverapp.web_app.settings.setdefault("jupyter-ai", {})["persona-managers"] = {chat_id: manager}
+
+    server = MCPServer(name="test", port=0, host="127.0.0.1")
+    ext = MCPExtensionApp()
+    ext.mcp_server_instance = server
+    ext._register_tools(ext._discover_entrypoint_tools(), source="entrypoints")
+    task = asyncio.create_task(server.start_server())
+    try:
+        await server.wait_until_bound(timeout=20)
+        headers = {"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": PERSONA_ID}
+        transport = StreamableHttpTransport(f"http://127.0.0.1:{server.port}/mcp", headers=headers)
+        async with Client(transport) as client:
+            names = {t.name for t in await client.list_tools()}
+            assert {"memory_search", "memory_record", "memory_status"} <= names
+
+            async def call(name: str, **args: Any) -> dict[str, Any]:
+                result = await client.call_tool(name, args)
+                return json.loads(result.content[0].text)
+
+            status = await call("memory_status", path="proj")
+            assert (status["git"], status["memory"], status["name"]) == (True, False, "proj")
+            assert "home" not in status and "database" not in status  # local paths stay local
+            assert jupymem.project(repo) is None
+
+            # The quote occurs in the message the persona is processing: supported, memory starts.
+            async with persona.track_processing(_message("Let's always join on customer_id, never on email.")):
+                out = await call("memory_record", statement="Always join on customer_id, never on email.",
+                                 kind="decision", user_quote="always join on customer_id, never on email")
+            assert out["standing"] == "supported", out
+            m = jupymem.project(repo).get(out["recorded"])
+            assert m.provenance.quote == "always join on customer_id, never on email"
+
+            # No message being processed: the quote cannot be checked, so it is unconfirmed.
+            out = await call("memory_record", statement="Emails are unique.", kind="fact",
+                             user_quote="emails are unique", path="proj")
+            assert out["standing"] == "unconfirmed" and "not visible" in out["note"]
+
+            found = await call("memory_search", query="join customer_id", path="proj/chats")
+            assert found["status"] == "ok" and found["hits"][0]["id"] == m.id
+            outside = await call("memory_search", query="x", path="../..")
+            assert "outside the Jupyter root" in outside["error"]
+            status = await call("memory_status", path="proj/chats")
+            assert status["memory"] is True and status["total"] == 2
+    finally:
+        await server.stop_server()
+        await asyncio.wait_for(task, 10)
