@@ -263,6 +263,18 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             assert kept[0].evidence[0].handle == ids["handle"]
             assert kept[0].provenance.cell_id == "cell-7"
 
+            # Record a new memory from the panel (keyboard: Ctrl+Enter submits).
+            sidebar.get_by_role("tab", name="Memories").click()
+            sidebar.get_by_role("button", name="+ Record").click()
+            form = sidebar.locator(".jp-jupymem-form")
+            form.locator("textarea").fill("Churn is measured over 90 days")
+            form.locator("select").select_option("decision")
+            form.locator("textarea").press("Control+Enter")
+            expect(sidebar.locator(".jp-jupymem-notice")).to_have_text("Recorded.", timeout=10_000)
+            recorded = [m for m in proj.list(kind="decision") if m.statement == "Churn is measured over 90 days"]
+            assert len(recorded) == 1 and recorded[0].standing == "supported"
+            assert recorded[0].provenance.notebook == "nb/analysis.ipynb"
+
             # Memory changed elsewhere (a kernel, the CLI) shows up on its own.
             sidebar.get_by_role("tab", name="Memories").click()
             outside = proj.remember("Dashboards refresh at 06:00 UTC", kind="decision")

@@ -12,6 +12,16 @@ import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearch
 /** Rows shown per kind before "Show more": keeps a large project's first paint quick. */
 export const ROWS_PER_KIND = 200;
 
+/**
+ * Rows per kind in the very first render; the rest follow one frame later.
+ * A screenful is up on its own, so a large project paints at once.
+ */
+export const FIRST_ROWS_PER_KIND = 25;
+
+function afterPaint(fn: () => void): void {
+  requestAnimationFrame(() => setTimeout(fn, 0));
+}
+
 export function Header(props: {
   status: IStatus;
   block: IBlock | null;
@@ -91,14 +101,26 @@ export function MemoryRow(props: { memory: IMemory; onOpen: (id: string) => void
 
 export function GroupedList(props: { memories: IMemory[]; onOpen: (id: string) => void }): JSX.Element {
   const [expanded, setExpanded] = React.useState<Record<string, boolean>>({});
+  const [complete, setComplete] = React.useState(false);
   const groups = React.useMemo(() => groupByKind(props.memories), [props.memories]);
+  React.useEffect(() => {
+    if (!complete) {
+      afterPaint(() => setComplete(true));
+    } else if (performance.getEntriesByName('jupymem:list-received').length) {
+      afterPaint(() => {
+        performance.mark('jupymem:list-complete');
+        performance.measure('jupymem:all-rows', 'jupymem:list-received', 'jupymem:list-complete');
+      });
+    }
+  }, [complete]);
+  const cap = complete ? ROWS_PER_KIND : FIRST_ROWS_PER_KIND;
   if (props.memories.length === 0) {
     return <p className="jp-jupymem-muted">Nothing recorded here yet.</p>;
   }
   return (
     <div className="jp-jupymem-groups">
       {groups.map(g => {
-        const rows = expanded[g.kind] ? g.memories : g.memories.slice(0, ROWS_PER_KIND);
+        const rows = expanded[g.kind] ? g.memories : g.memories.slice(0, cap);
         const more = g.memories.length - rows.length;
         return (
           <section key={g.kind} className="jp-jupymem-group" aria-label={g.kind}>
@@ -110,7 +132,7 @@ export function GroupedList(props: { memories: IMemory[]; onOpen: (id: string) =
                 <MemoryRow key={m.id} memory={m} onOpen={props.onOpen} />
               ))}
             </ul>
-            {more > 0 && (
+            {more > 0 && complete && (
               <button className="jp-mod-styled jp-jupymem-more" onClick={() => setExpanded({ ...expanded, [g.kind]: true })}>
                 Show {more} more
               </button>
