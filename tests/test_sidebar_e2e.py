@@ -262,6 +262,8 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             assert [m.statement for m in kept] == ["The sales table calls the key cust_id, not customer_id"]
             assert kept[0].evidence[0].handle == ids["handle"]
             assert kept[0].provenance.cell_id == "cell-7"
+            expect(card).to_contain_text("Kept as a lesson")
+            expect(sidebar.get_by_role("tab", name="Failures", exact=True)).to_be_visible()
 
             # Record a new memory from the panel (keyboard: Ctrl+Enter submits).
             sidebar.get_by_role("tab", name="Memories").click()

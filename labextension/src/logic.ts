@@ -348,3 +348,14 @@ export class RevisionPoller {
 export function validStatement(text: string): boolean {
   return text.trim().length > 0;
 }
+
+/** Handles of staged failures that some loaded memory already cites (kept as lessons). */
+export function citedHandles(memories: readonly IMemory[] | null): Set<string> {
+  const out = new Set<string>();
+  for (const m of memories ?? []) {
+    for (const e of m.evidence) {
+      out.add(e.handle);
+    }
+  }
+  return out;
+}

@@ -11,7 +11,7 @@ import * as React from 'react';
 
 import { ApiError, JupymemApi } from './api';
 import { StatementForm } from './forms';
-import { RevisionPoller, debounce, repoState } from './logic';
+import { RevisionPoller, citedHandles, debounce, repoState } from './logic';
 import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
 import { BlockPreview, Detail, Failures, GroupedList, Header, SearchResults } from './views';
 
@@ -258,6 +258,8 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   };
 
   const state = repoState(status);
+  const kept = React.useMemo(() => citedHandles(memories), [memories]);
+  const openFailures = evidence.filter(e => !kept.has(e.handle)).length;
   return (
     <div className="jp-jupymem-root">
       <div className="jp-jupymem-title">
@@ -325,7 +327,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                 {(
                   [
                     ['memories', 'Memories'],
-                    ['failures', `Failures${evidence.length ? ` (${evidence.length})` : ''}`],
+                    ['failures', `Failures${openFailures ? ` (${openFailures})` : ''}`],
                     ['block', 'Block']
                   ] as [Tab, string][]
                 ).map(([t, label]) => (
@@ -432,6 +434,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                 <div role="tabpanel" className="jp-jupymem-panel">
                   <Failures
                     evidence={evidence}
+                    kept={kept}
                     busy={busy}
                     onKeep={(handle, body: IRecordRequest) =>
                       void act(() => api.keep(pathRef.current, handle, body), () => setNotice(`Kept as a lesson citing ${handle}.`))

@@ -350,6 +350,7 @@ export function Detail(props: IDetailProps): JSX.Element {
 
 export function Failures(props: {
   evidence: IEvidence[];
+  kept: Set<string>;
   busy: boolean;
   onKeep: (handle: string, body: IRecordRequest) => void;
 }): JSX.Element {
@@ -372,6 +373,7 @@ export function Failures(props: {
       {intro}
       {props.evidence.map(e => (
         <EvidenceCard key={e.handle} evidence={e}>
+          {props.kept.has(e.handle) && <div className="jp-jupymem-kept">✓ Kept as a lesson</div>}
           {keeping === e.handle ? (
             <StatementForm
               title={`Lesson citing ${e.handle}`}
@@ -384,7 +386,7 @@ export function Failures(props: {
                 setKeeping(null);
               }}
             />
-          ) : (
+          ) : props.kept.has(e.handle) ? null : (
             <button className="jp-mod-styled jp-jupymem-keep" onClick={() => setKeeping(e.handle)}>
               Keep as lesson…
             </button>

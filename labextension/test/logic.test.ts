@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   RevisionPoller,
   blockMeter,
+  citedHandles,
   countChips,
   debounce,
   describeHistory,
@@ -284,5 +285,17 @@ describe('RevisionPoller', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(read).toHaveBeenCalledTimes(2);
     p.stop();
+  });
+});
+
+describe('citedHandles', () => {
+  it('collects the evidence handles memories cite', () => {
+    const ev = (handle: string) => ({
+      handle, session: 's', ename: 'E', evalue: '', diagnosis: [], excerpt: '', created_at: '',
+      cell_id: null, execution_count: null, notebook: null
+    });
+    const kept = citedHandles([memory('a', 'failure', undefined, { evidence: [ev('ev-1'), ev('ev-2')] }), memory('b', 'note')]);
+    expect([...kept].sort()).toEqual(['ev-1', 'ev-2']);
+    expect(citedHandles(null).size).toBe(0);
   });
 });
