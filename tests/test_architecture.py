@@ -20,11 +20,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "jupymem"
 
-# evaluate (`jupymem eval`) and bench are command-line faces with parsers of their own.
-FACES = frozenset({"magics", "server", "handlers", "cli", "__main__", "browse", "ask", "persona", "mcp",
-                   "evaluate", "bench"})
+# evaluate (`jupymem eval`) and bench are command-line faces with parsers of their own;
+# jupyter_ai_persona and mcp_tools are what Jupyter AI and its MCP entry point load.
+FACES = frozenset({"magics", "server", "handlers", "cli", "__main__", "browse", "ask", "jupyter_ai_persona",
+                   "mcp_tools", "evaluate", "bench"})
 FRONT_END_LIBRARIES = frozenset({"IPython", "ipywidgets", "ipykernel", "tornado", "jupyter_server", "argparse",
-                                 "litellm", "jupyter_ai"})
+                                 "litellm", "jupyter_ai", "jupyter_ai_persona_manager"})
 HEAVY = ("numpy", "model2vec", "sqlite_vec", "litellm", "IPython", "tornado", "jupyter_server", "rapidfuzz")
 
 CORE = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in FACES)
