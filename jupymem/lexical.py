@@ -8,6 +8,17 @@ just words (or nothing). Whole prompts are queries too, so stopwords go, at
 most the 12 most selective terms are kept, and on large projects terms that
 occur in more than 5% of memories are dropped: their BM25 weight is near zero
 while scoring every row they occur in is not.
+
+Matching is a little looser than the index's exact tokens, because people
+write "joined" for "joins" and ``customerId`` for "customer id":
+
+* each term is cut to a light English stem and searched as a prefix
+  (``"partition"*`` finds partitions, partitioned, partitioning). The index
+  keeps its exact tokens (changing its tokenizer would need a migration and a
+  re-index); the query side does the stemming. Short stems stay exact, since
+  ``"id"*`` would find idea and identity.
+* identifiers are split: ``customerId`` also searches customer and id
+  (``df_sales`` is already two tokens to the tokenizer).
 """
 
 from __future__ import annotations
@@ -22,9 +33,12 @@ from typing import Any
 MAX_TERMS = 12
 COMMON_FRACTION = 0.05
 LARGE_PROJECT = 5000
+# A stem this long is searched as a prefix; shorter ones stay exact words.
+PREFIX_MIN = 4
 
 # unicode61 splits on everything that is not a letter or a number ("_" included).
 _TOKEN = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Query-side only: the index keeps every word, so a quote still matches exactly.
 STOPWORDS = frozenset(
@@ -52,6 +66,8 @@ STOPWORDS = frozenset(
 
 def fold(text: str) -> str:
     """Casefold and strip diacritics, as the index's tokenizer does."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
@@ -69,23 +85,82 @@ def content_terms(text: str) -> list[str]:
     return list(seen)
 
 
+def split_identifiers(text: str) -> list[str]:
+    """The parts of camelCase words (``customerId`` -> customer, id), folded."""
+    out: list[str] = []
+    for word in re.findall(r"[^\W_]+", text):
+        if word.islower() or word.isupper() or word.isdigit():
+            continue
+        parts = _CAMEL.findall(word)
+        if len(parts) > 1:
+            out.extend(fold(p) for p in parts)
+    return out
+
+
+# A light English stemmer (the common inflections only). It never has to produce a
+# word: the stem is a prefix for FTS5, and the same function stems the memory's words
+# when judging relevance, so both sides agree.
+_SUFFIXES = (
+    "ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments", "ment",
+    "ities", "ity", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s",
+)
+
+
+def stem(term: str) -> str:
+    if len(term) <= 4 or not term.isalpha():
+        return term
+    for suffix in _SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= 4:
+            base = term[: -len(suffix)]
+            if suffix in ("ies", "ied", "ities"):
+                base += "y" if suffix != "ities" else ""
+            if suffix == "s" and term.endswith("ss"):
+                return term
+            if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # planned -> plann -> plan
+            return base
+    return term
+
+
 def idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 @dataclass(frozen=True)
+class Term:
+    """One query term: ``key`` is what FTS5 searches, a word or (``prefix``) a stem."""
+
+    word: str
+    key: str
+    prefix: bool
+
+    @property
+    def fts(self) -> str:
+        return quote_term(self.key) + ("*" if self.prefix else "")
+
+    def matches(self, doc_terms: Iterable[str]) -> bool:
+        if self.prefix:
+            return any(t.startswith(self.key) for t in doc_terms)
+        return self.key in doc_terms
+
+
+@dataclass(frozen=True)
 class QueryPlan:
-    terms: tuple[str, ...]  # every content term of the query
-    selected: tuple[str, ...]  # the ones sent to FTS5
-    df: dict[str, int]
+    terms: tuple[Term, ...]  # every content term of the query
+    selected: tuple[Term, ...]  # the ones sent to FTS5
+    df: dict[str, int]  # by term key
     n_docs: int
 
     @property
     def match(self) -> str:
-        return " OR ".join(quote_term(t) for t in self.selected)
+        return " OR ".join(t.fts for t in self.selected)
 
-    def weight(self, term: str) -> float:
-        return idf(self.df.get(term, 0), self.n_docs)
+    def weight(self, term: Term) -> float:
+        return idf(min(self.df.get(term.key, 0), self.n_docs), self.n_docs)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(t.word for t in self.terms)
 
 
 def quote_term(term: str) -> str:
@@ -102,16 +177,48 @@ def document_frequencies(conn: Any, terms: Sequence[str]) -> dict[str, int]:
     return out
 
 
-def plan(conn: Any, query: str, n_docs: int, extra_terms: Iterable[str] = ()) -> QueryPlan:
-    terms = content_terms(query)
-    for t in extra_terms:
-        if t not in terms:
-            terms.append(t)
-    df = document_frequencies(conn, terms) if terms else {}
-    present = [t for t in terms if df.get(t, 0) > 0]
+def prefix_frequency(conn: Any, prefix: str) -> int:
+    """Documents holding some word that starts with ``prefix`` (an upper bound: a
+    document with two such words counts twice, which only makes the term look commoner)."""
+    row = conn.execute(
+        "SELECT coalesce(sum(doc), 0) FROM memories_vocab WHERE term >= ? AND term < ?",
+        (prefix, prefix + "\U0010ffff"),
+    ).fetchone()
+    return int(row[0])
+
+
+def make_terms(words: Iterable[str], *, stems: bool) -> list[Term]:
+    out: dict[str, Term] = {}
+    for w in words:
+        s = stem(w) if stems else w
+        term = Term(w, s, True) if stems and len(s) >= PREFIX_MIN else Term(w, w, False)
+        out.setdefault(term.key, term)
+    # A prefix that another prefix already covers adds nothing but double counting.
+    keys = [t.key for t in out.values() if t.prefix]
+    return [t for t in out.values() if not (t.prefix and any(k != t.key and t.key.startswith(k) for k in keys))]
+
+
+def plan(
+    conn: Any, query: str, n_docs: int, extra_terms: Iterable[str] = (), *, stems: bool = True,
+    replace: dict[str, str] | None = None,
+) -> QueryPlan:
+    """``extra_terms`` join the query's words; ``replace`` swaps a word (a typo) for another."""
+    words = content_terms(query)
+    if stems:
+        words += [w for w in split_identifiers(query) if w not in STOPWORDS]
+    if replace:
+        words = [replace.get(w, w) for w in words]
+    words += [w for w in extra_terms if w not in STOPWORDS]
+    terms = make_terms(dict.fromkeys(words), stems=stems)
+    exact = [t.key for t in terms if not t.prefix]
+    df = document_frequencies(conn, exact) if exact else {}
+    for t in terms:
+        if t.prefix:
+            df[t.key] = prefix_frequency(conn, t.key)
+    present = [t for t in terms if df.get(t.key, 0) > 0]
     if n_docs > LARGE_PROJECT and present:
         ceiling = COMMON_FRACTION * n_docs
-        rare = [t for t in present if df[t] <= ceiling]
-        present = rare or [min(present, key=lambda t: df[t])]
-    selected = sorted(present, key=lambda t: (df[t], t))[:MAX_TERMS]
+        rare = [t for t in present if df[t.key] <= ceiling]
+        present = rare or [min(present, key=lambda t: df[t.key])]
+    selected = sorted(present, key=lambda t: (df[t.key], t.key))[:MAX_TERMS]
     return QueryPlan(tuple(terms), tuple(selected), df, n_docs)

@@ -58,6 +58,10 @@ class Project:
         self._block_cache: tuple[int, int, Block] | None = None
         self._block_lines = BlockCache()  # rendered lines, refreshed per change
         self._ndocs_cache: tuple[int, int] | None = None
+        # Retrieval state, created on first use (index.py, fuzzy.py).
+        self._dense_index: Any = None
+        self._vocab: Any = None
+        self._dense_note: str | None = None  # why the dense leg is not answering, for status
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
@@ -137,16 +141,111 @@ class Project:
         *,
         include_inactive: bool = False,
         kinds: Sequence[str] | None = None,
+        mode: str = "hybrid",
     ) -> SearchResult:
+        """Ranked memories for ``query``, or an abstention. Never raises for any text.
+
+        ``mode`` "hybrid" uses every leg that is ready now (the dense leg joins once its
+        encoder has loaded in the background); "lexical" is the BM25 leg alone (with
+        stems and typo-tolerant identifiers); "fts" is plain FTS5 BM25, for evaluation.
+        """
         if kinds:
             for k in kinds:
                 _check_kind(k)
+        if mode not in retrieve.MODES:
+            raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
         limit = max(1, min(int(limit), 200))
-        n = self._n_docs(self.revision())
+        rev = self.revision()
+        n = self._n_docs(rev)
+        if self._vocab is None:
+            from .fuzzy import Vocabulary
+
+            self._vocab = Vocabulary()
+        dense = self._dense_leg(rev) if mode == "hybrid" else None
         return retrieve.search(
             self.conn, query, n_docs=n, limit=limit, include_inactive=include_inactive,
-            kinds=tuple(kinds) if kinds else None,
+            kinds=tuple(kinds) if kinds else None, mode=mode, dense=dense, vocab=self._vocab,
         )
+
+    # -- the dense leg --------------------------------------------------------
+
+    def _encoder(self) -> Any:
+        from .index import shared_encoder
+
+        return shared_encoder(self.settings.encoder)
+
+    def _dense_leg(self, rev: int) -> retrieve.DenseLeg | None:
+        """The dense leg if it can answer right now; never waits for it.
+
+        The encoder starts loading (in the background) once memory outgrows the block;
+        vectors are written by a background backfill, and rows recorded since are embedded
+        here, a bounded batch at a time.
+        """
+        from . import index
+
+        enc = self._encoder()
+        if enc.state == "off" and enc.reason == "JUPYMEM_ENCODER=none":
+            self._dense_note = "turned off (JUPYMEM_ENCODER=none)"
+            return None
+        if enc.state == "off":
+            if self.block().omitted == 0:
+                self._dense_note = "not needed yet: every memory fits in the block"
+                return None
+            enc.start()
+        if not enc.ready:
+            self._dense_note = f"encoder {enc.state}: {enc.reason}" if enc.state != "loading" else enc.reason
+            return None
+        ok, why = index.vec_route(self.conn)
+        if not ok:
+            self._dense_note = why
+            return None
+        if self._dense_index is None:
+            self._dense_index = index.DenseIndex(self.conn)
+        dense = self._dense_index
+        embedder = enc.embedder
+        if not dense.ready:
+            dense.start_backfill(embedder)
+            self._dense_note = dense.error or "embedding memories in the background"
+            return None
+        if dense.behind():
+            dense.sync(embedder, limit=index.INLINE_BUDGET, wait=False)
+            if dense.behind():
+                dense.start_backfill(embedder)
+        self._dense_note = None
+        return retrieve.DenseLeg(embedder, dense, rev)
+
+    def prepare_dense(self, timeout: float | None = None) -> dict[str, Any]:
+        """Load the encoder and embed every memory now, waiting (evaluation, benchmarks,
+        tests). Searches never call this; returns ``dense_status()``."""
+        enc = self._encoder().start()
+        enc.wait(timeout)
+        rev = self.revision()
+        if self._dense_leg(rev) is None and self._dense_index is not None:
+            self._dense_index.wait(timeout)
+            self._dense_leg(rev)
+        if self._dense_index is not None and enc.ready and self._dense_index.ready:
+            self._dense_index.sync(enc.embedder)
+        return self.dense_status()
+
+    def dense_status(self) -> dict[str, Any]:
+        """Which legs answer searches and, when the dense leg does not, why."""
+        from . import index
+
+        enc = self._encoder()
+        model, stored = index.vector_counts(self.conn)
+        dense = self._dense_index
+        answering = dense is not None and dense.ready and enc.ready and self._dense_note is None
+        return {
+            "legs": ["lexical", "fuzzy", "dense"] if answering else ["lexical", "fuzzy"],
+            "dense": "on" if answering else "off",
+            "reason": None if answering else (self._dense_note or enc.reason),
+            "encoder": enc.state,
+            "encoder_reason": enc.reason,
+            "encoder_load_seconds": enc.load_seconds,
+            "model": model,
+            "vectors": stored,
+            "driver": getattr(self.conn.module, "__name__", "sqlite3"),
+        }
 
     def block(self, cap: int | None = None) -> Block:
         """The ``<project_memory>`` block; rebuilt only when memory has changed."""
@@ -158,6 +257,8 @@ class Project:
         result = self._block_lines.build(self.conn, cap)
         with self._cache_lock:
             self._block_cache = (rev, cap, result)
+        if result.omitted and self._encoder().state == "off":
+            self._encoder().start()  # memory outgrew the block: searches will want vectors
         return result
 
     def staged_evidence(self, session: str | None = None, limit: int = EVIDENCE_WINDOW) -> list[Evidence]:
@@ -226,7 +327,8 @@ class Project:
                 ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload}, prev=prev)
                 apply(self.conn, ev)
                 prev = ev.hash
-        return [self.get(i) for i in dict.fromkeys(ids)]
+        # Exact lookups by id: get()'s prefix matching scans the table, once per item.
+        return [m for m in (self._row(i) for i in dict.fromkeys(ids)) if m is not None]
 
     def supersede(
         self,
@@ -290,6 +392,9 @@ class Project:
         n = rebuild(self.conn)
         self._block_cache = None
         self._block_lines.reset()
+        if self._dense_index is not None:
+            self._dense_index.reset()  # row ids may have moved: look at every row again
+        self._vocab = None
         return n
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:

@@ -1,0 +1,305 @@
+"""``jupymem eval --suite FILE``: score retrieval on a gold suite, through the real search path.
+
+A suite is JSONL (``shared/data/README.md``): memory lines and query lines, each with an
+optional ``scope``. Every scope becomes a real project (a git repository in a temporary
+directory, a database under a temporary ``JUPYMEM_HOME``), loaded with
+``Project.remember_many``, and every query is answered by ``Project.search``, the method
+every face calls: ``bm25`` is its lexical mode, ``hybrid`` its default. Nothing here
+rewrites a query or peeks at the gold answers.
+
+Metrics, with binary gains, over the queries that have relevant memories: Recall@10,
+MRR, nDCG@10 and hit@1 (an abstention scores zero). ``abstain_accuracy`` is the share of
+queries with an empty ``relevant`` that abstained; ``false_abstain`` the share of the
+others that did. Each also per ``category``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .config import Settings
+from .errors import JupymemError
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+METHODS = {"bm25": "lexical", "hybrid": "hybrid", "fts": "fts"}
+K = 10
+
+
+class SuiteError(JupymemError):
+    """Raised when a gold suite file cannot be read; the message names the line."""
+
+    code = "invalid_suite"
+
+
+@dataclass
+class Query:
+    id: str
+    query: str
+    relevant: tuple[str, ...]
+    scope: str
+    category: str | None = None
+
+
+@dataclass
+class Suite:
+    memories: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    queries: list[Query] = field(default_factory=list)
+
+
+def load_suite(path: str | os.PathLike[str], *, limit: int | None = None) -> Suite:
+    """Read a suite; ``limit`` keeps the first N queries (and every memory)."""
+    suite = Suite()
+    p = Path(path)
+    try:
+        fp = p.open(encoding="utf-8")
+    except OSError as err:
+        raise SuiteError(f"cannot read the suite {p}: {err.strerror}") from None
+    with fp:
+        for number, line in enumerate(fp, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                kind = obj["type"]
+                scope = str(obj.get("scope") or "")
+                if kind == "memory":
+                    # Public corpora carry stray C1 control characters that no person types;
+                    # memory refuses them as binary, so they become spaces here.
+                    text = _CONTROL.sub(" ", obj["text"])
+                    suite.memories[scope].append({"id": str(obj["id"]), "text": text, "kind": obj.get("kind") or "fact"})
+                elif kind == "query":
+                    if limit is None or len(suite.queries) < limit:
+                        suite.queries.append(
+                            Query(str(obj["id"]), obj["query"], tuple(map(str, obj.get("relevant") or ())), scope, obj.get("category"))
+                        )
+                else:
+                    raise KeyError("type")
+            except (ValueError, KeyError, TypeError):
+                raise SuiteError(f"{p}:{number} is not a suite line (need type memory or query; see the format)") from None
+    if not suite.queries:
+        raise SuiteError(f"{p} has no queries")
+    return suite
+
+
+# -- metrics ----------------------------------------------------------------------
+
+
+def score_ranking(ranked: Sequence[str], relevant: set[str]) -> dict[str, float]:
+    top = list(ranked[:K])
+    hits = [i for i, r in enumerate(top) if r in relevant]
+    dcg = sum(1.0 / math.log2(i + 2) for i in hits)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), K)))
+    first = next((i for i, r in enumerate(ranked) if r in relevant), None)
+    return {
+        "recall@10": len(hits) / len(relevant),
+        "mrr": 1.0 / (first + 1) if first is not None else 0.0,
+        "ndcg@10": dcg / ideal if ideal else 0.0,
+        "hit@1": 1.0 if top and top[0] in relevant else 0.0,
+    }
+
+
+def summarize(rows: Iterable[tuple[dict[str, float] | None, bool]]) -> dict[str, float | None]:
+    """rows: (metrics or None for an abstain-expected query, abstained)."""
+    sums: dict[str, float] = defaultdict(float)
+    n_real = n_empty = abstained_empty = abstained_real = 0
+    for metrics, abstained in rows:
+        if metrics is None:
+            n_empty += 1
+            abstained_empty += abstained
+        else:
+            n_real += 1
+            abstained_real += abstained
+            for k, v in metrics.items():
+                sums[k] += v
+    out: dict[str, float | None] = {k: (round(sums[k] / n_real, 4) if n_real else None) for k in ("recall@10", "mrr", "ndcg@10", "hit@1")}
+    out["abstain_accuracy"] = round(abstained_empty / n_empty, 4) if n_empty else None
+    out["false_abstain"] = round(abstained_real / n_real, 4) if n_real else None
+    return out
+
+
+# -- running ----------------------------------------------------------------------
+
+
+def _make_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(path)], check=False, capture_output=True)
+    (path / ".git").mkdir(exist_ok=True)
+    return path
+
+
+def _safe(scope: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in scope) or "default"
+
+
+def run_suite(
+    suite: Suite,
+    *,
+    methods: Sequence[str] = ("bm25", "hybrid"),
+    encoder: str | None = None,
+    workdir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    details: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Load every scope into a fresh project and score ``methods``; the JSON report.
+
+    ``encoder`` is a ``JUPYMEM_ENCODER`` value (None: the bundled model). ``details``,
+    when given, receives one record per query and method (for error analysis).
+    """
+    from .capture import check_statement, memory_id
+    from .project import close_all, init_project
+
+    owned = workdir is None
+    base = Path(tempfile.mkdtemp(prefix="jupymem-eval-")) if owned else workdir
+    assert base is not None
+    settings = Settings(home=base / "home", encoder=encoder, language="source")
+    per_method: dict[str, list[tuple[dict[str, float] | None, bool]]] = {m: [] for m in methods}
+    per_cat: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {m: [] for m in methods})
+    timings: dict[str, Any] = {"load_seconds": 0.0, "dense_seconds": 0.0}
+    dense_state: dict[str, Any] = {}
+    total = len(suite.queries) * len(methods)
+    done = 0
+    try:
+        scopes = sorted({q.scope for q in suite.queries})
+        for scope in scopes:
+            repo = _make_repo(base / "repos" / _safe(scope))
+            project = init_project(repo, settings)
+            t0 = time.perf_counter()
+            items = suite.memories.get(scope, [])
+            ids: dict[str, str] = {}
+            for i in range(0, len(items), 2000):
+                chunk = items[i : i + 2000]
+                got = project.remember_many({"statement": m["text"], "kind": m["kind"]} for m in chunk)
+                if len(got) == len(chunk):  # one memory per line, in order
+                    ids.update((m["id"], g.id) for m, g in zip(chunk, got))
+                else:  # some lines repeat a statement: derive each id as the store does
+                    ids.update((m["id"], memory_id(check_statement(m["text"]))) for m in chunk)
+            timings["load_seconds"] += time.perf_counter() - t0
+            if "hybrid" in methods:
+                t0 = time.perf_counter()
+                dense_state[scope or "(default)"] = project.prepare_dense()
+                timings["dense_seconds"] += time.perf_counter() - t0
+            for q in (q for q in suite.queries if q.scope == scope):
+                relevant = {ids.get(r, "?" + r) for r in q.relevant}
+                for method in methods:
+                    result = project.search(q.query, limit=K, mode=METHODS[method])
+                    ranked = [h.memory.id for h in result.hits]
+                    metrics = score_ranking(ranked, relevant) if relevant else None
+                    row = (metrics, result.abstained)
+                    per_method[method].append(row)
+                    per_cat[q.category or "uncategorized"][method].append(row)
+                    if details is not None:
+                        details.append({"query": q.id, "method": method, "category": q.category,
+                                        "abstained": result.abstained, "metrics": metrics,
+                                        "ranked": ranked[:K], "relevant": sorted(relevant)})
+                    done += 1
+                    if progress:
+                        progress(done, total)
+    finally:
+        close_all()
+        if owned:
+            shutil.rmtree(base, ignore_errors=True)
+    report: dict[str, Any] = {
+        "queries": len(suite.queries),
+        "methods": {m: summarize(per_method[m]) for m in methods},
+        "by_category": {c: {m: summarize(rows[m]) for m in methods} for c, rows in sorted(per_cat.items())},
+        "memories": sum(len(v) for v in suite.memories.values()),
+        "scopes": len({q.scope for q in suite.queries}),
+        "load_seconds": round(timings["load_seconds"], 2),
+    }
+    if "hybrid" in methods:
+        report["dense_seconds"] = round(timings["dense_seconds"], 2)
+        report["dense"] = dense_state
+    return report
+
+
+class _Bar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        pct = done * 100 // max(total, 1)
+        if pct == self.last and done != total:
+            return
+        self.last = pct
+        filled = pct * 30 // 100
+        self.stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {pct:3d}% {done}/{total} searches")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def format_report(report: dict[str, Any]) -> str:
+    cols = ("recall@10", "mrr", "ndcg@10", "hit@1", "abstain_accuracy", "false_abstain")
+
+    def fmt(v: Any) -> str:
+        return f"{v:.3f}" if isinstance(v, float) else "  -  "
+
+    lines = [f"{report['queries']} queries, {report['memories']} memories, {report['scopes']} scope(s)", ""]
+    head = f"{'':24}{'method':8}" + "".join(f"{c:>18}" for c in cols)
+    lines.append(head)
+    for m, row in report["methods"].items():
+        lines.append(f"{'overall':24}{m:8}" + "".join(f"{fmt(row[c]):>18}" for c in cols))
+    for cat, methods in report["by_category"].items():
+        for m, row in methods.items():
+            lines.append(f"{cat[:23]:24}{m:8}" + "".join(f"{fmt(row[c]):>18}" for c in cols))
+    for scope, st in (report.get("dense") or {}).items():
+        lines.append(f"dense leg ({scope}): {st.get('dense')} ({st.get('reason') or st.get('model')})")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="jupymem eval", description="Score retrieval on a gold suite (BM25 alone and hybrid).")
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", required=True, metavar="FILE", help="a gold suite (JSONL: memory and query lines)")
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
+    p.add_argument("--limit", type=int, metavar="N", help="score only the first N queries")
+    p.add_argument("--baseline", action="store_true", help="also score plain FTS5 BM25 (method 'fts')")
+
+
+def run_eval(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return eval_command(args, stdout=stdout, stderr=stderr)
+
+
+def eval_command(args: argparse.Namespace, *, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        suite = load_suite(args.suite, limit=args.limit)
+        methods = ("fts", "bm25", "hybrid") if getattr(args, "baseline", False) else ("bm25", "hybrid")
+        bar = _Bar(err) if err.isatty() else None
+        report = run_suite(suite, methods=methods, encoder=Settings.from_env().encoder, progress=bar)
+    except JupymemError as exc:
+        err.write(f"jupymem: {exc.message}\n")
+        return exc.exit_code
+    if getattr(args, "json", False):
+        out.write(json.dumps(report, sort_keys=False) + "\n")
+    else:
+        out.write(format_report(report) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_eval())

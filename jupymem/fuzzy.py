@@ -1,0 +1,168 @@
+"""Typo-tolerant identifiers and words: ``custmer_id`` finds ``customer_id``.
+
+Notebook memory is full of names: columns, variables, functions, files. People
+mistype them in questions, and BM25 only knows exact tokens, so a query word
+that occurs in no memory is looked up here among the names and words memory
+does use, with rapidfuzz, and replaced by its closest match when the match is
+close enough.
+
+Cheap at 100,000 memories because:
+
+* only query words that occur nowhere in memory are looked up (the lexical
+  plan already knows each word's document frequency), at most a few per query;
+* the vocabulary is built once per process and grown incrementally by row id
+  (memories are never rewritten, so old rows never need a second look);
+* candidates are bucketed by length, and rapidfuzz's C scorers with a score
+  cutoff skip most of a bucket without computing a full distance.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+from .lexical import STOPWORDS, fold, tokens
+
+# Identifier-like: has an inner "_" or ".", mixes letters and digits, or is camelCase.
+# The pattern only matches such tokens, so plain prose costs one C-level scan.
+_CANDIDATE = re.compile(
+    r"[A-Za-z0-9]+(?:[_.][A-Za-z0-9]+)+"
+    r"|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"
+    r"|[A-Za-z]+[0-9][A-Za-z0-9]*"
+    r"|[0-9]+[A-Za-z][A-Za-z0-9]*"
+)
+_CAMEL = re.compile(r"[a-z][A-Z]")
+# Looked-up words shorter than this are left alone: "lod" could be load, log or lot.
+MIN_WORD = 5
+_WORDS = re.compile(r"(?<![^\W_])[^\W\d_]{%d,}(?![^\W_])" % (MIN_WORD - 1))
+MIN_IDENTIFIER = 5
+# Normalized similarity (0..100) needed to accept a correction.
+WORD_CUTOFF = 80.0
+IDENTIFIER_CUTOFF = 80.0
+MAX_LOOKUPS = 4
+
+
+def is_identifier(token: str) -> bool:
+    inner = token.strip("._-")
+    if "_" in inner or ("." in inner and not inner.replace(".", "").isdigit()):
+        return True
+    has_alpha = any(c.isalpha() for c in inner)
+    has_digit = any(c.isdigit() for c in inner)
+    return (has_alpha and has_digit) or bool(_CAMEL.search(inner))
+
+
+def identifiers(text: str) -> list[str]:
+    """Identifier-like names in ``text``, folded, e.g. ``customer_id``, ``01_load.ipynb``."""
+    out: dict[str, None] = {}
+    for m in _CANDIDATE.finditer(text):
+        tok = m.group(0).rstrip(".-")
+        if len(tok) >= MIN_IDENTIFIER and is_identifier(tok):
+            out.setdefault(fold(tok), None)
+    return list(out)
+
+
+class Vocabulary:
+    """The names and words used in one project's memories, grown by row id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rid = 0
+        self._identifiers: dict[int, dict[str, None]] = {}  # by length
+        self._words: dict[int, dict[str, None]] = {}
+        self._lists: dict[tuple[str, int], list[str]] = {}
+
+    def refresh(self, conn: Any) -> None:
+        with self._lock:
+            rows = conn.execute(
+                "SELECT rid, statement, topic FROM memories WHERE rid > ? ORDER BY rid", (self._rid,)
+            ).fetchall()
+            if not rows:
+                return
+            for _, statement, topic in rows:
+                text = f"{statement} {topic}" if topic else statement
+                for ident in identifiers(text):
+                    self._identifiers.setdefault(len(ident), {})[ident] = None
+                for w in set(_WORDS.findall(fold(text))):
+                    self._words.setdefault(len(w), {})[w] = None
+            self._rid = rows[-1][0]
+            self._lists.clear()
+
+    def _bucket(self, kind: str, length: int) -> list[str]:
+        key = (kind, length)
+        got = self._lists.get(key)
+        if got is None:
+            source = self._identifiers if kind == "id" else self._words
+            got = self._lists[key] = list(source.get(length, ()))
+        return got
+
+    def _best(self, kind: str, text: str, cutoff: float) -> str | None:
+        from rapidfuzz import fuzz, process
+
+        slack = 1 if len(text) < 8 else 2
+        best: tuple[float, str] | None = None
+        for length in range(len(text) - slack, len(text) + slack + 1):
+            choices = self._bucket(kind, length)
+            if not choices:
+                continue
+            hit = process.extractOne(text, choices, scorer=fuzz.ratio, score_cutoff=cutoff)
+            if hit and (best is None or hit[1] > best[0] or (hit[1] == best[0] and hit[0] < best[1])):
+                best = (hit[1], hit[0])
+        return best[1] if best else None
+
+    def correct_identifier(self, ident: str) -> str | None:
+        """The closest known identifier to ``ident`` (folded), or None."""
+        ident = fold(ident)
+        with self._lock:
+            if ident in self._identifiers.get(len(ident), {}):
+                return None
+            return self._best("id", ident, IDENTIFIER_CUTOFF)
+
+    def correct_word(self, word: str) -> str | None:
+        if len(word) < MIN_WORD or not word.isalpha() or word in STOPWORDS:
+            return None
+        with self._lock:
+            if word in self._words.get(len(word), {}):
+                return None
+            return self._best("word", word, WORD_CUTOFF)
+
+    def __len__(self) -> int:
+        return sum(map(len, self._identifiers.values())) + sum(map(len, self._words.values()))
+
+
+def corrections(vocab: Vocabulary, query: str, unknown: set[str]) -> dict[str, str]:
+    """Query words that occur in no memory -> the word memory uses instead.
+
+    ``unknown`` holds the query's folded words with document frequency 0. A mistyped
+    identifier is corrected as a whole (``df_slaes`` -> ``df_sales``), so its parts
+    map to the parts of the right name; other unknown words are corrected one by one.
+    """
+    out: dict[str, str] = {}
+    lookups = 0
+    for ident in identifiers(query):
+        parts = tokens(ident)
+        if not any(p in unknown for p in parts):
+            continue
+        if lookups >= MAX_LOOKUPS:
+            break
+        lookups += 1
+        fixed = vocab.correct_identifier(ident)
+        if fixed is None:
+            continue
+        fixed_parts = tokens(fixed)
+        if len(fixed_parts) == len(parts):
+            out.update({p: f for p, f in zip(parts, fixed_parts) if p != f})
+        else:
+            for p in parts:
+                if p in unknown:
+                    near = [f for f in fixed_parts if f not in parts]
+                    if near:
+                        out[p] = near[0]
+    for word in sorted(unknown, key=len, reverse=True):
+        if word in out or lookups >= MAX_LOOKUPS:
+            continue
+        lookups += 1
+        fixed = vocab.correct_word(word)
+        if fixed:
+            out[word] = fixed
+    return out

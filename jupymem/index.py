@@ -1,0 +1,440 @@
+"""The dense index: memory vectors in a sqlite-vec table, kept in step with the memories.
+
+Three pieces, and why each is shaped so:
+
+* ``memory_vectors``, a sqlite-vec ``vec0`` table in the project database, holds one
+  float32 vector per memory row (``rowid`` = ``memories.rid``). It cannot be created by a
+  migration: a connection without the extension cannot even open a ``vec0`` table, and a
+  Python whose ``sqlite3`` cannot load extensions must still read and write memory. So it
+  is created lazily, the first time vectors are written.
+* ``memory_vector_rows``, a plain table, says which memory row has a vector for which model
+  (and under which memory id, since ``rebuild`` may hand a row id to another memory). It
+  is created with the vec table. Anything a vec-less writer added (another process, a
+  build without extensions, an import, a rebuild) is simply a row with no entry here, and
+  the next process that has the extension backfills it; a model change re-embeds
+  everything. Retiring or superseding changes no vector: status is a filter at query time.
+* An in-process copy for search. sqlite-vec 0.1's ``vec0`` scans every vector for a k-NN
+  query (measured: ~50 ms at 100,000 256-d vectors) and is slower still at fetching rows
+  by id, while a notebook prompt must be answered in a few milliseconds. So search runs
+  over a copy loaded once, in the background, from the vec table: float16 rows (2 bytes a
+  dimension) plus their sign bits, scanned by Hamming distance first on large projects and
+  rescored exactly on the few hundred nearest. Vectors are written to SQLite once and never
+  recomputed on the next start.
+
+Writing vectors never happens inside ``remember``: a person's record stays as fast as
+the log allows. New rows are embedded at the next search (a bounded batch inline, the rest
+by a background thread), and until then the lexical leg finds them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import store
+from .models import ACTIVE
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .embed import BackgroundEncoder, Embedder
+
+log = logging.getLogger(__name__)
+
+VEC_TABLE = "memory_vectors"
+MAP_TABLE = "memory_vector_rows"
+META_MODEL = "vector_model"
+META_DIMS = "vector_dimensions"
+
+# Rows embedded per transaction by the backfill (encode outside the lock, write inside).
+BATCH = 512
+# New rows a search embeds itself before answering; more are left to the background.
+INLINE_BUDGET = 64
+# Up to this many rows, dense search scores every row exactly; above, it scores exactly
+# only the rows nearest by Hamming distance on sign bits (RESCORE of them).
+EXACT_MAX = 4096
+RESCORE = 768
+
+
+def vec_route(conn: store.Connection) -> tuple[bool, str]:
+    """Can this connection hold vectors? (ok, reason in words fit for ``status``)."""
+    if conn.vec_loaded:
+        return True, "sqlite-vec loaded"
+    name = getattr(conn.module, "__name__", "sqlite3")
+    if not store.can_load_extensions(conn.module):
+        return False, (
+            f"this Python's {name} cannot load SQLite extensions, so sqlite-vec is unavailable; "
+            "install sqlean.py (pip install sqlean.py) for semantic search"
+        )
+    try:
+        ok = conn.load_vec()
+    except Exception as err:  # the driver's OperationalError: a broken or foreign binary
+        return False, f"sqlite-vec failed to load ({type(err).__name__}: {err})"
+    if not ok:
+        return False, "sqlite-vec is not installed (pip install sqlite-vec)"
+    return True, "sqlite-vec loaded"
+
+
+def embed_text(statement: str, topic: str | None) -> str:
+    return f"{topic}: {statement}" if topic else statement
+
+
+def _has_table(conn: store.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+
+def vector_counts(conn: store.Connection) -> tuple[str | None, int]:
+    """(model, rows with a vector for it) as recorded; readable without the extension."""
+    model = store.get_meta(conn, META_MODEL)
+    if model is None or not _has_table(conn, MAP_TABLE):
+        return model, 0
+    n = conn.execute(f"SELECT count(*) FROM {MAP_TABLE} WHERE model = ?", (model,)).fetchone()[0]
+    return model, n
+
+
+@dataclass
+class _Copy:
+    """The in-process copy: rows in insertion order, with room to grow."""
+
+    dims: int
+    rids: Any  # int64 (capacity,)
+    vecs: Any  # float16 (capacity, dims)
+    bits: Any  # uint64 (capacity, words)
+    size: int = 0
+
+    @classmethod
+    def empty(cls, dims: int, capacity: int = 1024) -> _Copy:
+        import numpy as np
+
+        words = (dims + 63) // 64
+        return cls(
+            dims,
+            np.zeros(capacity, dtype=np.int64),
+            np.zeros((capacity, dims), dtype=np.float16),
+            np.zeros((capacity, words), dtype=np.uint64),
+        )
+
+
+def sign_bits(vectors: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    words = (vectors.shape[1] + 63) // 64
+    packed = np.packbits(vectors > 0, axis=1)
+    pad = words * 8 - packed.shape[1]
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+class DenseIndex:
+    """One project's vectors: the tables, the backfill, and the copy that search reads.
+
+    ``ready`` is true once the copy holds every row that existed when the backfill began;
+    rows recorded later are embedded at the next search (``INLINE_BUDGET`` at a time) or
+    by the backfill thread. Everything here is safe to call from several threads.
+    """
+
+    def __init__(self, conn: store.Connection):
+        self.conn = conn
+        self._lock = threading.RLock()  # the copy: held briefly, by searches too
+        self._sync_lock = threading.Lock()  # embedding and writing: searches never wait on it
+        self._copy: _Copy | None = None
+        self._row: dict[int, int] = {}
+        self._model: str | None = None
+        self._synced_rid = 0  # every row up to this rid has been looked at
+        self._inactive_rev = -1
+        self._inactive: Any = None  # bool mask over copy rows
+        self._thread: threading.Thread | None = None
+        self._backfill_error: str | None = None
+        self.ready = False
+        self.pending = 0
+        self.last_backfill_seconds: float | None = None
+
+    # -- writing --------------------------------------------------------------
+
+    def _ensure_tables(self, embedder: Embedder) -> None:
+        """Create the tables for ``embedder``; a different model or size starts them afresh."""
+        conn = self.conn
+        model = store.get_meta(conn, META_MODEL)
+        dims = store.get_meta(conn, META_DIMS)
+        same = model == embedder.name and dims == str(embedder.dimensions)
+        with store.transaction(conn):
+            if not same or not _has_table(conn, VEC_TABLE):
+                conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+                conn.execute(f"DROP TABLE IF EXISTS {MAP_TABLE}")
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0("
+                    f"embedding float[{int(embedder.dimensions)}] distance_metric=cosine)"
+                )
+                store.set_meta(conn, META_MODEL, embedder.name)
+                store.set_meta(conn, META_DIMS, str(embedder.dimensions))
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {MAP_TABLE} ("
+                "rid INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, model TEXT NOT NULL)"
+            )
+
+    def _pending(self, model: str, after: int, limit: int, *, only_missing: bool) -> list[tuple[Any, ...]]:
+        """Rows after ``after``: (rid, id, statement, topic, stored), stored = has a current vector."""
+        stored = "(v.rid IS NOT NULL AND v.memory_id = m.id AND v.model = ?)"
+        where = f" AND NOT {stored}" if only_missing else ""
+        params: tuple[Any, ...] = (model, after, model, limit) if only_missing else (model, after, limit)
+        return self.conn.execute(
+            f"SELECT m.rid, m.id, m.statement, m.topic, {stored} FROM memories m LEFT JOIN {MAP_TABLE} v"
+            f" ON v.rid = m.rid WHERE m.rid > ?{where} ORDER BY m.rid LIMIT ?",
+            params,
+        ).fetchall()
+
+    def _write(self, embedder: Embedder, rows: Sequence[tuple[Any, ...]]) -> int:
+        """Embed ``rows`` into the copy; store the vectors of those that have none. Returns stored."""
+        import numpy as np
+
+        rows = [r for r in rows if not (r[4] and r[0] in self._row)]
+        if not rows:
+            return 0
+        vectors = embedder.embed_batch([embed_text(r[2], r[3]) for r in rows])
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        store_idx = [i for i, r in enumerate(rows) if not r[4]]  # another process stored the rest
+        if store_idx:
+            rids = [rows[i][0] for i in store_idx]
+            with store.transaction(self.conn):
+                marks = ",".join("?" * len(rids))
+                old = self.conn.execute(f"SELECT rid FROM {MAP_TABLE} WHERE rid IN ({marks})", rids).fetchall()
+                for (rid,) in old:  # a stale vector (rebuild moved the row): vec0 has no upsert
+                    self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rid,))
+                self.conn.executemany(
+                    f"INSERT INTO {VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
+                    [(rows[i][0], vectors[i].tobytes()) for i in store_idx],
+                )
+                self.conn.executemany(
+                    f"INSERT OR REPLACE INTO {MAP_TABLE} (rid, memory_id, model) VALUES (?, ?, ?)",
+                    [(rows[i][0], rows[i][1], embedder.name) for i in store_idx],
+                )
+        self._add([r[0] for r in rows], vectors)
+        return len(store_idx)
+
+    def _drop_dangling(self) -> None:
+        """Forget vectors of rows that left ``memories`` (gc)."""
+        gone = [
+            r[0]
+            for r in self.conn.execute(
+                f"SELECT rid FROM {MAP_TABLE} WHERE rid NOT IN (SELECT rid FROM memories)"
+            ).fetchall()
+        ]
+        if not gone:
+            return
+        with store.transaction(self.conn):
+            for rid in gone:
+                self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rid,))
+                self.conn.execute(f"DELETE FROM {MAP_TABLE} WHERE rid = ?", (rid,))
+
+    def sync(self, embedder: Embedder, *, limit: int | None = None, full: bool = False, wait: bool = True) -> int:
+        """Embed rows that have no vector for ``embedder`` yet; returns how many.
+
+        ``full`` looks at every row (after a rebuild or import, or at first load);
+        otherwise only rows added since the last sync. ``limit`` bounds the work.
+        With ``wait=False`` (a search), nothing happens while another sync runs.
+        """
+        if not self._sync_lock.acquire(blocking=wait):
+            return 0
+        try:
+            if self._model != embedder.name:
+                self._ensure_tables(embedder)
+                self._load(embedder)
+                full = True
+            top = self.conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
+            after = 0 if full else self._synced_rid
+            done = 0
+            while True:
+                take = BATCH if limit is None else min(BATCH, limit - done)
+                if take <= 0:
+                    break
+                rows = self._pending(embedder.name, after, take, only_missing=full)
+                if not rows:
+                    after = max(after, top)
+                    break
+                done += self._write(embedder, rows)
+                after = rows[-1][0]
+            self._synced_rid = max(self._synced_rid, after)
+            if full:
+                self._drop_dangling()
+            return done
+        finally:
+            self._sync_lock.release()
+
+    def behind(self) -> bool:
+        """True when rows were added since the last sync (one indexed lookup)."""
+        row = self.conn.execute("SELECT 1 FROM memories WHERE rid > ? LIMIT 1", (self._synced_rid,)).fetchone()
+        return row is not None
+
+    # -- the in-process copy --------------------------------------------------
+
+    def _load(self, embedder: Embedder) -> None:
+        """Read every stored vector of this model into the copy."""
+        import numpy as np
+
+        dims = embedder.dimensions
+        rows = self.conn.execute(
+            f"SELECT v.rowid, v.embedding FROM {VEC_TABLE} v JOIN {MAP_TABLE} r ON r.rid = v.rowid"
+            " JOIN memories m ON m.rid = r.rid AND m.id = r.memory_id WHERE r.model = ?",
+            (embedder.name,),
+        ).fetchall()
+        copy = _Copy.empty(dims, max(1024, len(rows) * 5 // 4))
+        with self._lock:
+            self._copy, self._row, self._model = copy, {}, embedder.name
+            self._inactive_rev = -1
+        if rows:
+            rids = [r[0] for r in rows]
+            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
+            self._add(rids, vecs)
+        self._synced_rid = 0
+
+    def _add(self, rids: Sequence[int], vectors: np.ndarray) -> None:
+        import numpy as np
+
+        with self._lock:
+            copy = self._copy
+            assert copy is not None
+            new = [i for i, rid in enumerate(rids) if rid not in self._row]
+            need = copy.size + len(new)
+            if need > len(copy.rids):
+                cap = max(need, 2 * len(copy.rids))
+                grown = _Copy.empty(copy.dims, cap)
+                grown.rids[: copy.size] = copy.rids[: copy.size]
+                grown.vecs[: copy.size] = copy.vecs[: copy.size]
+                grown.bits[: copy.size] = copy.bits[: copy.size]
+                grown.size = copy.size
+                self._copy = copy = grown
+            bits = sign_bits(vectors)
+            for i, rid in enumerate(rids):
+                row = self._row.get(rid)
+                if row is None:
+                    row = copy.size
+                    copy.size += 1
+                    self._row[rid] = row
+                    copy.rids[row] = rid
+                copy.vecs[row] = vectors[i].astype(np.float16)
+                copy.bits[row] = bits[i]
+            self._inactive_rev = -1
+
+    def _inactive_mask(self, revision: int) -> Any:
+        import numpy as np
+
+        copy = self._copy
+        assert copy is not None
+        if self._inactive_rev != revision or self._inactive is None or len(self._inactive) < copy.size:
+            mask = np.zeros(copy.size, dtype=bool)
+            for (rid,) in self.conn.execute("SELECT rid FROM memories WHERE status != ?", (ACTIVE,)).fetchall():
+                row = self._row.get(rid)
+                if row is not None and row < copy.size:
+                    mask[row] = True
+            self._inactive, self._inactive_rev = mask, revision
+        return self._inactive
+
+    # -- searching ------------------------------------------------------------
+
+    def nearest(self, query: np.ndarray, k: int, *, revision: int, include_inactive: bool) -> list[tuple[int, float]]:
+        """The ``k`` rows nearest ``query`` (a unit vector): [(rid, cosine)], best first."""
+        import numpy as np
+
+        with self._lock:
+            copy = self._copy
+            if copy is None or copy.size == 0:
+                return []
+            n = copy.size
+            q = np.asarray(query, dtype=np.float32).reshape(-1)
+            if n <= EXACT_MAX:
+                rows = np.arange(n)
+            else:
+                qbits = sign_bits(q[None, :])[0]
+                x = np.bitwise_count(copy.bits[:n] ^ qbits)
+                distance = x.sum(axis=1, dtype=np.uint16) if x.shape[1] > 4 else sum(x[:, j] for j in range(x.shape[1]))
+                rows = np.argpartition(distance, RESCORE)[:RESCORE]
+            sims = copy.vecs[rows].astype(np.float32) @ q
+            if not include_inactive:
+                sims = np.where(self._inactive_mask(revision)[rows], -2.0, sims)
+            take = min(k, len(rows))
+            top = np.argpartition(-sims, take - 1)[:take]
+            top = top[np.argsort(-sims[top], kind="stable")]
+            return [(int(copy.rids[rows[i]]), float(sims[i])) for i in top if sims[i] > -2.0]
+
+    def cosines(self, query: np.ndarray, rids: Sequence[int]) -> dict[int, float]:
+        import numpy as np
+
+        with self._lock:
+            copy = self._copy
+            if copy is None:
+                return {}
+            known = [(rid, self._row[rid]) for rid in rids if rid in self._row]
+            if not known:
+                return {}
+            rows = np.array([r for _, r in known])
+            sims = copy.vecs[rows].astype(np.float32) @ np.asarray(query, dtype=np.float32).reshape(-1)
+            return {rid: float(s) for (rid, _), s in zip(known, sims)}
+
+    @property
+    def size(self) -> int:
+        copy = self._copy
+        return copy.size if copy is not None else 0
+
+    # -- background -----------------------------------------------------------
+
+    def start_backfill(self, embedder: Embedder, *, full: bool = False) -> None:
+        """Load the copy and embed every missing row in a daemon thread (once at a time)."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._thread = threading.Thread(
+                target=self._backfill, args=(embedder, full), name="jupymem-vectors", daemon=True
+            )
+            self._thread.start()
+
+    def _backfill(self, embedder: Embedder, full: bool) -> None:
+        started = time.perf_counter()
+        try:
+            self.sync(embedder, full=full or not self.ready)
+            self._backfill_error = None
+            self.ready = True
+        except Exception as err:  # a background thread reports instead of dying silently
+            self._backfill_error = f"{type(err).__name__}: {err}"
+            log.warning("jupymem: embedding memories failed: %s", self._backfill_error)
+        finally:
+            self.last_backfill_seconds = time.perf_counter() - started
+
+    def wait(self, timeout: float | None = None) -> bool:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return self.ready
+
+    @property
+    def error(self) -> str | None:
+        return self._backfill_error
+
+    def reset(self) -> None:
+        """Forget the copy (after ``rebuild``): the next sync looks at every row again."""
+        with self._sync_lock, self._lock:
+            self._copy, self._row, self._model = None, {}, None
+            self._synced_rid = 0
+            self.ready = False
+
+
+# -- one encoder per process and model ------------------------------------------
+
+_encoders: dict[str | None, BackgroundEncoder] = {}
+_encoders_lock = threading.Lock()
+
+
+def shared_encoder(spec: str | None) -> BackgroundEncoder:
+    """The process's ``BackgroundEncoder`` for a ``JUPYMEM_ENCODER`` value (not started)."""
+    from .embed import BackgroundEncoder
+
+    key = spec.strip() if spec and spec.strip() else None
+    with _encoders_lock:
+        enc = _encoders.get(key)
+        if enc is None:
+            enc = _encoders[key] = BackgroundEncoder(key)
+        return enc
