@@ -345,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--all", action="store_true", help="include retired and superseded memories")
     p.add_argument("--kind", choices=KINDS)
-    p = add("block", cmd_block, "print the <project_memory> block exactly as assistants receive it")
+    p = add("block", cmd_block, "print the <project_memory> block byte for byte as assistants receive it "
+                                "(a newline is added only on a terminal)")
     p.add_argument("--cap", type=int, help="cap in UTF-8 bytes (default: JUPYMEM_BLOCK_CAP or 4000)")
     p = add("list", cmd_list, "list memories by kind, in block order")
     p.add_argument("--kind", choices=KINDS)
