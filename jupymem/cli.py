@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         ctx = Context(args, sys.stdout)
         return args.func(ctx)
     except JupymemError as exc:  # the one place errors become messages and exit codes
-        sys.stderr.write(f"jupymem: {exc.message}\n")
+        sys.stderr.write(f"jupymem: {' '.join(exc.message.split())}\n")  # always one line
         return exc.exit_code
     except BrokenPipeError:  # `jupymem export | head`: the reader left, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
