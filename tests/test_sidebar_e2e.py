@@ -92,6 +92,11 @@ def lab(tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
     (repo / "nb").mkdir()
     (repo / "nb" / "analysis.ipynb").write_text(notebook_json([f"cell-{i}" for i in range(40)] + ["cell-42"]))
 
+    other = make_repo(root / "other")
+    (other / "x.ipynb").write_text(notebook_json(["only"]))
+    (root / "plain").mkdir()
+    (root / "plain" / "notes.md").write_text("# not in git\n")
+
     # The labextension directory must be named after the package for JupyterLab to serve it.
     labext = tmp_path / "labextensions"
     labext.mkdir()
@@ -292,6 +297,25 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             expect(sidebar.locator(f'[data-memory-id="{outside.id}"]')).to_be_visible()
             page.screenshot(path=str(ARTIFACTS / "lab.png"))
             sidebar.screenshot(path=str(ARTIFACTS / "sidebar.png"))
+
+            # A repository without memory: said plainly, nothing created until Init.
+            other = lab.repo.parent / "other"
+            page.goto(f"{lab.url}/lab/tree/other/x.ipynb?token={TOKEN}")
+            tab.wait_for(timeout=60_000)
+            if not sidebar.is_visible():
+                tab.click()
+            expect(sidebar).to_contain_text("other has no memory yet", timeout=30_000)
+            assert project_of(other) is None
+            sidebar.get_by_role("button", name="Init memory").click()
+            expect(sidebar.locator(".jp-jupymem-repo")).to_have_text("other", timeout=10_000)
+            assert project_of(other) is not None
+
+            # Outside git.
+            page.goto(f"{lab.url}/lab/tree/plain/notes.md?token={TOKEN}")
+            tab.wait_for(timeout=60_000)
+            if not sidebar.is_visible():
+                tab.click()
+            expect(sidebar).to_contain_text("not inside a git repository", timeout=30_000)
             assert not [e for e in errors if "jupymem" in e.lower()], errors
         finally:
             browser.close()
