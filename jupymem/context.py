@@ -128,7 +128,7 @@ def retrieved_section(project: Project, block: Block, prompt: str) -> str:
     """Best matches for ``prompt`` among the memories the block left out ("" if none)."""
     if block.omitted <= 0 or not (prompt or "").strip():
         return ""
-    result = project.search(prompt, limit=2 * RETRIEVED + 2)
+    result = project.search(prompt, limit=2 * RETRIEVED)
     if result.abstained:
         return ""
     in_block = set(block.text.split("\n"))
