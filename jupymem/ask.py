@@ -216,12 +216,12 @@ class _Stream:
             self.last = now
 
     def _show(self) -> None:
-        from IPython.display import Markdown, display
+        from IPython.display import display
 
         if self.handle is None:
-            self.handle = display(Markdown(self.text), display_id=True)
+            self.handle = display(_Answer(self.text), display_id=True)
         else:
-            self.handle.update(Markdown(self.text))
+            self.handle.update(_Answer(self.text))
 
     def finish(self, footer: str = "") -> None:
         if footer:
@@ -233,6 +233,19 @@ class _Stream:
         elif self.text:
             sys.stdout.write("\n")
             sys.stdout.flush()
+
+
+class _Answer:
+    """Markdown for notebooks, the same text for plain-text front ends and exports."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 def _footer(turn: Turn) -> str:

@@ -99,6 +99,9 @@ def complete(
     and in tests ``mock_response``).
     """
     litellm = load()
+    # A provider that does not take a parameter (tool_choice, temperature ...) gets the
+    # request without it instead of failing it.
+    kw.setdefault("drop_params", True)
     params: dict[str, Any] = {"model": model, "messages": list(messages), "stream": stream, **kw}
     if tools:
         params["tools"] = list(tools)

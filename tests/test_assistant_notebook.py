@@ -57,6 +57,7 @@ def test_assistant_notebook_runs_against_the_fake_model(repo: Path, monkeypatch:
 
     ask_cells = [c for c in nb.cells if c.source.startswith("%%ask")]
     assert ANSWER in _markdown(ask_cells[0])
+    assert ANSWER in ask_cells[0].outputs[-1]["data"]["text/plain"]  # readable in exports too
     assert "remembered constraint" in _markdown(ask_cells[1])
     context_cell = next(c for c in nb.cells if c.source.strip() == "print(jupymem_context)")
     assert _text(context_cell) == proj.block().text + "\n"
