@@ -21,6 +21,7 @@ import sys, jupymem
 proj = jupymem.init(sys.argv[1])
 tag = sys.argv[2]
 print("ready", flush=True)
+sys.stdin.readline()  # start together
 for i in range(200):
     proj.remember(f"writer {tag} records statement number {i} about column col_{i}", kind="fact")
 """
@@ -41,8 +42,8 @@ while True:
 
 def spawn(code: str, *args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, text=True)
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, text=True)
 
 
 def orphans(proj) -> int:
@@ -56,6 +57,11 @@ def orphans(proj) -> int:
 def test_two_processes_recording_at_once_lose_nothing(repo: Path) -> None:
     # Neither has initialized the repository: they also race on the registry.
     procs = [spawn(WRITER, str(repo), tag) for tag in ("a", "b")]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
     for p in procs:
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
