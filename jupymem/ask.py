@@ -23,6 +23,7 @@ imported on the first ``%%ask`` (``llm.load``), not when the extension loads.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -324,12 +325,17 @@ class AskMagics(Magics):
 
 
 class _ContextState:
-    """Per shell: what ``jupymem_context`` was computed from, so refreshing it
-    costs a stat and one indexed query when nothing changed."""
+    """Per shell: what ``jupymem_context`` was computed from. A cell where nothing
+    changed costs a few environment lookups, one stat of the registry and one
+    indexed query (tens of microseconds)."""
+
+    _ENV = ("JPY_SESSION_NAME", "JUPYMEM_HOME", "JUPYMEM_BLOCK_CAP")
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
-        self.where: tuple[Any, ...] | None = None
+        self.inputs: tuple[Any, ...] | None = None  # raw inputs that decide the path and settings
+        self.registry = ""  # the registry file those settings point at
+        self.stamp: int | None = None
         self.project: Any = None
         self.revision: Any = object()
 
@@ -340,27 +346,33 @@ class _ContextState:
             log.warning("jupymem: could not refresh %s: %s", CONTEXT_VARIABLE, exc)
 
     def refresh(self) -> None:
-        from .magics import current_path
-        from .registry import registry_path
-
-        settings = Settings.from_env()
-        path = current_path(self.shell)
+        inputs = (os.getcwd(), self.shell.user_ns.get("__session__"), *map(os.environ.get, self._ENV))
         try:
-            stamp = registry_path(settings.home).stat().st_mtime_ns
+            stamp: int | None = os.stat(self.registry).st_mtime_ns if self.registry else None
         except OSError:
             stamp = None
-        where = (str(path), str(settings.home), stamp, settings.block_cap)
-        if where != self.where:
-            from .project import find_project
-
-            self.project = find_project(path, settings)
-            self.where = where
-            self.revision = object()
+        if inputs != self.inputs or stamp != self.stamp:
+            self._locate()
         revision = self.project.revision() if self.project is not None else None
         if revision == self.revision and CONTEXT_VARIABLE in self.shell.user_ns:
             return
         self.shell.user_ns[CONTEXT_VARIABLE] = self.project.block().text if self.project is not None else ""
         self.revision = revision
+
+    def _locate(self) -> None:
+        from .magics import current_path
+        from .project import find_project
+        from .registry import registry_path
+
+        settings = Settings.from_env()
+        self.inputs = (os.getcwd(), self.shell.user_ns.get("__session__"), *map(os.environ.get, self._ENV))
+        self.registry = str(registry_path(settings.home))
+        try:
+            self.stamp = os.stat(self.registry).st_mtime_ns
+        except OSError:
+            self.stamp = None
+        self.project = find_project(current_path(self.shell), settings)
+        self.revision = object()
 
 
 _context_states: dict[int, _ContextState] = {}
