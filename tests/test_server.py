@@ -59,14 +59,6 @@ def fetch(jp_fetch: Any) -> Any:
     return call
 
 
-def project_of(path: Path) -> jupymem.Project | None:
-    """``jupymem.project(path)``; called through the core module because importing
-    ``jupymem.project`` (the module) shadows the package's ``project`` function."""
-    from jupymem.project import find_project
-
-    return find_project(path, jupymem.Settings.from_env())
-
-
 def home_files(home: Path) -> list[Path]:
     return sorted(p for p in home.rglob("*")) if home.exists() else []
 
@@ -162,7 +154,7 @@ async def test_reads_on_a_repository_without_memory_create_nothing(
         assert err["error"] == "no_memory"
         assert "no memory" in err["message"]
     assert home_files(jupymem_home) == []
-    assert project_of(served_repo) is None
+    assert jupymem.project(served_repo) is None
 
 
 async def test_outside_git(fetch: Any, root: Path, jupymem_home: Path) -> None:
@@ -194,7 +186,7 @@ async def test_paths_outside_the_root_are_refused(fetch: Any, root: Path, tmp_pa
         assert code == 403 and err["error"] == "path_outside_root"
         code, err = await fetch("memories", method="POST", body={"path": bad, "statement": "Injected"})
         assert code == 403 and err["error"] == "path_outside_root"
-    assert [m.statement for m in project_of(outside).list()] == ["A secret plan lives here"]
+    assert [m.statement for m in jupymem.project(outside).list()] == ["A secret plan lives here"]
     code, err = await fetch("status", params={"path": "no/such/notebook.ipynb"})
     assert code == 404 and err["error"] == "path_not_found"
 
@@ -218,7 +210,7 @@ async def test_bad_json_and_oversized_bodies(fetch: Any, served_repo: Path, jupy
     assert code == 400 and err["error"] == "bad_request"
     code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": "   "})
     assert code == 400 and err["error"] == "invalid_statement"
-    assert project_of(served_repo) is None
+    assert jupymem.project(served_repo) is None
 
 
 async def test_secrets_are_refused(fetch: Any, served_repo: Path) -> None:
@@ -227,7 +219,7 @@ async def test_secrets_are_refused(fetch: Any, served_repo: Path) -> None:
     assert code == 400
     assert err["error"] == "secret_refused"
     assert key not in err["message"]
-    proj = project_of(served_repo)
+    proj = jupymem.project(served_repo)
     assert proj is None or proj.list() == []
 
 
@@ -238,7 +230,7 @@ async def test_record_read_and_curate(fetch: Any, served_repo: Path, jupymem_hom
     nb = "proj/nb/analysis.ipynb"
     code, status = await fetch("init", method="POST", body={"path": nb})
     assert code == 200 and status["memory"] is True and status["revision"] == 0
-    proj = project_of(served_repo)
+    proj = jupymem.project(served_repo)
     assert proj is not None
 
     code, m = await fetch(

@@ -46,12 +46,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def project_of(path: Path) -> jupymem.Project | None:
-    from jupymem.project import find_project
-
-    return find_project(path, jupymem.Settings.from_env())
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -192,7 +186,7 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     ids = seed(lab.repo)
-    proj = project_of(lab.repo)
+    proj = jupymem.project(lab.repo)
     assert proj is not None
     ARTIFACTS.mkdir(exist_ok=True)
 
@@ -305,10 +299,10 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             if not sidebar.is_visible():
                 tab.click()
             expect(sidebar).to_contain_text("other has no memory yet", timeout=30_000)
-            assert project_of(other) is None
+            assert jupymem.project(other) is None
             sidebar.get_by_role("button", name="Init memory").click()
             expect(sidebar.locator(".jp-jupymem-repo")).to_have_text("other", timeout=10_000)
-            assert project_of(other) is not None
+            assert jupymem.project(other) is not None
 
             # Outside git.
             page.goto(f"{lab.url}/lab/tree/plain/notes.md?token={TOKEN}")
