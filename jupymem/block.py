@@ -112,7 +112,7 @@ def build_block(memories: Sequence[Memory], cap: int) -> Block:
 
 def assemble(entries: Sequence[Entry], cap: int) -> Block:
     """The block from rendered entries (any order): the one place its bytes are decided."""
-    ordered = sorted(entries, key=lambda e: e.key)
+    ordered = sorted(entries)  # by key first: kind, time, id (unique, so nothing else is compared)
     head_len = len(f'<project_memory trust="untrusted" revision="{"0" * _REV_LEN}">\n'.encode())
     fixed = head_len + len(PREAMBLE.encode()) + 1 + len(CLOSE.encode())
     if fixed + sum(e.size for e in ordered) <= cap:
