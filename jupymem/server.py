@@ -6,6 +6,26 @@ never outside it), calls the one core API (``jupymem.project`` /
 ``jupymem.init`` and ``Project``) in a worker thread so SQLite never blocks
 the event loop, and returns the models' ``to_dict()`` shapes as JSON.
 
+Routes (``path`` is a query parameter on GET and a body field on POST):
+
+=====================================  ==============================================
+``GET  status``                        ``jupymem.status()`` + ``root_path``,
+                                       ``server_root_in_repo`` (for notebook links)
+``POST init``                          binds the repository; answers like ``status``
+``GET  memories?q&kind&all&limit``     ``SearchResult`` when ``q`` is given, else a
+``     &offset``                       page ``{memories, total, offset, revision}``
+``POST memories``                      records (initializes on the first record);
+                                       body: statement, kind, topic, evidence,
+                                       supersedes, recorder, quote, cell_id
+``GET  memories/{id}``                 ``{memory, history}``
+``POST memories/{id}/confirm``         the confirmed ``Memory``
+``POST memories/{id}/supersede``       the new ``Memory`` (body as for recording)
+``POST memories/{id}/retire``          the retired ``Memory`` (body: reason)
+``GET  evidence?session&limit``        ``{evidence: [Evidence]}`` (staged failures)
+``POST evidence/{handle}/keep``        a ``Memory`` citing the failure
+``GET  block?cap``                     ``Block``
+=====================================  ==============================================
+
 Errors are translated in one place (``_json_errors``): every ``JupymemError``,
 including the REST-only ones defined here, becomes
 ``{"error": code, "message": ...}`` with its ``http_status``. Reading never
