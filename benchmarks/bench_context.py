@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -70,12 +71,13 @@ def main() -> None:
         prompts = [prompt_question(rng) if i % 2 == 0 else short_query(rng) for i in range(args.prompts)]
 
         build_context(proj, prompts[0], evidence=evidence, conversation=conv)  # warm the caches once
-        warm, sizes, retrieved = [], [], 0
+        warm, cpu, sizes, retrieved = [], [], [], 0
         for p in prompts:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ctx = build_context(proj, p, evidence=evidence, conversation=conv, full=True)
             text = ctx.system_prompt
             warm.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
             sizes.append(len(text.encode()))
             retrieved += bool(ctx.retrieved)
 
@@ -109,6 +111,9 @@ def main() -> None:
             "memories": args.memories,
             "block": {"bytes": proj.block().bytes, "shown": proj.block().shown, "omitted": proj.block().omitted},
             "context_build": summary(warm),
+            # CPU time of this process: what the build costs when the machine is not busy elsewhere.
+            "context_build_cpu": summary(cpu),
+            "load_average": round(os.getloadavg()[0], 2),
             "context_build_after_memory_changed": summary(changed),
             "legs_p50_ms": {name: summary(ms)["p50_ms"] for name, ms in legs.items()},
             "jupymem_context_api": summary(public),
