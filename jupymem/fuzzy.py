@@ -24,14 +24,9 @@ from typing import Any
 
 from .lexical import STOPWORDS, fold, tokens
 
-# Identifier-like: has an inner "_" or ".", mixes letters and digits, or is camelCase.
-# The pattern only matches such tokens, so plain prose costs one C-level scan.
-_CANDIDATE = re.compile(
-    r"[A-Za-z0-9]+(?:[_.][A-Za-z0-9]+)+"
-    r"|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"
-    r"|[A-Za-z]+[0-9][A-Za-z0-9]*"
-    r"|[0-9]+[A-Za-z][A-Za-z0-9]*"
-)
+# Word-ish tokens (linear, no backtracking); is_identifier() then keeps the names.
+_CANDIDATE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+MAX_IDENTIFIER = 80
 _CAMEL = re.compile(r"[a-z][A-Z]")
 # Looked-up words shorter than this are left alone: "lod" could be load, log or lot.
 MIN_WORD = 5
@@ -55,9 +50,13 @@ def is_identifier(token: str) -> bool:
 def identifiers(text: str) -> list[str]:
     """Identifier-like names in ``text``, folded, e.g. ``customer_id``, ``01_load.ipynb``."""
     out: dict[str, None] = {}
-    for m in _CANDIDATE.finditer(text):
-        tok = m.group(0).rstrip(".-")
-        if len(tok) >= MIN_IDENTIFIER and is_identifier(tok):
+    for tok in _CANDIDATE.findall(text):
+        tok = tok.rstrip("._-")
+        if not MIN_IDENTIFIER <= len(tok) <= MAX_IDENTIFIER:
+            continue
+        if tok.isalpha() and (tok.islower() or tok.isupper() or tok.istitle()):
+            continue  # a plain word: the common case, decided without a regex
+        if is_identifier(tok):
             out.setdefault(fold(tok), None)
     return list(out)
 

@@ -23,6 +23,7 @@ write "joined" for "joins" and ``customerId`` for "customer id":
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -156,7 +157,17 @@ class QueryPlan:
         return " OR ".join(t.fts for t in self.selected)
 
     def weight(self, term: Term) -> float:
-        return idf(min(self.df.get(term.key, 0), self.n_docs), self.n_docs)
+        return self.weights[term.key]
+
+    @functools.cached_property
+    def weights(self) -> dict[str, float]:
+        return {t.key: idf(min(self.df.get(t.key, 0), self.n_docs), self.n_docs) for t in self.terms}
+
+    @functools.cached_property
+    def total_weight(self) -> float:
+        """The query's weight: its MAX_TERMS heaviest terms, so a long prompt is judged
+        on what it is about, not on its length."""
+        return sum(sorted(self.weights.values(), reverse=True)[:MAX_TERMS])
 
     @property
     def words(self) -> tuple[str, ...]:

@@ -32,6 +32,8 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         "staged": 0,
         "block": None,
         "database": None,
+        # Which search legs answer, and why the dense one does not (Project.dense_status).
+        "retrieval": None,
         "home": str(settings.home),
     }
     root = registry.find_git_root(path)
@@ -74,5 +76,6 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         block={"bytes": blk.bytes, "cap": blk.cap, "shown": blk.shown, "omitted": blk.omitted, "revision": blk.revision},
         database=str(proj.database),
         message=f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes.",
+        retrieval=proj.dense_status(),
     )
     return out

@@ -1,0 +1,221 @@
+"""The lexical and fuzzy legs, abstention and the full record, through Project.search.
+
+The dense leg is off here (conftest sets JUPYMEM_ENCODER=none); tests/test_dense.py
+covers it. Every project is a real database in a temporary JUPYMEM_HOME.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jupymem import fuzzy, lexical, retrieve
+from jupymem.config import Settings
+from jupymem.project import Project, init_project
+
+MEMORIES = [
+    ("Join the subscriptions table to events on customer_id and account_region.", "constraint"),
+    ("Merging df_sales with df_customers duplicated rows; aggregate df_sales by invoice first.", "failure"),
+    ("Run 01_load.ipynb before 02_features.ipynb; each writes to data/interim.", "procedure"),
+    ("The events parquet dataset is partitioned by event_date and region.", "fact"),
+    ("Plots use the team palette and always label the y axis with units.", "preference"),
+    ("We evaluate the churn model with PR-AUC because only four percent of customers churn.", "decision"),
+    ("The warehouse stores every timestamp in UTC; the app export uses local device time.", "fact"),
+    ("Book the two shared A10 GPUs in the calendar before any run longer than an hour.", "constraint"),
+    ("The customerId field in the mobile payload is the same key as customer_id in the warehouse.", "fact"),
+]
+
+
+@pytest.fixture
+def project(repo, settings: Settings) -> Project:
+    proj = init_project(repo, settings)
+    proj.remember_many({"statement": s, "kind": k} for s, k in MEMORIES)
+    return proj
+
+
+def _ids(result) -> list[str]:
+    return [h.memory.statement for h in result.hits]
+
+
+# -- any text is a query ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "", "   ", "AND OR NOT", '"unbalanced quote', "NEAR(a b, 3)", "col:value", "*", "a* OR b*",
+        "(((", "^start", "-- DROP TABLE memories;", "\x00\x01 binary", "émoji 🎉 ünïcödé", "日本語のクエリ",
+        "x" * 30_000, "customer_id" * 500, "{}[]<>!@#$%&", "0.5e10 3.14",
+    ],
+)
+def test_any_text_is_a_valid_query(project: Project, query: str) -> None:
+    for mode in retrieve.MODES:
+        result = project.search(query, mode=mode)
+        assert result.status in ("ok", "abstained")
+        if result.abstained:
+            assert result.reason
+
+
+def test_a_non_string_query_abstains_instead_of_raising(project: Project) -> None:
+    assert project.search(None).abstained  # type: ignore[arg-type]
+
+
+def test_an_unknown_mode_is_a_clear_error(project: Project) -> None:
+    from jupymem.errors import InvalidStatement
+
+    with pytest.raises(InvalidStatement, match="mode"):
+        project.search("events", mode="semantic")
+
+
+def test_at_most_twelve_terms_reach_fts(project: Project) -> None:
+    prompt = " ".join(f"word{i}" for i in range(40)) + " events parquet partitioned region timestamp"
+    plan = lexical.plan(project.conn, prompt, 9)
+    assert len(plan.terms) > lexical.MAX_TERMS
+    assert len(plan.selected) <= lexical.MAX_TERMS
+    assert plan.match.count(" OR ") == len(plan.selected) - 1
+
+
+def test_common_terms_are_dropped_on_large_projects(repo, settings: Settings) -> None:
+    proj = init_project(repo, settings)
+    n = lexical.LARGE_PROJECT + 50
+    proj.remember_many({"statement": f"Notebook cell {i} reads the table number {i}", "kind": "note"} for i in range(n))
+    proj.remember("The quarterly churn cohort uses snapshot Sundays", kind="decision")
+    plan = lexical.plan(proj.conn, "which table does the notebook cell for the churn cohort read", proj._n_docs(proj.revision()))
+    keys = {t.key for t in plan.selected}
+    assert "churn" in keys and "cohort" in keys
+    assert not keys & {"notebook", "cell", "tabl", "table", "read"}  # in every memory: dropped
+    result = proj.search("which table does the notebook cell for the churn cohort read")
+    assert result.hits[0].memory.statement.startswith("The quarterly churn cohort")
+
+
+# -- better lexical matching ---------------------------------------------------------
+
+
+def test_stems_match_other_inflections(project: Project) -> None:
+    assert "partitioned by event_date" in _ids(project.search("how are the events partitions laid out"))[0]
+    assert "Merging df_sales" in _ids(project.search("merged sales duplicates"))[0]
+
+
+def test_the_fts_mode_is_plain_bm25_without_stems(project: Project) -> None:
+    assert project.search("partitions", mode="fts").abstained
+    assert not project.search("partitions", mode="lexical").abstained
+
+
+def test_stem_is_light_and_never_empty() -> None:
+    assert lexical.stem("partitions") == "partition"
+    assert lexical.stem("partitioned") == "partition"
+    assert lexical.stem("joining") == "join"
+    assert lexical.stem("queries") == "query"
+    assert lexical.stem("class") == "class"
+    assert lexical.stem("id") == "id"
+    assert lexical.stem("12345") == "12345"
+
+
+def test_camel_case_identifiers_are_split(project: Project) -> None:
+    assert lexical.split_identifiers("the customerId and HTTPServer and snake_case") == ["customer", "id", "http", "server"]
+    statements = _ids(project.search("accountRegion"))
+    assert statements and "account_region" in statements[0]
+
+
+# -- fuzzy identifiers ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typo", "expected"),
+    [
+        ("custmer_id", "customer_id"),
+        ("df_slaes", "Merging df_sales"),
+        ("01_lod.ipynb", "01_load.ipynb"),
+        ("what does 01_lod.ipynb write", "01_load.ipynb"),
+        ("evnts partitoned", "partitioned by event_date"),
+    ],
+)
+def test_mistyped_identifiers_find_the_right_memory(project: Project, typo: str, expected: str) -> None:
+    result = project.search(typo)
+    assert not result.abstained, typo
+    assert expected in result.hits[0].memory.statement
+    assert "fuzzy" in result.hits[0].legs
+
+
+def test_plain_bm25_does_not_find_them(project: Project) -> None:
+    assert project.search("custmer_id", mode="fts").abstained or "customer_id" not in _ids(
+        project.search("custmer_id", mode="fts")
+    )[0]
+
+
+def test_identifier_extraction() -> None:
+    found = fuzzy.identifiers("Join df_sales on customer_id in 01_load.ipynb; userId, utf8, 3.14 and e.g. plain words")
+    assert found == ["df_sales", "customer_id", "01_load.ipynb", "userid"]
+
+
+def test_the_vocabulary_grows_with_memory(project: Project) -> None:
+    vocab = fuzzy.Vocabulary()
+    vocab.refresh(project.conn)
+    assert vocab.correct_identifier("df_revnue") is None
+    project.remember("df_revenue holds net revenue per invoice line", kind="fact")
+    vocab.refresh(project.conn)
+    assert vocab.correct_identifier("df_revnue") == "df_revenue"
+    assert vocab.correct_identifier("df_revenue") is None  # known names are not corrected
+
+
+def test_short_or_unrelated_words_are_not_corrected(project: Project) -> None:
+    vocab = fuzzy.Vocabulary()
+    vocab.refresh(project.conn)
+    assert vocab.correct_word("lod") is None
+    assert fuzzy.corrections(vocab, "kubernetes namespace", {"kubernetes", "namespace"}) == {}
+
+
+# -- abstention and the full record ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What is the Kubernetes namespace of the serving deployment?",
+        "Who approves vacation requests in December?",
+        "How do I configure the office VPN from home?",
+    ],
+)
+def test_unrelated_questions_abstain(project: Project, query: str) -> None:
+    result = project.search(query)
+    assert result.abstained and not result.hits and result.reason
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("which metric do we use for the churn model", "PR-AUC"),
+        ("timestamp time zone in the warehouse", "UTC"),
+        ("GPU booking", "A10 GPUs"),
+    ],
+)
+def test_real_matches_do_not_abstain(project: Project, query: str, expected: str) -> None:
+    result = project.search(query)
+    assert not result.abstained
+    assert expected in result.hits[0].memory.statement
+
+
+def test_a_clear_winner_comes_back_whole(project: Project) -> None:
+    result = project.search("team palette y axis units")
+    assert result.full is not None and "team palette" in result.full.statement
+
+
+def test_no_full_record_when_two_memories_tie(repo, settings: Settings) -> None:
+    proj = init_project(repo, settings)
+    proj.remember_many(
+        [{"statement": "The weekly churn export goes to the CRM bucket", "kind": "fact"},
+         {"statement": "The weekly churn export goes to the finance bucket", "kind": "fact"}]
+    )
+    result = proj.search("weekly churn export bucket")
+    assert len(result.hits) == 2 and result.full is None
+
+
+def test_retired_and_superseded_memories_leave_results_unless_asked(project: Project) -> None:
+    old = project.search("GPU booking").hits[0].memory
+    project.retire(old.id, reason="quota changed")
+    assert all(h.memory.id != old.id for h in project.search("GPU booking A10").hits)
+    assert project.search("GPU booking A10", include_inactive=True).hits[0].memory.id == old.id
+
+
+def test_kinds_filter(project: Project) -> None:
+    result = project.search("customer_id", kinds=["fact"])
+    assert result.hits and all(h.memory.kind == "fact" for h in result.hits)
