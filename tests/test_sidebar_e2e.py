@@ -220,6 +220,7 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             results = sidebar.locator(".jp-jupymem-results")
             expect(results.locator(".jp-jupymem-row").first).to_contain_text("Revenue is reported in EUR", timeout=10_000)
             assert proj.search("revenue reported in EUR").hits[0].memory.id == ids["supported"]
+            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-search.png"))
             box.fill("kubernetes ingress annotations")
             expect(sidebar.locator(".jp-jupymem-abstained")).to_contain_text("Abstained", timeout=10_000)
 
@@ -291,6 +292,20 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             expect(sidebar.locator(f'[data-memory-id="{outside.id}"]')).to_be_visible()
             page.screenshot(path=str(ARTIFACTS / "lab.png"))
             sidebar.screenshot(path=str(ARTIFACTS / "sidebar.png"))
+
+            # XSRF: the browser's login cookie reads, but a write without the XSRF
+            # header (what a forged cross-site form would send) is refused.
+            xsrf_probe = """async (withHeader) => {
+                const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
+                const read = await fetch('/jupymem/api/status?path=proj');
+                const headers = withHeader ? {'X-XSRFToken': decodeURIComponent(xsrf)} : {};
+                const write = await fetch('/jupymem/api/memories', {method: 'POST', headers,
+                    body: JSON.stringify({path: 'proj', statement: 'Written with the login cookie'})});
+                return [read.status, write.status];
+            }"""
+            assert page.evaluate(xsrf_probe, False) == [200, 403]
+            assert not [m for m in proj.list() if m.statement == "Written with the login cookie"]
+            assert page.evaluate(xsrf_probe, True) == [200, 201]
 
             # A repository without memory: said plainly, nothing created until Init.
             other = lab.repo.parent / "other"

@@ -91,7 +91,11 @@ export function MemoryRow(props: { memory: IMemory; onOpen: (id: string) => void
         <span className="jp-jupymem-row-meta">
           {props.showKind && <span className={`jp-jupymem-kind jp-jupymem-kind-${m.kind}`}>{m.kind}</span>}
           <Badges memory={m} />
-          {props.score !== undefined && <span className="jp-jupymem-score">{props.score.toFixed(2)}</span>}
+          {props.score !== undefined && props.score > 0 && (
+            <span className="jp-jupymem-score" title="relevance">
+              {props.score.toFixed(2)}
+            </span>
+          )}
         </span>
         <span className="jp-jupymem-statement">{m.statement}</span>
       </button>
