@@ -19,6 +19,8 @@ the result to ``render``. Decisions worth knowing:
   when the registry is corrupt (and prints the ``jupymem doctor`` hint).
 * ``-`` as the statement (``remember``, ``supersede``), the query or the
   import file reads standard input; a statement must be UTF-8.
+* ``eval`` and ``bench`` are the evaluation faces (``evaluate.py``, ``bench.py``),
+  mounted here with their own options.
 * Exit codes: 0 ok, 1 a failed check, 2 a usage or input error. Every
   ``JupymemError`` is translated in one place (``main``) into one line on
   stderr, ``jupymem: <message>``, and its ``exit_code``.
@@ -312,6 +314,18 @@ def cmd_doctor(ctx: Context) -> int:
     return 0
 
 
+def cmd_eval(ctx: Context) -> int:
+    from .evaluate import eval_command
+
+    return eval_command(ctx.args, stdout=ctx.out)
+
+
+def cmd_bench(ctx: Context) -> int:
+    from .bench import bench_command
+
+    return bench_command(ctx.args, stdout=ctx.out)
+
+
 # -- parser -----------------------------------------------------------------------
 
 
@@ -375,6 +389,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("import", cmd_import, "verify and merge an export without duplicates; FILE '-' reads stdin")
     p.add_argument("file", metavar="FILE")
     add("doctor", cmd_doctor, "check the registry and rebuild it from the project databases if needed")
+    from . import bench, evaluate  # evaluation faces with options of their own (their own --json)
+
+    for name, mod, func, text in (
+        ("eval", evaluate, cmd_eval, "score retrieval on a gold suite (Recall@10, MRR, nDCG@10): BM25 alone and hybrid"),
+        ("bench", bench, cmd_bench, "measure ingest, search latency, block build and size on a synthetic corpus"),
+    ):
+        p = sub.add_parser(name, help=text, description=text)
+        mod.add_arguments(p)
+        p.set_defaults(func=func)
     return parser
 
 

@@ -306,3 +306,17 @@ def test_doctor_without_a_home_creates_nothing(repo: Path, tmp_path: Path) -> No
     assert ok_json(jm("doctor", "--json", cwd=repo, home=home))["registry"] == "none"
     assert not home.exists()
     shutil.rmtree(tmp_path / "never", ignore_errors=True)
+
+
+def test_eval_and_bench_are_subcommands(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("\n".join(json.dumps(x) for x in [
+        {"type": "memory", "id": "m1", "text": "Join orders to customers on customer_id.", "scope": "a"},
+        {"type": "memory", "id": "m2", "text": "Plots label the y axis with units.", "scope": "a"},
+        {"type": "query", "id": "q1", "query": "join key for orders", "relevant": ["m1"], "scope": "a"},
+    ]) + "\n")
+    report = ok_json(jm("eval", "--suite", str(suite), "--json", cwd=tmp_path))
+    assert report and "bm25" in json.dumps(report)
+    assert "cannot read the suite" in one_error_line(jm("eval", "--suite", str(tmp_path / "nope"), cwd=tmp_path))
+    bench = ok_json(jm("bench", "--documents", "60", "--queries", "2", "--json", cwd=tmp_path))
+    assert bench
