@@ -1,0 +1,150 @@
+"""``jupymem eval``: suites load into real projects and are scored through Project.search.
+
+Runs with the bundled model (set JUPYMEM_TEST_MODEL to a model2vec folder to use another).
+The SciFact slice needs ../shared/data (evaluation data, never shipped); it is skipped
+where that folder is absent.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from jupymem import evaluate
+
+GOLD = Path(__file__).parent / "gold" / "notebook_memory.gold.jsonl"
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact-train.gold.jsonl"
+METRICS = {"recall@10", "mrr", "ndcg@10", "hit@1", "abstain_accuracy"}
+
+
+MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # read at import: conftest clears JUPYMEM_* per test
+
+
+@pytest.fixture(autouse=True)
+def real_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
+    if MODEL:
+        monkeypatch.setenv("JUPYMEM_ENCODER", MODEL)
+
+
+def _suite(tmp_path: Path, lines: list[dict]) -> Path:
+    path = tmp_path / "suite.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+TINY = [
+    {"type": "memory", "id": "m1", "text": "Join orders to customers on customer_id and region.", "scope": "a"},
+    {"type": "memory", "id": "m2", "text": "Plots always label the y axis with units.", "kind": "preference", "scope": "a"},
+    {"type": "memory", "id": "m3", "text": "The forecast is produced every night at 02:30.", "scope": "b"},
+    {"type": "query", "id": "q1", "query": "join key for orders", "relevant": ["m1"], "scope": "a", "category": "keyword"},
+    {"type": "query", "id": "q2", "query": "custmer_id join", "relevant": ["m1"], "scope": "a", "category": "typo"},
+    {"type": "query", "id": "q3", "query": "Kubernetes namespace of the service", "relevant": [], "scope": "a", "category": "abstain"},
+    {"type": "query", "id": "q4", "query": "when is the nightly forecast produced", "relevant": ["m3"], "scope": "b"},
+]
+
+
+def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert evaluate.run_eval(["--suite", str(_suite(tmp_path, TINY)), "--json"], stdout=out, stderr=io.StringIO()) == 0
+    report = json.loads(out.getvalue())
+    assert report["queries"] == 4
+    assert set(report["methods"]) == {"bm25", "hybrid"}
+    for method in report["methods"].values():
+        assert METRICS <= set(method)
+    assert set(report["by_category"]) == {"keyword", "typo", "abstain", "uncategorized"}
+    assert report["by_category"]["abstain"]["bm25"]["abstain_accuracy"] == 1.0
+    assert report["by_category"]["abstain"]["bm25"]["recall@10"] is None  # nothing to recall
+    assert report["by_category"]["typo"]["bm25"]["hit@1"] == 1.0
+    assert report["methods"]["bm25"]["mrr"] == 1.0
+
+
+def test_text_report_and_no_progress_bar_off_a_terminal(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert evaluate.run_eval(["--suite", str(_suite(tmp_path, TINY))], stdout=out, stderr=err) == 0
+    assert "bm25" in out.getvalue() and "hybrid" in out.getvalue() and "ndcg@10" in out.getvalue()
+    assert err.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    err = _Terminal()
+    assert evaluate.run_eval(["--suite", str(_suite(tmp_path, TINY))], stdout=io.StringIO(), stderr=err) == 0
+    assert "\r[" in err.getvalue() and "100%" in err.getvalue() and "8/8 searches" in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("not json\n", "is not a suite line"), ('{"type": "memory", "id": "x"}\n', "is not a suite line"), ("", "has no queries")],
+)
+def test_bad_suites_are_clear_errors(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    err = io.StringIO()
+    assert evaluate.run_eval(["--suite", str(path)], stdout=io.StringIO(), stderr=err) == 2
+    assert message in err.getvalue()
+
+
+def test_a_missing_suite_is_a_clear_error(tmp_path: Path) -> None:
+    err = io.StringIO()
+    assert evaluate.run_eval(["--suite", str(tmp_path / "nope.jsonl")], stdout=io.StringIO(), stderr=err) == 2
+    assert "cannot read the suite" in err.getvalue()
+
+
+def test_metrics_by_hand() -> None:
+    m = evaluate.score_ranking(["x", "a", "y", "b"], {"a", "b"})
+    assert m["recall@10"] == 1.0 and m["mrr"] == 0.5 and m["hit@1"] == 0.0
+    assert m["ndcg@10"] == pytest.approx((1 / 1.5849625 + 1 / 2.3219281) / (1 + 1 / 1.5849625), abs=1e-6)
+
+
+# -- the project's own gold suite ---------------------------------------------------------
+
+
+def test_the_gold_suite_is_what_it_claims() -> None:
+    lines = [json.loads(x) for x in GOLD.read_text(encoding="utf-8").splitlines() if x.strip()]
+    memories = [x for x in lines if x["type"] == "memory"]
+    queries = [x for x in lines if x["type"] == "query"]
+    assert len(memories) >= 300 and len(queries) >= 60
+    assert len({m["scope"] for m in memories}) >= 2
+    assert len({m["text"] for m in memories}) == len(memories)
+    cats = {q["category"] for q in queries}
+    assert {"paraphrase", "typo", "multilingual", "prompt", "abstain"} <= cats
+    assert all(len(q["query"].split()) >= 40 for q in queries if q["category"] == "prompt")
+    assert all(not q["relevant"] for q in queries if q["category"] == "abstain")
+    ids = {(m["scope"], m["id"]) for m in memories}
+    assert all((q["scope"], r) in ids for q in queries for r in q["relevant"])
+
+
+def test_gold_suite_hybrid_is_never_below_bm25() -> None:
+    from jupymem.config import Settings
+
+    report = evaluate.run_suite(evaluate.load_suite(GOLD), encoder=Settings.from_env().encoder)
+    assert all(state["dense"] == "on" for state in report["dense"].values()), report["dense"]
+    bm25, hybrid = report["methods"]["bm25"], report["methods"]["hybrid"]
+    for metric in ("recall@10", "mrr", "ndcg@10"):
+        assert hybrid[metric] >= bm25[metric], (metric, report["methods"])
+    assert hybrid["abstain_accuracy"] >= 0.9
+    assert hybrid["hit@1"] >= 0.5  # real matches are still found
+    cats = report["by_category"]
+    assert cats["paraphrase"]["hybrid"]["ndcg@10"] > cats["paraphrase"]["bm25"]["ndcg@10"]
+    assert cats["typo"]["bm25"]["hit@1"] >= 0.9  # the fuzzy leg is part of the lexical one
+
+
+@pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact evaluation data is not here")
+def test_scifact_slice_hybrid_is_not_below_bm25() -> None:
+    out = io.StringIO()
+    code = evaluate.run_eval(["--suite", str(SCIFACT), "--limit", "100", "--json"], stdout=out, stderr=io.StringIO())
+    assert code == 0
+    report = json.loads(out.getvalue())
+    bm25, hybrid = report["methods"]["bm25"], report["methods"]["hybrid"]
+    assert bm25["ndcg@10"] >= 0.55
+    for metric in ("recall@10", "mrr", "ndcg@10"):
+        assert hybrid[metric] >= bm25[metric], (metric, report["methods"])
