@@ -144,6 +144,16 @@ def bench_api(n: int, work: Path, rounds: int) -> dict[str, float]:
     t0 = time.perf_counter()
     populate(repo, n)
     print(f"populated {n} memories in {time.perf_counter() - t0:.1f} s")
+    import jupymem
+
+    proj = jupymem.project(repo)
+    core = []
+    for _ in range(7):
+        t1 = time.perf_counter()
+        proj.list()
+        core.append((time.perf_counter() - t1) * 1000)
+    # A list page can be no faster than this until the core pages in SQL.
+    print(f"core Project.list() of all {n}: p50 {statistics.median(core):.1f} ms (in process)")
     rng = random.Random(3)
     queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(rounds)]
     results: dict[str, float] = {}

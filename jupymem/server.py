@@ -493,7 +493,7 @@ class BlockHandler(_Handler):
         self.reply(await self.call(work))
 
 
-LIST_PAGE = 500  # memories per list response unless `limit` says otherwise
+LIST_PAGE = 200  # memories per list response unless `limit` says otherwise
 LIST_MAX = 10_000
 
 _ID = r"([^/]+)"

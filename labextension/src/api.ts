@@ -57,7 +57,7 @@ export class JupymemApi {
     return this.post('init', { path });
   }
 
-  /** One page of memories in block order (the server's default page is 500). */
+  /** One page of memories in block order (the server's default page is 200). */
   list(
     path: string,
     opts: { kind?: string; all?: boolean; limit?: number; offset?: number } = {}
