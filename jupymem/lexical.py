@@ -27,6 +27,7 @@ import functools
 import math
 import re
 import unicodedata
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,12 @@ from typing import Any
 MAX_TERMS = 12
 COMMON_FRACTION = 0.05
 LARGE_PROJECT = 5000
+# FTS5 scores every row any selected term occurs in, so a query's cost follows the sum
+# of its terms' document frequencies. Terms are taken rarest first until this many
+# postings (always at least one term): the rarest words carry the meaning, and on a
+# 100,000-memory project a whole prompt stays within a few milliseconds. A project of
+# up to LARGE_PROJECT memories never reaches it (5% of 5,000 times 12 terms is 3,000).
+POSTINGS_BUDGET = 4000
 # A stem this long is searched as a prefix; shorter ones stay exact words.
 PREFIX_MIN = 4
 
@@ -188,13 +195,32 @@ def document_frequencies(conn: Any, terms: Sequence[str]) -> dict[str, int]:
     return out
 
 
-def prefix_frequency(conn: Any, prefix: str) -> int:
+_PREFIX_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, int]]] = weakref.WeakKeyDictionary()
+_PREFIX_CACHE_MAX = 50_000
+
+
+def prefix_frequency(conn: Any, prefix: str, n_docs: int = 0) -> int:
     """Documents holding some word that starts with ``prefix`` (an upper bound: a
-    document with two such words counts twice, which only makes the term look commoner)."""
+    document with two such words counts twice, which only makes the term look commoner).
+
+    Summing a vocabulary range costs about half a millisecond on a large project, and a
+    prompt has dozens of terms, so counts are cached per connection and reused while the
+    project has grown by less than 1% (they only choose terms and weigh them).
+    """
+    try:
+        cache = _PREFIX_CACHE.setdefault(conn, {})
+    except TypeError:  # a connection that cannot be weakly referenced: no cache
+        cache = {}
+    hit = cache.get(prefix)
+    if hit is not None and n_docs and abs(n_docs - hit[0]) <= n_docs // 100 and (n_docs >= 100 or n_docs == hit[0]):
+        return hit[1]
     row = conn.execute(
         "SELECT coalesce(sum(doc), 0) FROM memories_vocab WHERE term >= ? AND term < ?",
         (prefix, prefix + "\U0010ffff"),
     ).fetchone()
+    if len(cache) >= _PREFIX_CACHE_MAX:
+        cache.clear()
+    cache[prefix] = (n_docs, int(row[0]))
     return int(row[0])
 
 
@@ -225,11 +251,17 @@ def plan(
     df = document_frequencies(conn, exact) if exact else {}
     for t in terms:
         if t.prefix:
-            df[t.key] = prefix_frequency(conn, t.key)
+            df[t.key] = prefix_frequency(conn, t.key, n_docs)
     present = [t for t in terms if df.get(t.key, 0) > 0]
     if n_docs > LARGE_PROJECT and present:
         ceiling = COMMON_FRACTION * n_docs
         rare = [t for t in present if df[t.key] <= ceiling]
         present = rare or [min(present, key=lambda t: df[t.key])]
-    selected = sorted(present, key=lambda t: (df[t.key], t.key))[:MAX_TERMS]
+    selected: list[Term] = []
+    postings = 0
+    for t in sorted(present, key=lambda t: (df[t.key], t.key))[:MAX_TERMS]:
+        if selected and postings + df[t.key] > POSTINGS_BUDGET:
+            break
+        selected.append(t)
+        postings += df[t.key]
     return QueryPlan(tuple(terms), tuple(selected), df, n_docs)

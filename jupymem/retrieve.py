@@ -84,14 +84,19 @@ class DenseLeg:
 
 @dataclass
 class Candidate:
-    memory: Memory
+    rid: int
     bm25: float  # positive, larger is better; 0 when the lexical leg did not find it
-    relevance: float  # 0..1, see module docstring
+    plan: lexical.QueryPlan | None = None
+    memory: Memory = None  # type: ignore[assignment]  # filled by _materialize, for the few looked at
     cosine: float | None = None
     score: float = 0.0
     legs: tuple[str, ...] = ("lexical",)
-    rid: int = 0
     gated: bool = False  # a dense-only candidate that passed the gate, or both legs agree
+
+    @functools.cached_property
+    def relevance(self) -> float:
+        """0..1, see the module docstring; computed only for candidates someone looks at."""
+        return relevance(self.plan, self.memory) if self.plan is not None else 0.0
 
 
 @functools.lru_cache(maxsize=32768)
@@ -137,15 +142,33 @@ def _memories(conn: Any, rids: Sequence[int]) -> dict[int, Memory]:
     return out
 
 
-def _keep(memory: Memory, include_inactive: bool, kinds: tuple[str, ...] | None) -> bool:
-    if not include_inactive and memory.status != ACTIVE:
-        return False
-    return not (kinds and memory.kind not in kinds)
+def _admitted(conn: Any, rids: Sequence[int], include_inactive: bool, kinds: tuple[str, ...] | None) -> set[int]:
+    """The rows among ``rids`` that pass the status and kind filters (no JSON decoded)."""
+    if not rids:
+        return set()
+    marks = ",".join("?" * len(rids))
+    sql, params = f"SELECT rid FROM memories WHERE rid IN ({marks})", list(rids)
+    if not include_inactive:
+        sql += " AND +status = ?"  # unary +: look rows up by rid, not through the status index
+        params.append(ACTIVE)
+    if kinds:
+        sql += f" AND +kind IN ({','.join('?' * len(kinds))})"
+        params.extend(kinds)
+    return {r[0] for r in conn.execute(sql, params).fetchall()}
+
+
+def _materialize(conn: Any, candidates: Sequence[Candidate]) -> None:
+    missing = [c for c in candidates if c.memory is None]
+    if missing:
+        found = _memories(conn, [c.rid for c in missing])
+        for c in missing:
+            c.memory = found[c.rid]
 
 
 def lexical_candidates(
     conn: Any, plan: lexical.QueryPlan, *, depth: int, include_inactive: bool, kinds: tuple[str, ...] | None
 ) -> list[Candidate]:
+    """BM25 candidates, best first, with their memory rows not yet read (``_materialize``)."""
     if not plan.selected:
         return []
     rows = conn.execute(
@@ -153,14 +176,9 @@ def lexical_candidates(
         " WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, 1.0, 0.4, 0.8) LIMIT ?",
         (plan.match, depth),
     ).fetchall()
-    if not rows:
-        return []
-    scores = dict(rows)
-    out = []
-    for rid, memory in _memories(conn, list(scores)).items():
-        if _keep(memory, include_inactive, kinds):
-            out.append(Candidate(memory, scores[rid], relevance(plan, memory), rid=rid))
-    out.sort(key=lambda c: (-c.bm25, c.memory.id))
+    keep = _admitted(conn, [r[0] for r in rows], include_inactive, kinds)
+    out = [Candidate(rid, score, plan) for rid, score in rows if rid in keep]
+    out.sort(key=lambda c: (-c.bm25, c.rid))
     return out
 
 
@@ -229,8 +247,11 @@ def search(
         if not plan.selected and dense is None:
             return _abstained(query, "no word of the query occurs in memory")
         return _abstained(query, "no memory matches")
-    if not any(c.relevance >= ABSTAIN_BELOW or c.gated for c in candidates):
-        return _abstained(query, "nothing matches closely enough")
+    _materialize(conn, candidates[:limit])
+    if not any(c.relevance >= ABSTAIN_BELOW or c.gated for c in candidates[:limit]):
+        _materialize(conn, candidates)
+        if not any(c.relevance >= ABSTAIN_BELOW or c.gated for c in candidates):
+            return _abstained(query, "nothing matches closely enough")
     hits = tuple(Hit(c.memory, round(c.score, 4), c.legs) for c in candidates[:limit])
     return SearchResult(query=query, status="ok", hits=hits, full=_full(candidates, hybrid=dense is not None))
 
@@ -267,6 +288,7 @@ def _fuse(
     background = float(np.median([s for _, s in near])) if near else 0.0
     by_rid = {c.rid: c for c in lex}
     dense_top = {rid for rid, _ in near[:AGREE_K]}
+    _materialize(conn, lex[:AGREE_K])
     for c in lex[:AGREE_K]:  # lex is in BM25 order
         if c.rid in dense_top and c.relevance >= AGREE_FLOOR:
             c.gated = True
@@ -277,11 +299,8 @@ def _fuse(
     ]
     out = list(lex)
     if fresh:
-        found = _memories(conn, [rid for rid, _ in fresh])
-        for rid, s in fresh:
-            m = found.get(rid)
-            if m is not None and _keep(m, include_inactive, kinds):
-                out.append(Candidate(m, 0.0, 0.0, cosine=s, legs=("dense",), rid=rid, gated=True))
+        keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds)
+        out += [Candidate(rid, 0.0, None, cosine=s, legs=("dense",), gated=True) for rid, s in fresh if rid in keep]
     best = max((c.bm25 for c in lex), default=0.0) or 1.0
     for c in out:
         if c.cosine is None:
@@ -289,5 +308,5 @@ def _fuse(
         if c.cosine is not None and c.bm25 > 0:
             c.legs = (*c.legs, "dense")
         c.score = LEXICAL_WEIGHT * (c.bm25 / best) + DENSE_WEIGHT * max(0.0, c.cosine or 0.0)
-    out.sort(key=lambda c: (-c.score, c.memory.id))
+    out.sort(key=lambda c: (-c.score, c.rid))
     return out
