@@ -325,54 +325,53 @@ class AskMagics(Magics):
 
 
 class _ContextState:
-    """Per shell: what ``jupymem_context`` was computed from. A cell where nothing
-    changed costs a few environment lookups, one stat of the registry and one
-    indexed query (tens of microseconds)."""
+    """Per shell: keeps ``jupymem_context`` right for the cells that use it.
 
-    _ENV = ("JPY_SESSION_NAME", "JUPYMEM_HOME", "JUPYMEM_BLOCK_CAP")
+    The ``pre_run_cell`` hook runs before *every* cell, so it does one string
+    test and returns unless the cell is Jupyter AI's ``%%ai``/``%ai``; for
+    those it computes the block plus the memories retrieved for that cell's
+    prompt. jupymem's own magics refresh it too (``refresh_context``), so the
+    variable is also current after any change made from this kernel.
+    """
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
-        self.inputs: tuple[Any, ...] | None = None  # raw inputs that decide the path and settings
-        self.registry = ""  # the registry file those settings point at
-        self.stamp: int | None = None
-        self.project: Any = None
-        self.revision: Any = object()
 
     def __call__(self, info: Any = None) -> None:  # pre_run_cell hook
+        raw = getattr(info, "raw_cell", None)
+        if not raw or not raw.lstrip().startswith(_AI_MAGICS):
+            return
+        self.refresh(_ai_prompt(raw))
+
+    def refresh(self, prompt: str = "") -> None:
+        from .context import for_path
+        from .magics import current_path
+
         try:
-            self.refresh()
+            text = for_path(prompt, current_path(self.shell)) if prompt else _block_text(self.shell)
         except Exception as exc:  # a hook must never break the user's cell
             log.warning("jupymem: could not refresh %s: %s", CONTEXT_VARIABLE, exc)
-
-    def refresh(self) -> None:
-        inputs = (os.getcwd(), self.shell.user_ns.get("__session__"), *map(os.environ.get, self._ENV))
-        try:
-            stamp: int | None = os.stat(self.registry).st_mtime_ns if self.registry else None
-        except OSError:
-            stamp = None
-        if inputs != self.inputs or stamp != self.stamp:
-            self._locate()
-        revision = self.project.revision() if self.project is not None else None
-        if revision == self.revision and CONTEXT_VARIABLE in self.shell.user_ns:
             return
-        self.shell.user_ns[CONTEXT_VARIABLE] = self.project.block().text if self.project is not None else ""
-        self.revision = revision
+        self.shell.user_ns[CONTEXT_VARIABLE] = text
 
-    def _locate(self) -> None:
-        from .magics import current_path
-        from .project import find_project
-        from .registry import registry_path
 
-        settings = Settings.from_env()
-        self.inputs = (os.getcwd(), self.shell.user_ns.get("__session__"), *map(os.environ.get, self._ENV))
-        self.registry = str(registry_path(settings.home))
-        try:
-            self.stamp = os.stat(self.registry).st_mtime_ns
-        except OSError:
-            self.stamp = None
-        self.project = find_project(current_path(self.shell), settings)
-        self.revision = object()
+_AI_MAGICS = ("%%ai", "%ai ")
+
+
+def _ai_prompt(raw: str) -> str:
+    """The prompt of an ``%%ai`` cell (its body) or ``%ai`` line (after the model id)."""
+    first, _, body = raw.lstrip().partition("\n")
+    if first.startswith("%%"):
+        return body
+    return first.split(None, 2)[2] if len(first.split(None, 2)) == 3 else ""
+
+
+def _block_text(shell: Any) -> str:
+    from .magics import current_path
+    from .project import find_project
+
+    proj = find_project(current_path(shell), Settings.from_env())
+    return proj.block().text if proj is not None else ""
 
 
 _context_states: dict[int, _ContextState] = {}
@@ -387,7 +386,7 @@ def _context_state(shell: Any) -> _ContextState:
 
 def refresh_context(shell: Any) -> None:
     """Bring ``jupymem_context`` up to date (the block, or "" without memory)."""
-    _context_state(shell)()
+    _context_state(shell).refresh()
 
 
 def install(shell: Any) -> None:
@@ -395,7 +394,7 @@ def install(shell: Any) -> None:
     shell.register_magics(AskMagics)
     state = _context_state(shell)
     shell.events.register("pre_run_cell", state)
-    state()
+    state.refresh()
 
 
 def uninstall(shell: Any) -> None:

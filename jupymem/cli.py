@@ -36,10 +36,11 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from . import capture, language, render
+from . import capture, render
 from .config import Settings
-from .errors import JupymemError, LanguageRefused
+from .errors import JupymemError
 from .models import KINDS, Provenance
+from .project import needs_translation
 
 PERSON = Provenance(recorder="person")
 MIN_CAP = 512
@@ -97,13 +98,9 @@ def _statement(text: str) -> str:
 
 
 def _refuse_language(ctx: Context, text: str) -> None:
-    # The CLI has no translator: a non-English statement is refused up front (as the
-    # project would refuse it) so that a refused first record initializes nothing.
-    if ctx.settings.language != "source" and not language.is_english(text):
-        raise LanguageRefused(
-            "This statement does not look like English, and stored memory is English. Set JUPYMEM_MODEL "
-            "to translate it in a notebook (`%%remember`), or set JUPYMEM_LANGUAGE=source to store it as written."
-        )
+    # Refused up front (as the project would refuse it) so that a refused first
+    # record initializes nothing; with JUPYMEM_MODEL set the core translates it.
+    needs_translation(text, ctx.settings)
 
 
 def _read_file(name: str) -> str:

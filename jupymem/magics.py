@@ -32,6 +32,7 @@ from . import capture, render
 from .config import Settings
 from .errors import JupymemError, NoMemory
 from .models import KINDS, Evidence, Provenance
+from .project import check_first_record
 
 log = logging.getLogger("jupymem")
 
@@ -269,6 +270,7 @@ class MemoryMagics(Magics):
             getattr(self, "_" + action)(args)
         except JupymemError as exc:
             raise UsageError(exc.message) from None
+        _after_change(self.shell)
 
     memory.__doc__ = (memory.__doc__ or "") + "\n\nActions:\n" + _SUMMARY  # type: ignore[operator]
 
@@ -284,6 +286,7 @@ class MemoryMagics(Magics):
         args = parse_argstring(self.remember, line)
         state = _state(self.shell)
         try:
+            check_first_record(cell, state.settings())
             proj = state.project(create=True)
             m = proj.remember(
                 cell,
@@ -295,6 +298,7 @@ class MemoryMagics(Magics):
             )
         except JupymemError as exc:
             raise UsageError(exc.message) from None
+        _after_change(self.shell)
         _display(render.memory_text(m), render.memory_html(m))
 
     # -- actions --------------------------------------------------------------
@@ -320,6 +324,7 @@ class MemoryMagics(Magics):
 
     def _remember(self, args: Any) -> None:
         state = _state(self.shell)
+        check_first_record(" ".join(args.text), state.settings())
         proj = state.project(create=True)
         m = proj.remember(
             " ".join(args.text), kind=args.kind, topic=args.topic,
@@ -415,6 +420,15 @@ def load(shell: Any) -> None:
     shell.register_magics(MemoryMagics)
     shell.events.register("post_run_cell", state.post_run_cell)
     _load_assistant(shell)
+
+
+def _after_change(shell: Any) -> None:
+    """Keep ``jupymem_context`` (for Jupyter AI's %%ai) in step with this kernel's changes."""
+    try:
+        from .ask import refresh_context
+    except ImportError:  # the assistant face is optional
+        return
+    refresh_context(shell)
 
 
 def _load_assistant(shell: Any) -> None:

@@ -454,17 +454,10 @@ class Project:
 
     def _english(self, text: str) -> tuple[str, str | None]:
         """(statement to store, original words or None) under the language policy (SPEC 6)."""
-        if self.settings.language == "source" or language.is_english(text):
+        translator = self.translator or _model_translator(self.settings)
+        if not needs_translation(text, self.settings, translator):
             return text, None
-        lang = language.detect(text)
-        if self.translator is None:
-            raise LanguageRefused(
-                f"This statement looks like {_LANGUAGE_NAMES.get(lang, 'another language')}, and stored memory is English so every "
-                "assistant reads it the same way. Set JUPYMEM_MODEL to a litellm model to translate it on "
-                "the way in (your words are kept as its quote), or set JUPYMEM_LANGUAGE=source to store "
-                "statements as written."
-            )
-        translated = capture.check_statement(self.translator(text))
+        translated = capture.check_statement(translator(text))
         return translated, text
 
     def _resolve_evidence(self, evidence: Iterable[str | Evidence]) -> list[Evidence]:
@@ -473,6 +466,36 @@ class Project:
             item = e if isinstance(e, Evidence) else self.evidence(str(e))
             out[item.handle] = item
         return list(out.values())
+
+
+def needs_translation(text: str, settings: Settings, translator: Any = None) -> bool:
+    """True when ``text`` must be translated before it is stored; raises
+    ``LanguageRefused`` when it would need translating and nothing can."""
+    if settings.language == "source" or language.is_english(text):
+        return False
+    if translator is None and not settings.model:
+        lang = language.detect(text)
+        raise LanguageRefused(
+            f"This statement looks like {_LANGUAGE_NAMES.get(lang, 'another language')}, and stored memory is "
+            "English so every assistant reads it the same way. Set JUPYMEM_MODEL to a litellm model to "
+            "translate it on the way in (your words are kept as its quote), or set JUPYMEM_LANGUAGE=source "
+            "to store statements as written."
+        )
+    return True
+
+
+def check_first_record(statement: str | bytes, settings: Settings) -> None:
+    """Refuse what ``remember`` would refuse *before* a face initializes memory for
+    it, so a refused first statement leaves no empty project behind."""
+    needs_translation(capture.check_statement(statement), settings)
+
+
+def _model_translator(settings: Settings) -> Any:
+    if not settings.model:
+        return None
+    from .llm import translator_for  # litellm itself is imported only when translating
+
+    return translator_for(settings)
 
 
 # -- opening projects -------------------------------------------------------------

@@ -184,8 +184,16 @@ def test_ask_magic_streams_into_a_real_shell(shell: InteractiveShell, repo: Path
     result = shell.run_cell("%%remember --kind decision\nJoin sales to customers on customer_id.")
     assert result.success, result.error_in_exec
     proj = jupymem.project(repo)
-    shell.run_cell("pass")  # any cell refreshes jupymem_context for %%ai
-    assert shell.user_ns["jupymem_context"] == proj.block().text
+    assert shell.user_ns["jupymem_context"] == proj.block().text  # %%remember refreshed it
+
+    # A change from elsewhere: ordinary cells leave the variable alone (the hook
+    # costs them one string test); an %%ai cell refreshes it with its prompt.
+    proj.remember("Plot revenue on a log scale.", kind="preference")
+    shell.run_cell("x = 1")
+    assert "log scale" not in shell.user_ns["jupymem_context"]
+    shell.run_cell("%%ai openai:gpt-4o\nHow should I plot revenue?")  # no such magic here; the hook still runs
+    assert shell.user_ns["jupymem_context"].startswith(proj.block().text)
+    assert "log scale" in shell.user_ns["jupymem_context"]
 
     capsys.readouterr()
     fake.say("Join on **customer_id**, never on email.")

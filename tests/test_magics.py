@@ -184,3 +184,13 @@ def test_load_ext_imports_nothing_heavy(repo):
     env = {**os.environ, "JUPYMEM_HOME": str(repo / ".home")}
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_refused_first_record_initializes_nothing(shell, repo, jupymem_home):
+    res = run(shell, "%%remember\nUsa siempre customer_id como clave para unir las tablas de ventas y clientes.")
+    assert isinstance(res.error_in_exec, UsageError)
+    assert "JUPYMEM_MODEL" in str(res.error_in_exec) and "JUPYMEM_LANGUAGE=source" in str(res.error_in_exec)
+    res = run(shell, "%memory remember token = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB'")
+    assert isinstance(res.error_in_exec, UsageError)
+    assert jupymem.project(repo) is None
+    assert not (jupymem_home / "registry.json").exists()
