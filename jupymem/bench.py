@@ -351,10 +351,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    """This command's options; ``json_flag=False`` where a parent parser (the CLI's)
+    already defines ``--json``."""
     p.add_argument("--documents", type=int, default=10_000, metavar="N", help="memories in the synthetic corpus")
     p.add_argument("--queries", type=int, default=100, metavar="M", help="queries of each length")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
+    if json_flag:
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
 
 
 def run_bench_cli(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None) -> int:

@@ -271,9 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    """This command's options; ``json_flag=False`` where a parent parser (the CLI's)
+    already defines ``--json``."""
     p.add_argument("--suite", required=True, metavar="FILE", help="a gold suite (JSONL: memory and query lines)")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
+    if json_flag:
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N queries")
     p.add_argument("--baseline", action="store_true", help="also score plain FTS5 BM25 (method 'fts')")
 
