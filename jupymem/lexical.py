@@ -185,42 +185,72 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def document_frequencies(conn: Any, terms: Sequence[str]) -> dict[str, int]:
+# fts5vocab counts a term's documents by walking its postings (about 0.2 ms for a common
+# word on a 100,000-memory project), and a prompt has dozens of terms. Counts only choose
+# and weigh terms, so they are cached per connection and reused while the project has
+# grown by less than 1% (exactly unchanged below 100 memories).
+_DF_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, int]]] = weakref.WeakKeyDictionary()
+_DF_CACHE_MAX = 100_000
+
+
+def _cache(conn: Any) -> dict[str, tuple[int, int]]:
+    try:
+        return _DF_CACHE.setdefault(conn, {})
+    except TypeError:  # a connection that cannot be weakly referenced: no cache
+        return {}
+
+
+def _cached(cache: dict[str, tuple[int, int]], key: str, n_docs: int) -> int | None:
+    hit = cache.get(key)
+    if hit is None or not n_docs:
+        return None
+    n, df = hit
+    fresh = n == n_docs if n_docs < 100 else abs(n_docs - n) <= n_docs // 100
+    return df if fresh else None
+
+
+def _remember(cache: dict[str, tuple[int, int]], key: str, n_docs: int, df: int) -> None:
+    if len(cache) >= _DF_CACHE_MAX:
+        cache.clear()
+    cache[key] = (n_docs, df)
+
+
+def document_frequencies(conn: Any, terms: Sequence[str], n_docs: int = 0) -> dict[str, int]:
+    cache = _cache(conn)
     out: dict[str, int] = {}
-    for i in range(0, len(terms), 400):
-        chunk = list(terms[i : i + 400])
+    missing = []
+    for t in terms:
+        got = _cached(cache, t, n_docs)
+        if got is None:
+            missing.append(t)
+        else:
+            out[t] = got
+    for i in range(0, len(missing), 400):
+        chunk = list(missing[i : i + 400])
         marks = ",".join("?" * len(chunk))
-        for term, doc in conn.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", chunk):
-            out[term] = doc
+        found = dict(conn.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", chunk).fetchall())
+        for t in chunk:
+            if n_docs:
+                _remember(cache, t, n_docs, found.get(t, 0))
+            if t in found:
+                out[t] = found[t]
     return out
-
-
-_PREFIX_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, int]]] = weakref.WeakKeyDictionary()
-_PREFIX_CACHE_MAX = 50_000
 
 
 def prefix_frequency(conn: Any, prefix: str, n_docs: int = 0) -> int:
     """Documents holding some word that starts with ``prefix`` (an upper bound: a
-    document with two such words counts twice, which only makes the term look commoner).
-
-    Summing a vocabulary range costs about half a millisecond on a large project, and a
-    prompt has dozens of terms, so counts are cached per connection and reused while the
-    project has grown by less than 1% (they only choose terms and weigh them).
-    """
-    try:
-        cache = _PREFIX_CACHE.setdefault(conn, {})
-    except TypeError:  # a connection that cannot be weakly referenced: no cache
-        cache = {}
-    hit = cache.get(prefix)
-    if hit is not None and n_docs and abs(n_docs - hit[0]) <= n_docs // 100 and (n_docs >= 100 or n_docs == hit[0]):
-        return hit[1]
+    document with two such words counts twice, which only makes the term look commoner)."""
+    cache = _cache(conn)
+    key = prefix + "*"
+    got = _cached(cache, key, n_docs)
+    if got is not None:
+        return got
     row = conn.execute(
         "SELECT coalesce(sum(doc), 0) FROM memories_vocab WHERE term >= ? AND term < ?",
         (prefix, prefix + "\U0010ffff"),
     ).fetchone()
-    if len(cache) >= _PREFIX_CACHE_MAX:
-        cache.clear()
-    cache[prefix] = (n_docs, int(row[0]))
+    if n_docs:
+        _remember(cache, key, n_docs, int(row[0]))
     return int(row[0])
 
 
@@ -231,8 +261,14 @@ def make_terms(words: Iterable[str], *, stems: bool) -> list[Term]:
         term = Term(w, s, True) if stems and len(s) >= PREFIX_MIN else Term(w, w, False)
         out.setdefault(term.key, term)
     # A prefix that another prefix already covers adds nothing but double counting.
-    keys = [t.key for t in out.values() if t.prefix]
-    return [t for t in out.values() if not (t.prefix and any(k != t.key and t.key.startswith(k) for k in keys))]
+    keys = sorted(t.key for t in out.values() if t.prefix)
+    covered: set[str] = set()
+    for i, k in enumerate(keys):  # "join" covers "joins" and "joined" even with others between
+        for later in keys[i + 1 :]:
+            if not later.startswith(k):
+                break
+            covered.add(later)
+    return [t for t in out.values() if not (t.prefix and t.key in covered)]
 
 
 def plan(
@@ -248,7 +284,7 @@ def plan(
     words += [w for w in extra_terms if w not in STOPWORDS]
     terms = make_terms(dict.fromkeys(words), stems=stems)
     exact = [t.key for t in terms if not t.prefix]
-    df = document_frequencies(conn, exact) if exact else {}
+    df = document_frequencies(conn, exact, n_docs) if exact else {}
     for t in terms:
         if t.prefix:
             df[t.key] = prefix_frequency(conn, t.key, n_docs)
