@@ -309,7 +309,8 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
 
             # A repository without memory: said plainly, nothing created until Init.
             other = lab.repo.parent / "other"
-            page.goto(f"{lab.url}/lab/tree/other/x.ipynb?token={TOKEN}")
+            # ?reset: a fresh workspace, so the notebook restored from before cannot take focus back.
+            page.goto(f"{lab.url}/lab/tree/other/x.ipynb?reset&token={TOKEN}")
             tab.wait_for(timeout=60_000)
             if not sidebar.is_visible():
                 tab.click()
@@ -320,7 +321,7 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             assert jupymem.project(other) is not None
 
             # Outside git.
-            page.goto(f"{lab.url}/lab/tree/plain/notes.md?token={TOKEN}")
+            page.goto(f"{lab.url}/lab/tree/plain/notes.md?reset&token={TOKEN}")
             tab.wait_for(timeout=60_000)
             if not sidebar.is_visible():
                 tab.click()
