@@ -1,0 +1,329 @@
+"""Text -> vectors for the dense leg: the Embedder protocol, the model2vec encoder, background loading.
+
+Why it is shaped so:
+
+- **One narrow protocol.** An embedder is a ``name``, a ``dimensions`` count and one batch
+  method (llm's ``EmbeddingModel.embed_batch``). ``embed_batch`` returns a float32 numpy
+  array of shape ``(len(texts), dimensions)`` with L2-normalized rows, because that is what
+  every caller wants next: a dot product is the cosine, and ``row.tobytes()`` is exactly the
+  float32 blob sqlite-vec stores. A text with no usable token gets a row of zeros (cosine 0
+  with everything), never NaN. ``name`` identifies the vectors: when it changes, vectors
+  stored under the old name must be recomputed.
+- **Heavy imports happen in functions.** numpy takes ~100 ms and model2vec several hundred to
+  import; ``%load_ext jupymem`` and the CLI must not pay that, and most requests never need
+  the dense leg. Importing this module imports only the standard library (a test checks).
+- **The default model ships in the wheel** (``jupymem/data/encoder``, built by
+  ``scripts/build_model.py``), so semantic search works offline on every install.
+  ``JUPYMEM_ENCODER`` may name another model2vec model: a local folder, or a hub name such as
+  ``minishlab/potion-base-8M``. A hub name is loaded from the local Hugging Face cache only
+  (``local_files_only=True``), so nothing touches the network from a notebook unless the
+  caller passes ``allow_download=True``; to use a hub model offline, download it once where
+  you are online (``python -c "from model2vec import StaticModel;
+  StaticModel.from_pretrained('minishlab/potion-base-8M')"``).
+- **Loading never blocks a request.** ``BackgroundEncoder`` loads in a daemon thread; until it
+  is ready (or when it cannot be), callers see ``embedder is None`` and answer with the
+  lexical leg alone, and ``state``/``reason`` say why for ``status``.
+- **A fake is a real small implementation.** ``HashEmbedder`` hashes words and character
+  trigrams into a few dimensions, deterministically, for tests that need exact control.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from .errors import JupymemError, MissingDependency
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Vectors = NDArray[np.float32]
+
+__all__ = [
+    "BUNDLED_NAME",
+    "BackgroundEncoder",
+    "Embedder",
+    "HashEmbedder",
+    "Model2VecEmbedder",
+    "bundled_model_path",
+    "resolve_encoder",
+]
+
+log = logging.getLogger(__name__)
+
+# Names the bundled model's vectors. Change it whenever scripts/build_model.py builds a
+# different model, so that vectors stored with the old one are recomputed.
+BUNDLED_NAME = "jupymem/all-MiniLM-L6-v2-m2v-256d-int8"
+
+INSTALL_HINT = "model2vec is not installed: pip install model2vec"
+
+# Files a model2vec model needs; the only ones fetched when downloading is allowed.
+_MODEL_FILES = ["config.json", "*.safetensors", "tokenizer.json", "README.md"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the dense leg needs from an encoder."""
+
+    name: str
+    dimensions: int
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Return float32 vectors of shape ``(len(texts), dimensions)``, rows L2-normalized
+        (a text with nothing to encode gets a row of zeros)."""
+        ...
+
+
+def bundled_model_path() -> Path:
+    """The folder of the model shipped inside the jupymem package."""
+    from importlib.resources import files
+
+    resource = files("jupymem").joinpath("data", "encoder")
+    # model2vec needs a real folder; an installed wheel (never zip-imported) gives one.
+    return resource if isinstance(resource, Path) else Path(__file__).parent / "data" / "encoder"
+
+
+def _normalize_rows(vectors: object) -> Vectors:
+    import numpy as np
+
+    out = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return np.ascontiguousarray(out)
+
+
+class Model2VecEmbedder:
+    """A model2vec ``StaticModel``, loaded on construction from a folder or a hub name.
+
+    ``source`` is a local folder (``~`` expanded) or a hub name (``owner/model``). A hub name
+    is read from the local Hugging Face cache only, unless ``allow_download`` is true.
+    Raises ``MissingDependency`` without model2vec and ``JupymemError`` when the model cannot
+    be found or read. ``embed_batch`` may be called from several threads at once (the index
+    backfills while searches encode queries); no lock makes a query wait for a batch.
+    """
+
+    def __init__(self, source: str | Path, *, name: str | None = None, allow_download: bool = False):
+        try:
+            from model2vec import StaticModel
+        except ImportError as err:
+            raise MissingDependency(INSTALL_HINT) from err
+
+        folder = _locate(str(source), allow_download=allow_download)
+        try:
+            self._model = StaticModel.from_pretrained(str(folder))
+        except Exception as err:  # model2vec, safetensors and tokenizers raise many kinds
+            raise JupymemError(
+                f"could not read the model2vec model in {folder}: {err}. Rebuild or re-download it, "
+                "point JUPYMEM_ENCODER at another model, or set JUPYMEM_ENCODER=none"
+            ) from err
+        self.name = name or str(source)
+        self.dimensions = int(self._model.embedding.shape[1])
+        self.source = folder
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            import numpy as np
+
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        # No worker processes: this runs inside kernels and servers, and a static model is
+        # fast enough on one core (thousands of texts a second).
+        vectors = self._model.encode(list(texts), use_multiprocessing=False)
+        return _normalize_rows(vectors)
+
+    def __repr__(self) -> str:
+        return f"Model2VecEmbedder(name={self.name!r}, dimensions={self.dimensions})"
+
+
+def _looks_like_hub_name(spec: str) -> bool:
+    return re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", spec) is not None and not spec.startswith(".")
+
+
+def _locate(spec: str, *, allow_download: bool) -> Path:
+    """Turn an encoder spec into a local folder, or say clearly why it cannot be had."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise JupymemError(
+                f"{path} is not a model2vec model (no config.json); point JUPYMEM_ENCODER at the "
+                "folder that holds config.json, model.safetensors and tokenizer.json"
+            )
+        return path
+    if path.exists() or not _looks_like_hub_name(spec):
+        raise JupymemError(
+            f"no model2vec model at {path}; set JUPYMEM_ENCODER to a model folder, a hub name "
+            "such as minishlab/potion-base-8M, or none (unset it for the bundled model)"
+        )
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError as err:  # model2vec depends on it, so this is a broken install
+        raise MissingDependency(f"huggingface_hub is missing: pip install model2vec ({err})") from err
+    try:
+        return Path(snapshot_download(spec, local_files_only=not allow_download, allow_patterns=_MODEL_FILES))
+    except LocalEntryNotFoundError as err:
+        raise JupymemError(
+            f"{spec} is not in the local Hugging Face cache, and jupymem does not download models "
+            "by itself. Where you are online, run: python -c \"from model2vec import StaticModel; "
+            f"StaticModel.from_pretrained('{spec}')\"; or set JUPYMEM_ENCODER to a local folder, "
+            "or unset it for the bundled model"
+        ) from err
+    except Exception as err:  # network, authorization, unknown repository ...
+        raise JupymemError(f"could not get {spec} from the Hugging Face hub: {err}") from err
+
+
+def resolve_encoder(spec: str | None, *, allow_download: bool = False) -> Embedder | None:
+    """The embedder a ``JUPYMEM_ENCODER`` value names.
+
+    ``None`` (unset): the bundled model. ``"none"``: no embedder, the dense leg is off.
+    Anything else: a model2vec folder or hub name (see ``Model2VecEmbedder``).
+    """
+    if spec is not None and spec.strip().lower() == "none":
+        return None
+    if spec is None or not spec.strip():
+        path = bundled_model_path()
+        if not (path / "model.safetensors").is_file():
+            raise JupymemError(
+                f"the bundled model is missing from {path}; reinstall jupymem, or set "
+                "JUPYMEM_ENCODER to a model2vec model or to none"
+            )
+        return Model2VecEmbedder(path, name=BUNDLED_NAME)
+    return Model2VecEmbedder(spec.strip(), allow_download=allow_download)
+
+
+def _describe(spec: str | None) -> str:
+    return "the bundled model" if spec is None or not spec.strip() else spec.strip()
+
+
+class BackgroundEncoder:
+    """Loads an embedder in a daemon thread; callers never wait for it.
+
+    ``state`` is ``"off"`` (not started, or ``JUPYMEM_ENCODER=none``), ``"loading"``,
+    ``"ready"`` or ``"failed"``; ``reason`` says why in words fit for ``status``.
+    ``embedder`` is None until the state is ``"ready"``. ``loader`` replaces
+    ``resolve_encoder(spec)``, e.g. to run the same machinery with a ``HashEmbedder``.
+    """
+
+    def __init__(
+        self,
+        spec: str | None = None,
+        *,
+        allow_download: bool = False,
+        loader: Callable[[], Embedder | None] | None = None,
+    ):
+        self.spec = spec
+        self._loader = loader or (lambda: resolve_encoder(spec, allow_download=allow_download))
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._embedder: Embedder | None = None
+        self.load_seconds: float | None = None
+        if loader is None and spec is not None and spec.strip().lower() == "none":
+            self._state, self._reason = "off", "JUPYMEM_ENCODER=none"
+            self._done.set()
+        else:
+            self._state, self._reason = "off", "not started yet"
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @property
+    def reason(self) -> str:
+        return self._reason
+
+    @property
+    def ready(self) -> bool:
+        return self._state == "ready"
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder if self._state == "ready" else None
+
+    def start(self) -> BackgroundEncoder:
+        """Begin loading (once); returns at once. Calling it again does nothing."""
+        with self._lock:
+            if self._thread is not None or self._done.is_set():
+                return self
+            self._state, self._reason = "loading", f"loading {_describe(self.spec)}"
+            self._thread = threading.Thread(target=self._load, name="jupymem-encoder", daemon=True)
+            self._thread.start()
+        return self
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until loading ended (for tests and benchmarks); True when ready."""
+        self._done.wait(timeout)
+        return self.ready
+
+    def _load(self) -> None:
+        started = time.perf_counter()
+        try:
+            embedder = self._loader()
+        except JupymemError as err:
+            self._finish("failed", err.message, None, started)
+        except Exception as err:  # the thread must report, not die silently
+            log.warning("jupymem: the encoder failed to load: %s: %s", type(err).__name__, err)
+            self._finish("failed", f"{type(err).__name__}: {err}", None, started)
+        else:
+            if embedder is None:
+                self._finish("off", "JUPYMEM_ENCODER=none", None, started)
+            else:
+                seconds = time.perf_counter() - started
+                self._finish(
+                    "ready",
+                    f"{embedder.name} ({embedder.dimensions} dimensions, loaded in {seconds:.2f} s)",
+                    embedder,
+                    started,
+                )
+
+    def _finish(self, state: str, reason: str, embedder: Embedder | None, started: float) -> None:
+        with self._lock:
+            self.load_seconds = time.perf_counter() - started
+            self._embedder = embedder
+            self._reason = reason
+            self._state = state  # last: readers check the state, then take the embedder
+        self._done.set()
+
+    def __repr__(self) -> str:
+        return f"BackgroundEncoder(state={self._state!r}, reason={self._reason!r})"
+
+
+_WORD = re.compile(r"\w+")
+
+
+class HashEmbedder:
+    """A small deterministic embedder for tests: words and character trigrams hashed into
+    ``dimensions`` signed buckets, then L2-normalized.
+
+    Texts that share words or spellings get close vectors, the same text always gets the
+    same vector (in every process: blake2b, not ``hash()``), and a text without letters or
+    digits gets zeros.
+    """
+
+    def __init__(self, dimensions: int = 64, name: str | None = None):
+        if dimensions < 2:
+            raise ValueError("dimensions must be at least 2")
+        self.dimensions = dimensions
+        self.name = name or f"hash-{dimensions}"
+
+    def _features(self, text: str) -> list[str]:
+        words = _WORD.findall(text.lower())
+        grams = [f"#{w}#"[i : i + 3] for w in words for i in range(len(w))]
+        return words + words + grams  # whole words count double: they carry more meaning
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature in self._features(text):
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                out[row, value % self.dimensions] += 1.0 if value >> 63 else -1.0
+        return _normalize_rows(out) if len(texts) else out
