@@ -1,0 +1,121 @@
+"""Tests for jupymem.secrets_scan: the hints that let ordinary prose skip the rules.
+
+``find_secrets`` runs a group of rules only when its hint occurs in the text, so a
+hint must be a necessary condition of every match of every rule in its group. These
+tests compare the hinted scan with the full one (``_scan`` runs every rule) on texts
+built to make each rule match, in many spellings, and on the statement corpora.
+Case matters twice: the rules that ignore case must be hinted in every case, and
+in Unicode ``ſ`` is an ``s`` and the Kelvin sign a ``k`` to them.
+
+Fake secrets are assembled from pieces so that this file does not itself look like
+a leaked credential to secret scanners.
+"""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from jupymem import capture, secrets_scan
+from jupymem.secrets_scan import _scan, find_secrets
+
+DATA = Path(__file__).parent / "data"
+
+# One or more texts per rule that the rule flags (checked below, so that each rule
+# really is exercised), then the same texts in other cases and in sentences.
+TRIGGERS = {
+    "private-key": ["-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEpAIBAAKCAQEA7bq2" + "JxQl8Hn0r3w9mZkA1bC2"],
+    "jwt": ["eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N"],
+    "aws-access-key": ["AKIA" + "IOSFODNN7" + "EXAMPLE", "ASIA" + "Y34FZKBOKMUTVV7A"],
+    "aws-secret-key": ["aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"],
+    "github-token": ["ghp_" + "a1B2c3D4e5" * 4, "github_pat_" + "11ABCDEFG0" + "123456789_abcdefghijklmnop"],
+    "anthropic-key": ["sk-ant-api03-" + "abcDEF123456789_ghij" + "klmnop-QRST"],
+    "openai-key": ["sk-proj-" + "abc123DEF456ghi789" + "JKL012mno345"],
+    "stripe-key": ["sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc", "rk_" + "test_" + "51H8xY2eZvKYlo2C0aBc"],
+    "slack-token": ["xoxb-" + "123456789012-1234567890123-" + "AbCdEfGhIjKlMnOp"],
+    "google-api-key": ["AIza" + "SyA1234567890" + "abcdefghijklmnopqrstuv"],
+    "huggingface-token": ["hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"],
+    "url-credentials": ["postgresql://analyst:s3cretPass@db.internal:5432/sales"],
+    "password": [
+        'password = "hunter22"', "DB_PASSWORD=S3cr3t!x", 'password: str = "hunter22"', "--password hunter2",
+        "psql --password=Tr0ub4dor", "the password is hunter2", "curl -u admin:hunter2 https://example.org",
+        "curl --user=admin:hunter2 x", "passphrase was Tr0ub4dor&3",
+    ],
+    "bearer-token": ["send Bearer abc123def456ghi789jkl with each call"],
+    "basic-auth": ["Authorization: Basic dXNlcjpwYXNzd29yZA=="],
+    "api-key": ["API_KEY: abc123def", '{"api_key": "q8v7x6c5"}', "--api-key abc123def456", "apikey => 'zq81mx02'"],
+    "secret": ["secret = 'p@ssw0rd'", "client_secret: 8f3b2a1c9d7e6f5a"],
+    "token": ["?token=3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a", "refresh_token := 'abc123def456'"],
+}
+# What case folding makes equal to an ASCII letter in a regex that ignores case.
+TWINS = {"s": "ſ", "k": "\u212a", "i": "ı", "K": "\u212a"}
+FILLER = ["Use", "the", "join", "key", "value", "token", "count", "password", "policy", "é", "—", "日本", "=", ":"]
+
+
+def _variants(text: str) -> list[str]:
+    out = [text, text.upper(), text.lower(), text.title(), text.swapcase()]
+    out += [text.replace(a, b) for a, b in TWINS.items() if a in text]
+    out += [f"Note: {v} (see the wiki), café" for v in out[:5]]  # inside a sentence, and not ASCII
+    return out
+
+
+def _corpus() -> list[str]:
+    texts = [v for group in TRIGGERS.values() for t in group for v in _variants(t)]
+    texts += (DATA / "english_statements.txt").read_text(encoding="utf-8").splitlines()
+    texts += [line.split("\t", 1)[-1] for line in (DATA / "foreign_statements.tsv").read_text("utf-8").splitlines()]
+    rng = random.Random(7)
+    pieces = [t for group in TRIGGERS.values() for t in group] + FILLER
+    for _ in range(1500):
+        words = [rng.choice(pieces) for _ in range(rng.randint(1, 6))]
+        cut = rng.choice(words)
+        words.append(cut[: rng.randint(1, len(cut))])  # a rule's prefix alone must not be missed either
+        texts.append(rng.choice([" ", "\n", ", ", "="]).join(words))
+    return texts
+
+
+def test_every_rule_is_exercised_by_its_triggers():
+    for kind, texts in TRIGGERS.items():
+        for text in texts:
+            assert kind in {f.kind for f in _scan(text)}, (kind, text)
+
+
+@pytest.mark.parametrize("kind", sorted(TRIGGERS))
+def test_the_hints_never_hide_a_match_of_any_spelling(kind):
+    for text in (v for t in TRIGGERS[kind] for v in _variants(t)):
+        assert find_secrets(text) == _scan(text), text
+
+
+def test_hinted_and_full_scans_agree_on_many_texts():
+    texts = _corpus()
+    flagged = [t for t in texts if _scan(t)]
+    assert len(flagged) > 300  # the comparison covers findings, not only clean text
+    assert [t for t in texts if find_secrets(t) != _scan(t)] == []
+
+
+def test_case_twins_are_found_like_the_rules_find_them():
+    text = "paſſword = 'hunter22'"  # the rule ignores case, and to it ſ is an s
+    (finding,) = find_secrets(text)
+    assert text[finding.start : finding.end] == "hunter22"
+
+
+def test_plain_prose_is_clean_and_needs_no_rule():
+    text = "Join orders to customers on customer_id after deduplicating the daily export."
+    assert secrets_scan._hints(text) == (False, False)
+    assert find_secrets(text) == []
+
+
+def test_capture_still_exports_the_secret_api():
+    assert capture.find_secrets is find_secrets
+    assert capture.redact is secrets_scan.redact
+    assert capture.SecretFinding is secrets_scan.SecretFinding
+
+
+def test_binary_class_is_exactly_the_control_characters_but_tab_and_newline():
+    binary = capture._BINARY
+    expected = {chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cc"} - {"\t", "\n"}
+    found = {chr(c) for c in range(0x110000) if binary.match(chr(c))}
+    assert found == expected and len(expected) == 63
+    assert binary.search("ok\x85").start() == 2
