@@ -229,6 +229,7 @@ _QUOTED = re.compile(
     r"""(?<![\w'"])'[^'\n]{1,200}?'(?![\w'])"""  # not the apostrophe in don't, l'index
     r"""|"[^"\n]{1,200}?"|“[^”\n]{1,200}?”|«[^»\n]{1,200}?»"""
 )
+_QUOTE_OPENERS = ("'", '"', "“", "«")  # every _QUOTED match starts with one
 _EDGE = "'\"“”‘’«»()[]{}<>,.;:!?¿¡…*-–—"
 _WORD = re.compile(r"^[^\W\d_]+(?:[-'][^\W\d_]+)*$")
 _CAMEL = re.compile(r"[a-z][A-Z]")
@@ -273,6 +274,47 @@ def _script(text: str) -> str | None:
     return code
 
 
+# Statements reuse a small vocabulary, so what a token or a word says is worked out
+# once and remembered (a plain dict, emptied when it grows past this many entries).
+_CACHE_LIMIT = 50_000
+
+
+class _Token(NamedTuple):
+    """What one whitespace-separated token says, wherever it stands."""
+
+    ends_sentence: bool
+    comma: bool  # ends with a comma: maybe one item of a list of words
+    word: str | None  # the lowercased word, or None when the token is not prose
+    capitalised: bool
+    pronoun_i: bool  # "I": English, and never a name
+
+
+_TOKENS: dict[str, _Token] = {}
+
+
+def _token(raw: str) -> _Token:
+    found = _TOKENS.get(raw)
+    if found is not None:
+        return found
+    token = raw.replace("’", "'").replace("‘", "'")
+    word = token.strip(_EDGE)
+    ends = token.rstrip("'\")]")[-1:] in _SENTENCE_END
+    prose = not (
+        not word
+        or _BRACKETED.match(token)  # (de), [es]: a code or a label, not prose
+        or not _WORD.match(word)
+        or _CAMEL.search(word)
+        or (len(word) > 1 and word.isupper())
+    )
+    found = _Token(
+        ends, token.endswith(","), word.lower() if prose else None, prose and word[0].isupper(), word == "I"
+    )
+    if len(_TOKENS) >= _CACHE_LIMIT:
+        _TOKENS.clear()
+    _TOKENS[raw] = found
+    return found
+
+
 def _prose(text: str) -> list[tuple[str, bool]]:
     """The words of ``text`` that are prose, each with whether it may count.
 
@@ -281,41 +323,41 @@ def _prose(text: str) -> list[tuple[str, bool]]:
     Angeles) or is one item of a list of single words ("drop le, la, les, de"
     talks *about* words rather than in them).
     """
-    tokens = [t.replace("’", "'").replace("‘", "'") for t in text.split()]
-    comma = [t.endswith(",") for t in tokens]
+    cached = _TOKENS.get
+    tokens = [cached(t) or _token(t) for t in text.split()]
+    comma = [t.comma for t in tokens]
     out: list[tuple[str, bool]] = []
     sentence_start = True
     for i, token in enumerate(tokens):
-        word = token.strip(_EDGE)
-        start, sentence_start = sentence_start, token.rstrip("'\")]")[-1:] in _SENTENCE_END
-        if (
-            not word
-            or _BRACKETED.match(token)  # (de), [es]: a code or a label, not prose
-            or not _WORD.match(word)
-            or _CAMEL.search(word)
-            or (len(word) > 1 and word.isupper())
-        ):
+        start, sentence_start = sentence_start, token.ends_sentence
+        word = token.word
+        if word is None:
             continue
-        if word == "I":
+        if token.pronoun_i:
             out.append(("i", True))
             continue
         before = i > 0 and comma[i - 1]
         listed = (comma[i] and (before or (i + 1 < len(tokens) and comma[i + 1]))) or (
             before and i > 1 and comma[i - 2]
         )
-        name = word[0].isupper() and not start
-        out.append((word.lower(), not (name or listed)))
+        name = token.capitalised and not start
+        out.append((word, not (name or listed)))
     return out
 
 
-def _without_quotes(text: str) -> str:
-    """``text`` without quoted passages, if enough prose is left outside them.
+def _without_quotes(text: str) -> tuple[str, list[tuple[str, bool]]]:
+    """``text`` without quoted passages, if enough prose is left outside them,
+    and its prose words.
 
     An English sentence that quotes a Spanish label is English; a statement
     that is one big quotation is judged by the quotation.
     """
-    outside = _QUOTED.sub(" ", text)
-    return outside if len(_prose(outside)) >= 3 else text
+    outside, quoted = _QUOTED.subn(" ", text) if any(q in text for q in _QUOTE_OPENERS) else (text, 0)
+    if quoted:
+        words = _prose(outside)
+        if len(words) >= 3:
+            return outside, words
+    return text, _prose(text)
 
 
 class Scores(NamedTuple):
@@ -327,47 +369,87 @@ class Scores(NamedTuple):
     words: int  # prose words left after dropping code
 
 
+class _Evidence(NamedTuple):
+    """What one prose word says: its English weight and, when it may count for
+    other languages, (language index, function hit, content hit) triples and
+    (language index, weight) letter bonuses. Indexes follow ``_OTHER``."""
+
+    english: float
+    hits: tuple[tuple[int, int, int], ...]
+    letters: tuple[tuple[int, float], ...]
+
+
+_EVIDENCE: dict[str, _Evidence] = {}
+_INDEX = {lang: i for i, lang in enumerate(_OTHER)}
+
+
+def _evidence(key: str) -> _Evidence:
+    found = _EVIDENCE.get(key)
+    if found is not None:
+        return found
+    word = key
+    function = [0] * len(_OTHER)
+    if "'" in word and _EN_CONTRACTION.match(word):
+        found = _Evidence(1.0, (), ())  # don't, it's: English, and nothing else
+    else:
+        if "'" in word:
+            head, _, word = word.partition("'")
+            for lang in _ELISION.get(head, ()):
+                function[_INDEX[lang]] += 1
+        # A word both languages use ("no", "do", "a") is weak evidence for English.
+        english = (0.5 if word in _SHARED else 1.0) if word in _EN else 0.0
+        for i, lang in enumerate(_OTHER):
+            function[i] += word in _FUNCTION[lang]
+        content = [int(word in _CONTENT[lang]) for lang in _OTHER]
+        hits = tuple((i, f, c) for i, (f, c) in enumerate(zip(function, content)) if f or c)
+        letters = tuple(
+            (_INDEX[lang], weight)
+            for letter in set(word) & _LETTERS.keys()
+            for lang, weight in _LETTERS[letter].items()
+        )
+        found = _Evidence(english, hits, letters)
+    if len(_EVIDENCE) >= _CACHE_LIMIT:
+        _EVIDENCE.clear()
+    _EVIDENCE[key] = found
+    return found
+
+
 def scores(text: str) -> Scores:
     """Count the evidence in ``text`` (Latin-script prose only; see ``detect``)."""
-    text = unicodedata.normalize("NFC", text)
-    text = _FENCE.sub(" ", text)
-    text = _INLINE_CODE.sub(" ", text)
-    text = _URL.sub(" ", text)
-    text = _ET_AL.sub(" ", text)
+    # Each pattern runs only where the characters it needs are present: most
+    # statements have no code span, URL, quotation or "et al".
+    plain = text.isascii()
+    if not plain:
+        text = unicodedata.normalize("NFC", text)
+    if "`" in text:
+        text = _FENCE.sub(" ", text)
+        text = _INLINE_CODE.sub(" ", text)
+    if "://" in text or "www." in text or "@" in text:
+        text = _URL.sub(" ", text)
+    if not plain or ("et" in (low := text.lower()) and "al" in low):  # beyond ASCII, IGNORECASE has twins
+        text = _ET_AL.sub(" ", text)
     inverted = text.count("¿") + text.count("¡")
-    text = _without_quotes(text)
+    text, words = _without_quotes(text)
 
     english = 0.0
-    function: Counter[str] = Counter()
-    content: Counter[str] = Counter()
-    bonus: Counter[str] = Counter()
-    words = _prose(text)
+    function = [0] * len(_OTHER)
+    content = [0] * len(_OTHER)
+    bonus = [0.0] * len(_OTHER)
     for word, counts in words:
-        if "'" in word:
-            if _EN_CONTRACTION.match(word):
-                english += 1
-                continue
-            head, _, word = word.partition("'")
-            if counts:
-                for lang in _ELISION.get(head, ()):
-                    function[lang] += 1
-        if word in _EN:
-            # A word both languages use ("no", "do", "a") is weak evidence for English.
-            english += 0.5 if word in _SHARED else 1
-        if not counts:
-            continue
-        for lang in _OTHER:
-            function[lang] += word in _FUNCTION[lang]
-            content[lang] += word in _CONTENT[lang]
-        for letter in set(word) & _LETTERS.keys():
-            for lang, weight in _LETTERS[letter].items():
-                bonus[lang] += weight
+        found = _evidence(word)
+        english += found.english
+        if counts:
+            for i, f, c in found.hits:
+                function[i] += f
+                content[i] += c
+            for i, weight in found.letters:
+                bonus[i] += weight
     if inverted:
-        bonus["es"] += min(inverted, 2)
-    hits = {lang: function[lang] + content[lang] if function[lang] else 0 for lang in _OTHER}
+        bonus[_INDEX["es"]] += min(inverted, 2)
+    hits = {lang: function[i] + content[i] if function[i] else 0 for i, lang in enumerate(_OTHER)}
     score = {
-        lang: hits[lang] + min(bonus[lang], _MAX_LETTER_BONUS) if hits[lang] else 0.0
-        for lang in _OTHER
+        lang: hits[lang] + min(bonus[i], _MAX_LETTER_BONUS) if hits[lang] else 0.0
+        for i, lang in enumerate(_OTHER)
     }
     return Scores(english, score, hits, len(words))
 
@@ -377,9 +459,10 @@ def detect(text: str) -> str:
     English but the language is unclear. Short or code-heavy text is ``"en"``."""
     if not text or not text.strip():
         return "en"
-    script = _script(_URL.sub(" ", _INLINE_CODE.sub(" ", _FENCE.sub(" ", text))))
-    if script:
-        return script
+    if not text.isascii():  # ASCII letters are all Latin: no other script to find
+        script = _script(_URL.sub(" ", _INLINE_CODE.sub(" ", _FENCE.sub(" ", text))))
+        if script:
+            return script
     found = scores(text)
     if found.words < MIN_WORDS:
         return "en"

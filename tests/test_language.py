@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from jupymem import language
 from jupymem.language import LANGUAGES, detect, is_english, scores
 
 DATA = Path(__file__).parent / "data"
@@ -252,3 +253,22 @@ def test_language_imports_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def test_remembered_tokens_and_words_do_not_change_answers():
+    texts = ENGLISH + [text for _, text in FOREIGN]
+    warm = [(scores(t), detect(t)) for t in texts]
+    language._TOKENS.clear()
+    language._EVIDENCE.clear()
+    cold = [(scores(t), detect(t)) for t in texts]
+    assert cold == warm
+
+
+def test_the_word_caches_stay_bounded():
+    for i in range(language._CACHE_LIMIT + 10):
+        detect(f"Use the w{i}x column and the word{i:x}")
+    assert len(language._TOKENS) <= language._CACHE_LIMIT
+    assert len(language._EVIDENCE) <= language._CACHE_LIMIT
