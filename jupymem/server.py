@@ -54,10 +54,10 @@ from traitlets import Int, Unicode
 
 import jupymem
 
-from .capture import check_statement
 from .config import Settings
 from .errors import InvalidStatement, JupymemError
 from .models import KINDS, Memory, Provenance
+from .project import check_first_record
 
 # -- errors only the REST face can meet ---------------------------------------
 
@@ -368,8 +368,8 @@ class MemoriesHandler(_Handler):
 
         def work() -> dict[str, Any]:
             # The first explicit record initializes, as in every face; a refused
-            # one (empty, a secret, an unknown kind) must not.
-            check_statement(statement)
+            # one (empty, a secret, another language, an unknown kind) must not.
+            check_first_record(statement, self.core)
             if kind not in KINDS:
                 raise InvalidStatement(f"Unknown kind {kind!r}; use one of {', '.join(KINDS)}.")
             proj = jupymem.init(target, settings=self.core)

@@ -219,8 +219,11 @@ async def test_secrets_are_refused(fetch: Any, served_repo: Path) -> None:
     assert code == 400
     assert err["error"] == "secret_refused"
     assert key not in err["message"]
-    proj = jupymem.project(served_repo)
-    assert proj is None or proj.list() == []
+    spanish = "Los ingresos se reportan siempre en euros y nunca en dólares estadounidenses"
+    code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": spanish})
+    assert code == 400 and err["error"] == "language_refused" and "JUPYMEM_MODEL" in err["message"]
+    # A refused first record leaves no memory behind.
+    assert jupymem.project(served_repo) is None
 
 
 # -- the full round trip ------------------------------------------------------------
