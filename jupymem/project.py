@@ -14,6 +14,7 @@ binds and creates.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -39,9 +40,15 @@ from .errors import (
 )
 from .maintenance import GcReport, ImportReport, VerifyReport, export_log, gc, import_log, rebuild, verify
 from .models import ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, SearchResult
-from .projection import MEMORY_COLUMNS, adds_nothing, apply, evidence_from_json, history_from_row, memory_from_row
+from .projection import (
+    MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
+    memory_from_row,
+)
 
 EVIDENCE_WINDOW = 64
+_PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
+# Block order in SQL: kind rank (KINDS is a fixed tuple, so this is not user input).
+_KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(KINDS)) + f" ELSE {len(KINDS)} END"
 _LANGUAGE_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "pt": "Portuguese", "it": "Italian", "nl": "Dutch"}
 MAX_TOPIC_CHARS = 80
 
@@ -106,7 +113,32 @@ class Project:
             raise UnknownMemory(f"{memory_id!r} matches several memories; give more of the id.")
         raise UnknownMemory(f"No memory {memory_id!r} in {self.name}. `%memory list` shows the ids.")
 
-    def list(self, kind: str | None = None, include_inactive: bool = False) -> list[Memory]:
+    def list(
+        self,
+        kind: str | None = None,
+        include_inactive: bool = False,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """Memories in block order (kind, then time, then id); a page of them with ``limit``.
+
+        Ordering and paging happen in SQL, so a page of 200 out of 10,000 builds
+        200 records, not 10,000.
+        """
+        where, params = self._list_filter(kind, include_inactive)
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY {_KIND_ORDER}, created_at, id"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [max(0, int(limit)), max(0, int(offset))]
+        return [memory_from_row(r) for r in self.conn.execute(sql, params).fetchall()]
+
+    def count(self, kind: str | None = None, include_inactive: bool = False) -> int:
+        """How many memories ``list`` would return without a limit."""
+        where, params = self._list_filter(kind, include_inactive)
+        return self.conn.execute(f"SELECT count(*) FROM memories{where}", params).fetchone()[0]
+
+    def _list_filter(self, kind: str | None, include_inactive: bool) -> tuple[str, list[Any]]:
         where, params = [], []
         if not include_inactive:
             where.append("status = ?")
@@ -115,12 +147,7 @@ class Project:
             _check_kind(kind)
             where.append("kind = ?")
             params.append(kind)
-        sql = f"SELECT {MEMORY_COLUMNS} FROM memories"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        from .block import block_order
-
-        return block_order([memory_from_row(r) for r in self.conn.execute(sql, params).fetchall()])
+        return (" WHERE " + " AND ".join(where) if where else ""), params
 
     def counts(self) -> dict[str, int]:
         rows = self.conn.execute("SELECT kind, count(*) FROM memories WHERE status = ? GROUP BY kind", (ACTIVE,))
@@ -317,18 +344,18 @@ class Project:
                     item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
                 )
             )
-        ids = []
-        with store.transaction(self.conn):
+        ids = [payload["id"] for payload in payloads]
+        with store.transaction(self.conn), Batch(self.conn, ids) as batch:
             prev = store.last_hash(self.conn)
             for payload in payloads:
-                ids.append(payload["id"])
-                if adds_nothing(self.conn, payload):
+                if batch.adds_nothing(payload):
                     continue
                 ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload}, prev=prev)
-                apply(self.conn, ev)
+                batch.apply(ev)
                 prev = ev.hash
-        # Exact lookups by id: get()'s prefix matching scans the table, once per item.
-        return [m for m in (self._row(i) for i in dict.fromkeys(ids)) if m is not None]
+        # Exact ids, a few queries for all of them (get() also matches prefixes).
+        found = memories_by_id(self.conn, ids)
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
 
     def supersede(
         self,
@@ -437,7 +464,7 @@ class Project:
         if standing not in (SUPPORTED, UNCONFIRMED):
             raise InvalidStatement(f"standing must be {SUPPORTED!r} or {UNCONFIRMED!r}, not {standing!r}")
         stored, original = self._english(text)
-        prov_dict = prov.to_dict()
+        prov_dict = {name: getattr(prov, name) for name in _PROVENANCE_FIELDS}  # to_dict(), without the recursion
         prov_dict["notebook"] = _relative(prov.notebook, self.root)
         if prov.quote is not None:
             prov_dict["quote"] = capture.check_statement(prov.quote)

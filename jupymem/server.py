@@ -343,10 +343,10 @@ class MemoriesHandler(_Handler):
             if query.strip():
                 kinds = [kind] if kind else None
                 return to_json(proj.search(query, limit, include_inactive=include_inactive, kinds=kinds))
-            memories = proj.list(kind=kind, include_inactive=include_inactive)
+            memories = proj.list(kind=kind, include_inactive=include_inactive, limit=limit, offset=offset)
             return {
-                "memories": [memory_json(m) for m in memories[offset : offset + limit]],
-                "total": len(memories),
+                "memories": [memory_json(m) for m in memories],
+                "total": proj.count(kind=kind, include_inactive=include_inactive),
                 "offset": offset,
                 "revision": proj.revision(),
             }
@@ -372,7 +372,8 @@ class MemoriesHandler(_Handler):
             check_first_record(statement, self.core)
             if kind not in KINDS:
                 raise InvalidStatement(f"Unknown kind {kind!r}; use one of {', '.join(KINDS)}.")
-            proj = jupymem.init(target, settings=self.core)
+            # Superseding needs a memory to replace: that is never a first record.
+            proj = self.existing(target) if supersedes else jupymem.init(target, settings=self.core)
             memory = proj.remember(statement, kind, topic, handles, supersedes, provenance=provenance)
             return to_json(memory)
 
