@@ -18,11 +18,14 @@ Cheap at 100,000 memories because:
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from typing import Any
 
 from .lexical import STOPWORDS, fold, tokens
+
+log = logging.getLogger(__name__)
 
 # Word-ish tokens (linear, no backtracking); is_identifier() then keeps the names.
 _CANDIDATE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
@@ -62,30 +65,75 @@ def identifiers(text: str) -> list[str]:
 
 
 class Vocabulary:
-    """The names and words used in one project's memories, grown by row id."""
+    """The names and words used in one project's memories, grown by row id.
 
-    def __init__(self) -> None:
+    The first build reads every statement (about 2.5 s at 100,000 memories), so when more
+    than ``background_rows`` rows are new it runs in a daemon thread and ``refresh``
+    answers False until it is done: searches skip typo correction meanwhile, never wait.
+    """
+
+    def __init__(self, background_rows: int = 5000) -> None:
         self._lock = threading.Lock()
         self._rid = 0
         self._identifiers: dict[int, dict[str, None]] = {}  # by length
         self._words: dict[int, dict[str, None]] = {}
         self._lists: dict[tuple[str, int], list[str]] = {}
+        self.background_rows = background_rows
+        self._builder: threading.Thread | None = None
 
-    def refresh(self, conn: Any) -> None:
+    def refresh(self, conn: Any) -> bool:
+        """Bring the vocabulary up to date with memory; True when it can answer now."""
+        builder = self._builder
+        if builder is not None and builder.is_alive():
+            return False
+        top = conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
+        if top <= self._rid:
+            return True
+        if top - self._rid > self.background_rows:
+            self._builder = threading.Thread(
+                target=self._build_logged, args=(conn, top), name="jupymem-vocabulary", daemon=True
+            )
+            self._builder.start()
+            return False
+        self._build(conn, top)
+        return True
+
+    def wait(self, timeout: float | None = None) -> None:
+        builder = self._builder
+        if builder is not None:
+            builder.join(timeout)
+
+    def _build_logged(self, conn: Any, top: int) -> None:
+        try:
+            self._build(conn, top)
+        except Exception as err:  # a background thread reports instead of dying silently
+            log.warning("jupymem: reading names for typo correction failed: %s: %s", type(err).__name__, err)
+
+    def _build(self, conn: Any, top: int) -> None:
+        """Read rows up to ``top`` into copies, then swap them in (readers never wait)."""
         with self._lock:
+            ids = {n: dict(d) for n, d in self._identifiers.items()}
+            words = {n: dict(d) for n, d in self._words.items()}
+            start = self._rid
+        last = start
+        while last < top:
             rows = conn.execute(
-                "SELECT rid, statement, topic FROM memories WHERE rid > ? ORDER BY rid", (self._rid,)
+                "SELECT rid, statement, topic FROM memories WHERE rid > ? AND rid <= ? ORDER BY rid LIMIT 20000",
+                (last, top),
             ).fetchall()
             if not rows:
-                return
+                break
             for _, statement, topic in rows:
                 text = f"{statement} {topic}" if topic else statement
                 for ident in identifiers(text):
-                    self._identifiers.setdefault(len(ident), {})[ident] = None
+                    ids.setdefault(len(ident), {})[ident] = None
                 for w in set(_WORDS.findall(fold(text))):
-                    self._words.setdefault(len(w), {})[w] = None
-            self._rid = rows[-1][0]
-            self._lists.clear()
+                    words.setdefault(len(w), {})[w] = None
+            last = rows[-1][0]
+        with self._lock:
+            if self._rid == start:  # nobody else moved it meanwhile
+                self._identifiers, self._words, self._rid = ids, words, max(last, top)
+                self._lists.clear()
 
     def _bucket(self, kind: str, length: int) -> list[str]:
         key = (kind, length)

@@ -199,7 +199,8 @@ def _plan(conn: Any, text: str, n_docs: int, mode: str, vocab: Vocabulary | None
         return _Query(text, plan)
     from .fuzzy import corrections
 
-    vocab.refresh(conn)
+    if not vocab.refresh(conn):  # still reading a large project's names in the background
+        return _Query(text, plan)
     fixed = corrections(vocab, text, unknown)
     if not fixed:
         return _Query(text, plan)

@@ -219,3 +219,14 @@ def test_retired_and_superseded_memories_leave_results_unless_asked(project: Pro
 def test_kinds_filter(project: Project) -> None:
     result = project.search("customer_id", kinds=["fact"])
     assert result.hits and all(h.memory.kind == "fact" for h in result.hits)
+
+
+def test_a_large_first_build_runs_in_the_background(project: Project) -> None:
+    vocab = fuzzy.Vocabulary(background_rows=3)  # the project has more new rows than that
+    assert vocab.refresh(project.conn) is False  # answers at once; searches skip typo fixes
+    vocab.wait(10)
+    assert vocab.refresh(project.conn) is True
+    assert vocab.correct_identifier("custmer_id") == "customer_id"
+    project.remember("df_margin holds the gross margin per order", kind="fact")
+    assert vocab.refresh(project.conn) is True  # a few new rows: read inline
+    assert vocab.correct_identifier("df_margn") == "df_margin"
