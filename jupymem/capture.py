@@ -134,7 +134,8 @@ def fold_quote(text: str) -> str:
     notebook case carries meaning (``ID`` and ``id`` are different columns).
     Check a quote with ``fold_quote(quote) in fold_quote(prompt)``.
     """
-    text = unicodedata.normalize("NFKC", text).translate(_FOLD)
+    if not text.isascii():  # ASCII is its own NFKC form and holds nothing in _FOLD
+        text = unicodedata.normalize("NFKC", text).translate(_FOLD)
     return _SPACE.sub(" ", text).strip()
 
 
@@ -144,7 +145,8 @@ def normalize_for_identity(text: str) -> str:
     statement are one memory."""
     text = fold_quote(text).casefold()
     # casefold can produce characters that NFKC would fold again (rare, e.g. "ﬅ").
-    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     return text.rstrip(". \t\n")
 
 

@@ -435,8 +435,9 @@ def scores(text: str) -> Scores:
     function = [0] * len(_OTHER)
     content = [0] * len(_OTHER)
     bonus = [0.0] * len(_OTHER)
+    cached = _EVIDENCE.get
     for word, counts in words:
-        found = _evidence(word)
+        found = cached(word) or _evidence(word)
         english += found.english
         if counts:
             for i, f, c in found.hits:
