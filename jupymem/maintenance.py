@@ -19,7 +19,7 @@ from typing import IO, Any
 from . import capture, store
 from .errors import CorruptLog, InvalidImport, JupymemError
 from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
-from .projection import EVENT_TYPES, adds_nothing, apply, clear, snapshot
+from .projection import EVENT_TYPES, Batch, apply, clear, snapshot
 from .registry import now_iso
 
 EXPORT_FORMAT = 1
@@ -214,28 +214,45 @@ def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -
         store.check_chain(evts, source=source)
     except CorruptLog as exc:
         raise InvalidImport(f"{exc.message} Nothing was imported.") from None
+    memory_ids = []
     for ev in evts:
         if ev.type not in EVENT_TYPES:
             raise InvalidImport(f"{source}: event {ev.seq} has unknown type {ev.type!r}. Nothing was imported.")
         memory = (ev.payload or {}).get("memory")
         if memory:
+            # A verified chain proves the file is intact, not that what it carries is clean:
+            # every statement is checked again (size, binary, secrets) before it is stored.
             try:
                 capture.check_statement(memory.get("statement", ""))
             except JupymemError as exc:
                 raise InvalidImport(f"{source}: event {ev.seq}: {exc.message} Nothing was imported.") from None
+            if ev.type == "record":
+                memory_ids.append(memory["id"])
     added = skipped = 0
-    with store.transaction(conn):
+    with store.transaction(conn), Batch(conn, memory_ids) as batch:
+        known = _known_uids(conn, [ev.uid for ev in evts])  # one query per 500, not one per event
         prev = store.last_hash(conn)
         for ev in evts:
             if (
                 ev.payload is None
-                or store.has_uid(conn, ev.uid)
-                or (ev.type == "record" and adds_nothing(conn, ev.payload["memory"]))
+                or ev.uid in known
+                or (ev.type == "record" and batch.adds_nothing(ev.payload["memory"]))
             ):
                 skipped += 1
                 continue
             new = store.append(conn, ev.uid, ev.type, ev.at, ev.payload, prev=prev)
-            apply(conn, new)
+            batch.apply(new)
+            known.add(ev.uid)
             prev = new.hash
             added += 1
     return ImportReport(events=len(evts), added=added, skipped=skipped)
+
+
+def _known_uids(conn: store.Connection, uids: list[str]) -> set[str]:
+    """Which of ``uids`` the log already holds (``store.has_uid`` for many at once)."""
+    known: set[str] = set()
+    for i in range(0, len(uids), 500):
+        chunk = uids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        known.update(r[0] for r in conn.execute(f"SELECT uid FROM events WHERE uid IN ({marks})", chunk))
+    return known
