@@ -4,6 +4,9 @@
 ``cited_evidence``; it runs live (in the transaction that appends the event)
 and in ``replay`` (rebuild and verify), so both paths agree by construction.
 It must stay deterministic: it reads nothing but the event and the tables.
+``Batch`` is its bulk form (remember_many, import): it writes the first record
+of a new memory from the same row builders, many rows per statement, and hands
+every other event to ``apply``.
 """
 
 from __future__ import annotations
