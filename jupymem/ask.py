@@ -1,19 +1,12 @@
 """``%%ask``: a chat with a language model that carries this repository's memory.
 
 The cell body is the prompt; the answer streams into the cell's output as
-Markdown (plain text in a terminal). Each request's system prompt is built by
-``context.build`` (instructions + block, then retrieved memory, this session's
-staged failures and the notebook's conversation memory); the model may call
-``memory_search`` and ``memory_record`` (``tools.py``). After the answer, the
-turn joins the notebook's conversation memory, a prompt beginning with
-"remember" / "recuerda" / "acuérdate" is stored as the person's declaration,
-and, when the conversation has grown past 25 messages, it is folded into its
-summary in a background thread: the person never waits for that.
-
-``ask_turn`` is the whole flow without IPython; ``AskMagics`` only parses the
-line, shows the stream and turns errors into ``UsageError``. ``install`` also
-keeps ``jupymem_context`` (the block) current in the user namespace for
-Jupyter AI's ``%%ai``: write ``{jupymem_context}`` in its prompt.
+Markdown (plain text in a terminal). The turn itself (memory context, model,
+tools, conversation memory) is ``assistant.ask_turn``, imported on the first
+``%%ask`` so that loading the extension stays light; ``AskMagics`` only parses
+the line, shows the stream and turns errors into ``UsageError``. ``install``
+also keeps ``jupymem_context`` right for Jupyter AI's ``%%ai``: write
+``{jupymem_context}`` in its prompt.
 
 The model comes from ``--model`` or ``JUPYMEM_MODEL``; credentials only from
 the provider's own environment variables, read by litellm. litellm itself is
@@ -25,170 +18,28 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from . import llm, tools
-from .context import PLAIN_INSTRUCTIONS, build as build_context
 from .config import Settings
-from .conversation import Conversation, start_compaction
 from .errors import JupymemError
-from .models import Evidence, Memory, Provenance
+from .models import Provenance
+
+if TYPE_CHECKING:
+    from .assistant import Turn
 
 log = logging.getLogger("jupymem")
 
-MAX_TOOL_ROUNDS = 4
 CONTEXT_VARIABLE = "jupymem_context"
 NO_MODEL = (
     "%%ask needs a language model. Set JUPYMEM_MODEL to a litellm model name, e.g. "
     "`%env JUPYMEM_MODEL=openai/gpt-4o-mini` (with the provider's key, such as OPENAI_API_KEY, in the "
     "environment the kernel was started from), or pass one: `%%ask --model anthropic/claude-3-5-haiku-latest`."
 )
-
-
-# -- one turn, without IPython ---------------------------------------------------------
-
-
-@dataclass
-class Turn:
-    answer: str
-    recorded: list[Memory] = field(default_factory=list)  # by the model's tool calls
-    declared: Memory | None = None  # a "remember ..." prompt
-    problem: str | None = None  # why a declaration was not stored
-    compaction: threading.Thread | None = None
-    messages: list[dict[str, Any]] = field(default_factory=list)  # the last request sent
-
-
-_ephemeral: dict[str, Conversation] = {}
-_ephemeral_lock = threading.Lock()
-
-
-def conversation_for(project: Any, path: Path) -> Conversation:
-    """The notebook's conversation: in the project database when the repository has
-    memory, else kept in this process only (nothing is written anywhere)."""
-    if project is not None:
-        key = ""
-        if path.is_file():
-            try:
-                key = path.resolve().relative_to(project.root).as_posix()
-            except ValueError:
-                key = path.as_posix()
-        return Conversation(project.conn, key)
-    with _ephemeral_lock:
-        conv = _ephemeral.get(str(path))
-        if conv is None:
-            conv = _ephemeral[str(path)] = Conversation.in_memory(str(path))
-        return conv
-
-
-def _move_conversation(old: Conversation, new: Conversation, path: Path) -> Conversation:
-    for m in old.messages():
-        new.append(m.role, m.content)
-    with _ephemeral_lock:
-        _ephemeral.pop(str(path), None)
-    return new
-
-
-def ask_turn(
-    prompt: str,
-    *,
-    model: str,
-    path: Path,
-    settings: Settings,
-    evidence: Sequence[Evidence] = (),
-    provenance: Provenance | None = None,
-    full: bool = False,
-    memory: bool = True,
-    on_text: Callable[[str], None] | None = None,
-    **llm_kw: Any,
-) -> Turn:
-    """Ask ``model`` about ``prompt`` with the memory of ``path``'s repository.
-
-    ``llm_kw`` goes to every model call of the turn (tests pass ``mock_response``
-    or ``api_base``). Raises ``JupymemError`` (``ModelError`` ...) when the model
-    cannot answer; what memory refuses (a secret, a language) is reported in the
-    turn, never raised after the answer has been shown.
-    """
-    from .project import find_project
-    from .registry import find_git_root
-
-    if not memory:
-        messages = [{"role": "system", "content": PLAIN_INSTRUCTIONS}, {"role": "user", "content": prompt}]
-        reply = llm.complete(model, messages, on_text=on_text, **llm_kw)
-        return Turn(answer=reply.text, messages=messages)
-
-    translator = llm.translator_for(settings.with_(model=model), **llm_kw)
-    project = find_project(path, settings)
-    if project is not None and project.translator is None:
-        project.translator = translator
-    conv = conversation_for(project, path)
-    root = find_git_root(path)
-    mem = build_context(
-        project, prompt, evidence=evidence, conversation=conv, full=full,
-        repository=root.name if root is not None else None,
-    )
-    tctx = tools.ToolContext(
-        path=path, settings=settings, prompt=prompt, evidence=tuple(evidence),
-        provenance=provenance or Provenance(recorder="assistant"), translator=translator,
-    )
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": mem.system_prompt},
-        {"role": "user", "content": prompt},
-    ]
-    parts: list[str] = []
-    # A later round's text (after tool calls) starts a new paragraph of the shown answer.
-    state = {"shown": False, "new_round": False}
-
-    def show(piece: str) -> None:
-        if on_text is None:
-            return
-        if state["new_round"] and state["shown"]:
-            on_text("\n\n")
-        state["shown"], state["new_round"] = True, False
-        on_text(piece)
-
-    for round_ in range(MAX_TOOL_ROUNDS + 1):
-        last = round_ == MAX_TOOL_ROUNDS
-        state["new_round"] = round_ > 0
-        extra = {"tool_choice": "none"} if last else {}
-        reply = llm.complete(model, list(messages), tools=tools.SCHEMAS, on_text=show, **extra, **llm_kw)
-        parts.append(reply.text)
-        if not reply.tool_calls or last:
-            break
-        messages.append(reply.message())
-        for call in reply.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": tools.run(tctx, call.name, call.arguments)})
-    answer = "\n\n".join(p for p in parts if p)
-    turn = Turn(answer=answer, recorded=list(tctx.recorded), messages=messages)
-
-    # After the answer: conversation memory, the declaration, then the fold.
-    if tools.declaration(prompt) is not None:
-        try:
-            turn.declared = tools.record_declaration(tctx, prompt)
-        except JupymemError as exc:
-            turn.problem = exc.message
-    if project is None and (turn.declared is not None or turn.recorded):
-        # This turn started the repository's memory: the conversation moves there.
-        project = find_project(path, settings)
-        if project is not None:
-            conv = _move_conversation(conv, conversation_for(project, path), path)
-    conv.append("user", prompt)
-    if answer:
-        conv.append("assistant", answer)
-
-    def summarize(request: list[dict[str, str]]) -> str:
-        return llm.complete(model, request, stream=False, **llm_kw).text
-
-    turn.compaction = start_compaction(conv, summarize)
-    return turn
 
 
 # -- the magic ------------------------------------------------------------------------------
@@ -259,21 +110,6 @@ def _footer(turn: Turn) -> str:
     return ("**Memory**\n" + "\n".join(lines)) if lines else ""
 
 
-def _session_id(shell: Any) -> str | None:
-    session = getattr(getattr(getattr(shell, "kernel", None), "session", None), "session", None)
-    return session if isinstance(session, str) and session else None
-
-
-def _cell_id(shell: Any) -> str | None:
-    get_parent = getattr(shell, "get_parent", None)
-    try:
-        parent = get_parent() if callable(get_parent) else None
-    except Exception:  # outside a kernel there is no parent message
-        return None
-    cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
-    return cell_id if isinstance(cell_id, str) else None
-
-
 @magics_class
 class AskMagics(Magics):
     @magic_arguments()
@@ -290,7 +126,8 @@ class AskMagics(Magics):
         conversation; the model can search and record memory. A prompt beginning
         with "remember" (or "recuerda", "acuérdate") is stored as your statement.
         """
-        from .magics import current_path, session_evidence
+        from .assistant import ask_turn
+        from .magics import _cell_id, _execution_count, _state, current_path, session_evidence
 
         args = parse_argstring(self.ask, line)
         prompt = (cell or "").strip()
@@ -306,8 +143,8 @@ class AskMagics(Magics):
             recorder="assistant",
             notebook=str(path) if path.is_file() else None,
             cell_id=_cell_id(self.shell),
-            execution_count=getattr(self.shell, "execution_count", None),
-            session=_session_id(self.shell),
+            execution_count=_execution_count(self.shell),
+            session=_state(self.shell).session,
         )
         try:
             turn = ask_turn(
@@ -393,8 +230,9 @@ def install(shell: Any) -> None:
     """Register ``%%ask`` and keep ``jupymem_context`` current (called on %load_ext)."""
     shell.register_magics(AskMagics)
     state = _context_state(shell)
+    # Not computed here: finding the project imports the core, and loading the
+    # extension must stay light. The first %%ai cell or jupymem magic sets it.
     shell.events.register("pre_run_cell", state)
-    state.refresh()
 
 
 def uninstall(shell: Any) -> None:

@@ -28,11 +28,13 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments, parse_argstring
 from IPython.core.error import UsageError
 
-from . import capture, render
 from .config import Settings
 from .errors import JupymemError, NoMemory
 from .models import KINDS, Evidence, Provenance
-from .project import check_first_record
+
+# Loading the extension imports only this module and the records: the core,
+# rendering and failure diagnosis are imported when a magic or a failure first
+# needs them (``%load_ext jupymem`` adds well under 150 ms to a kernel).
 
 log = logging.getLogger("jupymem")
 
@@ -123,7 +125,9 @@ class _State:
         source = getattr(info, "raw_cell", "") or ""
         if source.lstrip().startswith(_OWN_CELLS):
             return  # memory's own operations are never evidence
-        ev = capture.evidence_from_exception(
+        from .capture import evidence_from_exception
+
+        ev = evidence_from_exception(
             exc,
             source=source,
             session=self.session,
@@ -185,6 +189,18 @@ class Output:
 
     def __repr__(self) -> str:
         return self.text
+
+
+def _render() -> Any:
+    from . import render
+
+    return render
+
+
+def _check_first_record(statement: str, settings: Settings) -> None:
+    from .project import check_first_record
+
+    check_first_record(statement, settings)
 
 
 def _display(text: str, html: str | None = None) -> None:
@@ -286,7 +302,7 @@ class MemoryMagics(Magics):
         args = parse_argstring(self.remember, line)
         state = _state(self.shell)
         try:
-            check_first_record(cell, state.settings())
+            _check_first_record(cell, state.settings())
             proj = state.project(create=True)
             m = proj.remember(
                 cell,
@@ -299,7 +315,7 @@ class MemoryMagics(Magics):
         except JupymemError as exc:
             raise UsageError(exc.message) from None
         _after_change(self.shell)
-        _display(render.memory_text(m), render.memory_html(m))
+        _display(_render().memory_text(m), _render().memory_html(m))
 
     # -- actions --------------------------------------------------------------
 
@@ -320,28 +336,28 @@ class MemoryMagics(Magics):
         import jupymem
 
         st = jupymem.status(current_path(self.shell))
-        _display(render.status_text(st), render.status_html(st))
+        _display(_render().status_text(st), _render().status_html(st))
 
     def _remember(self, args: Any) -> None:
         state = _state(self.shell)
-        check_first_record(" ".join(args.text), state.settings())
+        _check_first_record(" ".join(args.text), state.settings())
         proj = state.project(create=True)
         m = proj.remember(
             " ".join(args.text), kind=args.kind, topic=args.topic,
             evidence=state.resolve_evidence(args.evidence), provenance=state.provenance(),
         )
-        _display(render.memory_text(m), render.memory_html(m))
+        _display(_render().memory_text(m), _render().memory_html(m))
 
     def _search(self, args: Any) -> None:
         result = self._need().search(" ".join(args.query), limit=args.limit, include_inactive=args.all, kinds=args.kind)
-        _display(render.search_text(result), render.search_html(result))
+        _display(_render().search_text(result), _render().search_html(result))
 
     def _block(self, args: Any) -> None:
         print(self._need().block(args.cap).text)
 
     def _list(self, args: Any) -> None:
         memories = self._need().list(kind=args.kind, include_inactive=args.all)
-        _display(render.memories_text(memories), render.memories_html(memories))
+        _display(_render().memories_text(memories), _render().memories_html(memories))
 
     def _evidence(self, args: Any) -> None:
         state = _state(self.shell)
@@ -349,32 +365,32 @@ class MemoryMagics(Magics):
         staged = {e.handle: e for e in (proj.staged_evidence() if proj else [])}
         staged.update({e.handle: e for e in state.window})
         items = sorted(staged.values(), key=lambda e: e.created_at, reverse=True)
-        _display(render.evidence_text(items), render.evidence_html(items))
+        _display(_render().evidence_text(items), _render().evidence_html(items))
 
     def _show(self, args: Any) -> None:
         m = self._need().get(args.id)
-        _display(render.memory_text(m), render.memory_html(m))
+        _display(_render().memory_text(m), _render().memory_html(m))
 
     def _history(self, args: Any) -> None:
         proj = self._need()
         entries = proj.history(args.id)
-        _display(render.history_text(entries), render.history_html(entries))
+        _display(_render().history_text(entries), _render().history_html(entries))
 
     def _supersede(self, args: Any) -> None:
         m = self._need().supersede(args.id, " ".join(args.text), provenance=_state(self.shell).provenance())
-        _display(render.memory_text(m), render.memory_html(m))
+        _display(_render().memory_text(m), _render().memory_html(m))
 
     def _retire(self, args: Any) -> None:
         m = self._need().retire(args.id, " ".join(args.reason) if args.reason else None)
-        _display(render.memory_text(m), render.memory_html(m))
+        _display(_render().memory_text(m), _render().memory_html(m))
 
     def _confirm(self, args: Any) -> None:
         m = self._need().confirm(args.id)
-        _display(render.memory_text(m), render.memory_html(m))
+        _display(_render().memory_text(m), _render().memory_html(m))
 
     def _verify(self, args: Any) -> None:
         report = self._need().verify()
-        _display(render.verify_text(report))
+        _display(_render().verify_text(report))
 
     def _rebuild(self, args: Any) -> None:
         n = self._need().rebuild()
@@ -382,7 +398,7 @@ class MemoryMagics(Magics):
 
     def _gc(self, args: Any) -> None:
         report = self._need().gc(dry_run=args.dry_run)
-        _display(render.gc_text(report))
+        _display(_render().gc_text(report))
 
     def _export(self, args: Any) -> None:
         proj = self._need()
@@ -402,7 +418,7 @@ class MemoryMagics(Magics):
                 report = proj.import_(fh, source=args.file)
         except OSError as exc:
             raise UsageError(f"Cannot read {args.file}: {exc.strerror}.") from None
-        _display(render.import_text(report))
+        _display(_render().import_text(report))
 
     def _browse(self, args: Any) -> None:
         from IPython.display import display

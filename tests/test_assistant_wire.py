@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from jupymem.ask import ask_turn, conversation_for
+from jupymem.assistant import ask_turn, conversation_for
 from jupymem.capture import evidence_from_exception
 from jupymem.config import Settings
 from jupymem.conversation import HEADINGS
@@ -180,7 +180,7 @@ def shell(repo: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_ask_magic_streams_into_a_real_shell(shell: InteractiveShell, repo: Path, fake: FakeOpenAI, capsys):
-    assert shell.user_ns["jupymem_context"] == ""
+    assert shell.user_ns.get("jupymem_context", "") == ""
     result = shell.run_cell("%%remember --kind decision\nJoin sales to customers on customer_id.")
     assert result.success, result.error_in_exec
     proj = jupymem.project(repo)

@@ -15,7 +15,7 @@ from fake_openai import FakeOpenAI
 
 import jupymem
 from jupymem import capture, llm, tools
-from jupymem.ask import ask_turn
+from jupymem.assistant import ask_turn
 from jupymem.config import Settings
 from jupymem.errors import LanguageRefused, ModelError
 from jupymem.models import Provenance
