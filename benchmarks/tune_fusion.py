@@ -33,7 +33,7 @@ def dump(suite_path: str, out: str, encoder: str | None, limit: int | None) -> N
     from jupymem import retrieve
     from jupymem.config import Settings
     from jupymem.evaluate import _make_repo, _safe, load_suite
-    from jupymem.project import close_all, init_project
+    from jupymem.core import close_all, init_project
 
     suite = load_suite(suite_path, limit=limit)
     base = Path(tempfile.mkdtemp(prefix="jupymem-tune-"))

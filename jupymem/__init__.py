@@ -18,7 +18,7 @@ from .config import Settings
 from .errors import JupymemError
 
 if TYPE_CHECKING:
-    from .project import Project
+    from .core import Project
 
 __version__ = "0.1.0"
 __all__ = ["JupymemError", "Project", "Settings", "context", "init", "project", "status", "__version__"]
@@ -30,14 +30,14 @@ def _settings(settings: Settings | None) -> Settings:
 
 def init(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project:
     """Bind the repository holding ``path`` (default: cwd) and return its project."""
-    from .project import init_project
+    from .core import init_project
 
     return init_project(Path(path or os.getcwd()), _settings(settings))
 
 
 def project(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project | None:
     """The project of the repository holding ``path``, or None if it has no memory."""
-    from .project import find_project
+    from .core import find_project
 
     return find_project(Path(path or os.getcwd()), _settings(settings))
 
@@ -52,14 +52,14 @@ def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | N
 def context(prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> str:
     """The ``<project_memory>`` block plus the memories retrieved for ``prompt``, for
     any assistant; "" where the repository has no memory. Never writes."""
-    from .context import for_path
+    from .inject import for_path
 
     return for_path(prompt, path, settings=settings)
 
 
 def __getattr__(name: str) -> Any:
     if name == "Project":
-        from .project import Project
+        from .core import Project
 
         return Project
     raise AttributeError(name)

@@ -181,7 +181,7 @@ class _ContextState:
         self.refresh(_ai_prompt(raw))
 
     def refresh(self, prompt: str = "") -> None:
-        from .context import for_path
+        from .inject import for_path
         from .magics import current_path
 
         try:
@@ -205,7 +205,7 @@ def _ai_prompt(raw: str) -> str:
 
 def _block_text(shell: Any) -> str:
     from .magics import current_path
-    from .project import find_project
+    from .core import find_project
 
     proj = find_project(current_path(shell), Settings.from_env())
     return proj.block().text if proj is not None else ""

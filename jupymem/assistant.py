@@ -23,7 +23,7 @@ from typing import Any
 
 from . import llm, tools
 from .config import Settings
-from .context import PLAIN_INSTRUCTIONS, build as build_context
+from .inject import PLAIN_INSTRUCTIONS, build as build_context
 from .conversation import Conversation, start_compaction
 from .errors import JupymemError
 from .models import Evidence, Memory, Provenance
@@ -91,7 +91,7 @@ def ask_turn(
     cannot answer; what memory refuses (a secret, a language) is reported in the
     turn, never raised after the answer has been shown.
     """
-    from .project import find_project
+    from .core import find_project
     from .registry import find_git_root
 
     if not memory:

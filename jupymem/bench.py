@@ -224,7 +224,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
     from . import index
     from .embed import BackgroundEncoder
     from .evaluate import _make_repo
-    from .project import close_all, init_project
+    from .core import close_all, init_project
 
     base = Path(tempfile.mkdtemp(prefix="jupymem-bench-"))
     settings = Settings(home=base / "home", encoder=encoder)

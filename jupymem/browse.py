@@ -18,7 +18,7 @@ from .models import KINDS, UNCONFIRMED, Memory
 if TYPE_CHECKING:
     import ipywidgets
 
-    from .project import Project
+    from .core import Project
 
 ROWS = 500  # list entries shown without a search
 LABEL_CHARS = 96

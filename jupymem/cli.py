@@ -40,7 +40,7 @@ from . import capture, render
 from .config import Settings
 from .errors import JupymemError
 from .models import KINDS, Provenance
-from .project import needs_translation
+from .core import needs_translation
 
 PERSON = Provenance(recorder="person")
 MIN_CAP = 512
@@ -64,7 +64,7 @@ class Context:
 
     def project(self) -> Any:
         """The existing project, or NoMemory / NotAGitRepository. Never creates."""
-        from .project import require_project
+        from .core import require_project
 
         self._check_path()
         return require_project(self.path, self.settings)
@@ -72,7 +72,7 @@ class Context:
     def project_or_init(self) -> Any:
         """The existing project, else a new binding. A corrupt registry is an error here:
         only ``init`` and ``doctor`` repair it."""
-        from .project import find_project, init_project
+        from .core import find_project, init_project
         from .registry import require_git_root
 
         self._check_path()
@@ -119,7 +119,7 @@ def _read_file(name: str) -> str:
 
 def cmd_init(ctx: Context) -> int:
     from . import overview
-    from .project import init_project
+    from .core import init_project
 
     ctx._check_path()
     before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else {}
@@ -276,7 +276,7 @@ def cmd_export(ctx: Context) -> int:
 
 
 def cmd_import(ctx: Context) -> int:
-    from .project import find_project
+    from .core import find_project
     from .store import memory_database
     from .maintenance import import_log
 
@@ -296,7 +296,7 @@ def cmd_import(ctx: Context) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
-    from .project import doctor
+    from .core import doctor
 
     if not ctx.settings.home.exists():
         ctx.emit({"registry": "none", "home": str(ctx.settings.home)},

@@ -198,7 +198,7 @@ def _render() -> Any:
 
 
 def _check_first_record(statement: str, settings: Settings) -> None:
-    from .project import check_first_record
+    from .core import check_first_record
 
     check_first_record(statement, settings)
 

@@ -57,7 +57,7 @@ import jupymem
 from .config import Settings
 from .errors import InvalidStatement, JupymemError
 from .models import KINDS, Memory, Provenance
-from .project import check_first_record
+from .core import check_first_record
 
 # -- errors only the REST face can meet ---------------------------------------
 
@@ -253,7 +253,7 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
     # core access: reading never initializes
 
     def existing(self, target: Path) -> jupymem.Project:
-        from .project import require_project
+        from .core import require_project
 
         return require_project(target, self.core)
 
@@ -542,6 +542,6 @@ class JupymemApp(ExtensionApp):
         self.handlers.extend(HANDLERS)
 
     async def stop_extension(self) -> None:
-        from .project import close_all
+        from .core import close_all
 
         close_all()

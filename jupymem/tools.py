@@ -35,7 +35,7 @@ from .errors import JupymemError, LanguageRefused, NoMemory
 from .models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Memory, Provenance, SearchResult
 
 if TYPE_CHECKING:
-    from .project import Project
+    from .core import Project
 
 MAX_RESULT_CHARS = 2000  # per statement in a tool result
 SEARCH_LIMIT = 10
@@ -113,7 +113,7 @@ class ToolContext:
     recorded: list[Memory] = field(default_factory=list)  # what this turn recorded
 
     def project(self, *, create: bool = False) -> Project | None:
-        from .project import find_project, init_project
+        from .core import find_project, init_project
 
         proj = init_project(self.path, self.settings) if create else find_project(self.path, self.settings)
         if proj is not None and proj.translator is None and self.translator is not None:

@@ -71,7 +71,7 @@ def _parse(name: str) -> ast.Module:
 
 
 def test_the_lists_are_real() -> None:
-    assert {"project", "store", "block", "render", "registry", "capture"} <= set(CORE)
+    assert {"core", "store", "block", "render", "registry", "capture"} <= set(CORE)
     assert (PACKAGE / "cli.py").exists() and "cli" not in CORE
 
 
@@ -112,5 +112,5 @@ def test_import_jupymem_is_light() -> None:
 
 
 def test_the_core_and_the_cli_stay_light_when_imported() -> None:
-    loaded = _loaded_after("import jupymem.project, jupymem.render, jupymem.cli, jupymem.overview")
+    loaded = _loaded_after("import jupymem.core, jupymem.render, jupymem.cli, jupymem.overview")
     assert not loaded & set(HEAVY), loaded & set(HEAVY)

@@ -21,7 +21,7 @@ from jupymem import llm, tools
 from jupymem.assistant import ask_turn, conversation_for
 from jupymem.capture import evidence_from_exception
 from jupymem.config import Settings
-from jupymem.context import build, failures_section
+from jupymem.inject import build, failures_section
 from jupymem.conversation import COMPACT_ABOVE, HEADINGS, KEEP_AFTER_COMPACTION, Conversation
 from jupymem.errors import ModelError
 from jupymem.models import SUPPORTED, UNCONFIRMED, Provenance
@@ -51,7 +51,7 @@ def _failure(session: str = "s1"):
 
 def test_loading_the_assistant_face_does_not_import_litellm():
     code = (
-        "import sys, jupymem, jupymem.ask, jupymem.assistant, jupymem.tools, jupymem.context, jupymem.conversation, "
+        "import sys, jupymem, jupymem.ask, jupymem.assistant, jupymem.tools, jupymem.inject, jupymem.conversation, "
         "jupymem.llm, jupymem.mcp_tools\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'jupymem')\n"

@@ -19,7 +19,7 @@ from jupymem.errors import (
     SchemaTooNew,
     SecretRefused,
 )
-from jupymem.project import close_all
+from jupymem.core import close_all
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ import pytest
 from jupymem import index, retrieve, store
 from jupymem.config import Settings
 from jupymem.embed import BackgroundEncoder, HashEmbedder
-from jupymem.project import Project, init_project
+from jupymem.core import Project, init_project
 
 from conftest import make_repo
 

@@ -10,7 +10,7 @@ import pytest
 
 from jupymem import fuzzy, lexical, retrieve
 from jupymem.config import Settings
-from jupymem.project import Project, init_project
+from jupymem.core import Project, init_project
 
 MEMORIES = [
     ("Join the subscriptions table to events on customer_id and account_region.", "constraint"),

@@ -10,16 +10,16 @@ when the log has grown.
 Opening is split in two on purpose: ``find_project`` only reads (status,
 search, block and list never create anything, anywhere), ``init_project``
 binds and creates.
+
+(The module is ``core``, not ``project``: a submodule named ``project`` would
+replace the public function ``jupymem.project(path)`` the moment it is imported.)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import sys
 import threading
-import types
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -710,20 +710,3 @@ def _relative(notebook: str | None, root: Path) -> str | None:
         except (ValueError, OSError):
             return p.as_posix()
     return p.as_posix()
-
-
-# -- ``jupymem.project(path)`` ------------------------------------------------------
-# Importing this module makes Python set the package attribute ``jupymem.project``
-# to the module, hiding the public function ``jupymem.project(path)`` defined in
-# ``__init__``. Every write imports this module, so the function would vanish at
-# the first use. Making the module callable, with the function's meaning, keeps
-# the public API working without importing this module eagerly at ``import jupymem``.
-
-
-class _CallableModule(types.ModuleType):
-    def __call__(self, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project | None:
-        """The project of the repository holding ``path``, or None if it has no memory."""
-        return find_project(Path(path or os.getcwd()), settings if settings is not None else Settings.from_env())
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +33,7 @@ from .conversation import RECALLED, RECENT, RECENT_FULL, Conversation, Message
 from .models import UNCONFIRMED, Block, Evidence, Memory
 
 if TYPE_CHECKING:
-    from .project import Project
+    from .core import Project
 
 RETRIEVED = 5  # at most this many retrieved memories per request
 RETRIEVED_BYTES = 2500  # and at most this many bytes of them
@@ -242,27 +240,10 @@ def _clip_bytes(text: str, limit: int) -> str:
 def for_path(prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> str:
     """Block plus retrieved memory for ``prompt`` in the repository holding ``path``
     (default: cwd); "" where there is no memory. Never writes."""
-    from .project import find_project
+    from .core import find_project
 
     proj = find_project(Path(path or os.getcwd()), settings if settings is not None else Settings.from_env())
     if proj is None:
         return ""
     block = proj.block()
     return "\n".join(p for p in (block.text, retrieved_section(proj, block, prompt)) if p)
-
-
-# -- ``jupymem.context(prompt, path)`` -----------------------------------------------
-# Importing this module rebinds the package attribute ``jupymem.context`` from the
-# public function to the module (as with ``jupymem.project``); the module is made
-# callable with the function's meaning so the public API survives the import.
-
-
-class _CallableModule(types.ModuleType):
-    def __call__(
-        self, prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None
-    ) -> str:
-        """Block plus retrieved memory for ``prompt`` ("" where there is no memory)."""
-        return for_path(prompt, path, settings=settings)
-
-
-sys.modules[__name__].__class__ = _CallableModule
