@@ -78,6 +78,9 @@ class Vocabulary:
         self._identifiers: dict[int, dict[str, None]] = {}  # by length
         self._words: dict[int, dict[str, None]] = {}
         self._lists: dict[tuple[str, int], list[str]] = {}
+        # Closest matches already looked up, until the vocabulary grows (a prompt's
+        # unknown words recur from turn to turn; each lookup scans a few length buckets).
+        self._memo: dict[tuple[str, str, float], str | None] = {}
         self.background_rows = background_rows
         self._builder: threading.Thread | None = None
 
@@ -134,6 +137,7 @@ class Vocabulary:
             if self._rid == start:  # nobody else moved it meanwhile
                 self._identifiers, self._words, self._rid = ids, words, max(last, top)
                 self._lists.clear()
+                self._memo.clear()
 
     def _bucket(self, kind: str, length: int) -> list[str]:
         key = (kind, length)
@@ -144,6 +148,15 @@ class Vocabulary:
         return got
 
     def _best(self, kind: str, text: str, cutoff: float) -> str | None:
+        key = (kind, text, cutoff)
+        if key in self._memo:
+            return self._memo[key]
+        if len(self._memo) >= 10_000:
+            self._memo.clear()
+        found = self._memo[key] = self._closest(kind, text, cutoff)
+        return found
+
+    def _closest(self, kind: str, text: str, cutoff: float) -> str | None:
         from rapidfuzz import fuzz, process
 
         slack = 1 if len(text) < 8 else 2

@@ -114,6 +114,7 @@ _SUFFIXES = (
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(term: str) -> str:
     if len(term) <= 4 or not term.isalpha():
         return term

