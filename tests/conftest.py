@@ -10,6 +10,9 @@ import pytest
 
 from jupymem.config import Settings
 
+# Read once at import: the autouse fixture below clears JUPYMEM_* for each test.
+TEST_MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # None: the bundled model
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
     "GIT_AUTHOR_EMAIL": "test@example.com",
@@ -45,6 +48,15 @@ def jupymem_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     from jupymem.core import close_all
 
     close_all()
+
+
+@pytest.fixture
+def real_encoder(jupymem_home: Path, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """Turn the dense leg back on: the bundled model, or JUPYMEM_TEST_MODEL's folder."""
+    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
+    if TEST_MODEL:
+        monkeypatch.setenv("JUPYMEM_ENCODER", TEST_MODEL)
+    return TEST_MODEL
 
 
 @pytest.fixture

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 
 import pytest
 
 from jupymem import bench
 
 
-MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # read at import: conftest clears JUPYMEM_* per test
-
-
-@pytest.fixture(autouse=True)
-def real_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
-    if MODEL:
-        monkeypatch.setenv("JUPYMEM_ENCODER", MODEL)
+pytestmark = pytest.mark.usefixtures("real_encoder")
 
 
 def test_the_corpus_is_deterministic_and_distinct() -> None:

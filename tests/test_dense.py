@@ -29,7 +29,7 @@ from jupymem.core import Project, init_project
 
 from conftest import make_repo
 
-MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # None: the bundled model
+from conftest import TEST_MODEL as MODEL
 
 STATEMENTS = [
     "Join subscriptions to events on customer_id and account_region; customer_id alone repeats across tenants.",
@@ -48,10 +48,7 @@ STATEMENTS = [
 
 
 @pytest.fixture
-def dense_settings(jupymem_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
-    if MODEL:
-        monkeypatch.setenv("JUPYMEM_ENCODER", MODEL)
+def dense_settings(real_encoder: str | None) -> Settings:
     # A small block, so that a dozen memories outgrow it and the encoder is wanted.
     return Settings.from_env().with_(block_cap=600)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,7 @@ SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact-tra
 METRICS = {"recall@10", "mrr", "ndcg@10", "hit@1", "abstain_accuracy"}
 
 
-MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # read at import: conftest clears JUPYMEM_* per test
-
-
-@pytest.fixture(autouse=True)
-def real_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
-    if MODEL:
-        monkeypatch.setenv("JUPYMEM_ENCODER", MODEL)
+pytestmark = pytest.mark.usefixtures("real_encoder")
 
 
 def _suite(tmp_path: Path, lines: list[dict]) -> Path:
