@@ -52,7 +52,7 @@ def in_process(cwd: Path) -> dict[str, float]:
     from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
 
     import jupymem
-    from jupymem.magics import _state
+    from jupymem.faces.magics import _state
 
     home = os.getcwd()
     os.chdir(cwd)

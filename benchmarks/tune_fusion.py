@@ -28,12 +28,11 @@ def split_of(query_id: str) -> str:
 
 
 def dump(suite_path: str, out: str, encoder: str | None, limit: int | None) -> None:
-    import numpy as np
 
-    from jupymem import retrieve
+    from jupymem.retrieval import retrieve
     from jupymem.config import Settings
     from jupymem.evaluate import _make_repo, _safe, load_suite
-    from jupymem.core import close_all, init_project
+    from jupymem.opening import close_all, init_project
 
     suite = load_suite(suite_path, limit=limit)
     base = Path(tempfile.mkdtemp(prefix="jupymem-tune-"))

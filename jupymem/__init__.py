@@ -30,14 +30,14 @@ def _settings(settings: Settings | None) -> Settings:
 
 def init(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project:
     """Bind the repository holding ``path`` (default: cwd) and return its project."""
-    from .core import init_project
+    from .opening import init_project
 
     return init_project(Path(path or os.getcwd()), _settings(settings))
 
 
 def project(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project | None:
     """The project of the repository holding ``path``, or None if it has no memory."""
-    from .core import find_project
+    from .opening import find_project
 
     return find_project(Path(path or os.getcwd()), _settings(settings))
 
@@ -66,13 +66,13 @@ def __getattr__(name: str) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from .magics import load
+    from .faces.magics import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from .magics import unload
+    from .faces.magics import unload
 
     unload(ipython)
 
@@ -82,9 +82,9 @@ def _jupyter_server_extension_points() -> list[dict[str, Any]]:
     # Called as the server collects its extensions, before Jupyter AI's are imported:
     # litellm, which they import, would otherwise fetch a remote price map (see llm.py).
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from .server import JupymemApp
+    from .faces.server import JupymemApp
 
-    return [{"module": "jupymem.server", "app": JupymemApp}]
+    return [{"module": "jupymem.faces.server", "app": JupymemApp}]
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -1,6 +1,6 @@
 """One ``%%ask`` turn, without IPython: memory context, model, tools, conversation.
 
-``ask_turn`` is the whole flow that the ``%%ask`` magic (``ask.py``) shows: the
+``ask_turn`` is the whole flow that the ``%%ask`` magic (``faces/ask.py``) shows: the
 system prompt is built by ``context.build`` (instructions + block, then retrieved
 memory, this session's staged failures and the notebook's conversation memory);
 the model may call ``memory_search`` and ``memory_record`` (``tools.py``). After
@@ -91,7 +91,7 @@ def ask_turn(
     cannot answer; what memory refuses (a secret, a language) is reported in the
     turn, never raised after the answer has been shown.
     """
-    from .core import find_project
+    from .opening import find_project
     from .registry import find_git_root
 
     if not memory:

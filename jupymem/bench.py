@@ -209,7 +209,7 @@ def _db_bytes(path: Path) -> int:
 def _cold_load_seconds(spec: str | None) -> float | None:
     """Encoder load in a fresh interpreter: importing model2vec and reading the model."""
     code = (
-        "import time,sys; t=time.perf_counter(); from jupymem.embed import resolve_encoder; "
+        "import time,sys; t=time.perf_counter(); from jupymem.retrieval.embed import resolve_encoder; "
         "e=resolve_encoder(sys.argv[1] if len(sys.argv)>1 else None); print(time.perf_counter()-t)"
     )
     args = [sys.executable, "-c", code] + ([spec] if spec else [])
@@ -221,10 +221,10 @@ def _cold_load_seconds(spec: str | None) -> float | None:
 
 
 def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, singles: int = 200) -> dict[str, Any]:
-    from . import index
-    from .embed import BackgroundEncoder
+    from .retrieval import index
+    from .retrieval.embed import BackgroundEncoder
     from .evaluate import _make_repo
-    from .core import close_all, init_project
+    from .opening import close_all, init_project
 
     base = Path(tempfile.mkdtemp(prefix="jupymem-bench-"))
     settings = Settings(home=base / "home", encoder=encoder)

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import lexical, registry, store
+from . import registry, store
+from .retrieval import lexical
 from .capture import redact
 
 log = logging.getLogger("jupymem")

@@ -161,7 +161,7 @@ def run_suite(
     when given, receives one record per query and method (for error analysis).
     """
     from .capture import check_statement, memory_id
-    from .core import close_all, init_project
+    from .opening import close_all, init_project
 
     owned = workdir is None
     base = Path(tempfile.mkdtemp(prefix="jupymem-eval-")) if owned else workdir

@@ -240,7 +240,7 @@ def _clip_bytes(text: str, limit: int) -> str:
 def for_path(prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> str:
     """Block plus retrieved memory for ``prompt`` in the repository holding ``path``
     (default: cwd); "" where there is no memory. Never writes."""
-    from .core import find_project
+    from .opening import find_project
 
     proj = find_project(Path(path or os.getcwd()), settings if settings is not None else Settings.from_env())
     if proj is None:

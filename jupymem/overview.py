@@ -46,7 +46,7 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
     except RegistryCorrupt as exc:
         out.update(registry="corrupt", message=exc.message)
         return out
-    from .core import find_project
+    from .opening import find_project
 
     proj = find_project(root, settings)
     if proj is None:

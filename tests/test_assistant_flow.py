@@ -51,8 +51,8 @@ def _failure(session: str = "s1"):
 
 def test_loading_the_assistant_face_does_not_import_litellm():
     code = (
-        "import sys, jupymem, jupymem.ask, jupymem.assistant, jupymem.tools, jupymem.inject, jupymem.conversation, "
-        "jupymem.llm, jupymem.mcp_tools\n"
+        "import sys, jupymem, jupymem.faces.ask, jupymem.assistant, jupymem.tools, jupymem.inject, jupymem.conversation, "
+        "jupymem.llm, jupymem.faces.mcp_tools\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'jupymem')\n"
         "assert 'litellm' not in sys.modules, 'litellm imported while loading'\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import jupymem
-from jupymem.browse import browser
+from jupymem.faces.browse import browser
 from jupymem.models import Provenance
 
 

@@ -19,7 +19,7 @@ from jupymem.models import Provenance
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def jm(*args: str, cwd: Path, input: bytes | None = None, home: Path | None = None, module: str = "jupymem.cli"):
+def jm(*args: str, cwd: Path, input: bytes | None = None, home: Path | None = None, module: str = "jupymem.faces.cli"):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if home is not None:
         env["JUPYMEM_HOME"] = str(home)

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -22,10 +21,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupymem import index, retrieve, store
+from jupymem import store
+from jupymem.retrieval import index
 from jupymem.config import Settings
-from jupymem.embed import BackgroundEncoder, HashEmbedder
-from jupymem.core import Project, init_project
+from jupymem.retrieval.embed import BackgroundEncoder, HashEmbedder
+from jupymem.core import Project
+from jupymem.opening import init_project
 
 from conftest import make_repo
 
@@ -139,7 +140,8 @@ def test_stdlib_route_where_sqlite3_can_load_extensions(tmp_path: Path) -> None:
 import sys, struct
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from pathlib import Path
-from jupymem import store, index
+from jupymem import store
+from jupymem.retrieval import index
 assert store.driver().__name__ == "sqlite3", store.driver()
 conn = store.open_database(Path(sys.argv[3]), create=True)
 ok, why = index.vec_route(conn)

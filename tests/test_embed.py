@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupymem.embed import (
+from jupymem.retrieval.embed import (
     BUNDLED_NAME,
     BackgroundEncoder,
     Embedder,
@@ -47,7 +47,7 @@ def cosine(embedder: Embedder, a: str, b: str) -> float:
 
 def test_importing_embed_loads_neither_numpy_nor_model2vec():
     heavy = run_python(
-        "import json, sys, jupymem.embed; "
+        "import json, sys, jupymem.retrieval.embed; "
         "print(json.dumps([m for m in ('numpy', 'model2vec', 'huggingface_hub', 'tokenizers') if m in sys.modules]))"
     )
     assert json.loads(heavy) == []
@@ -160,7 +160,7 @@ def test_missing_model2vec_names_the_pip_command():
     # A None entry in sys.modules makes the import fail, as on an install without model2vec.
     out = run_python(
         "import json, sys; sys.modules['model2vec'] = None\n"
-        "from jupymem.embed import BackgroundEncoder, resolve_encoder\n"
+        "from jupymem.retrieval.embed import BackgroundEncoder, resolve_encoder\n"
         "from jupymem.errors import MissingDependency\n"
         "try:\n    resolve_encoder(None)\nexcept MissingDependency as e:\n    raised = e.message\n"
         "b = BackgroundEncoder().start(); b.wait(30)\n"
@@ -183,7 +183,7 @@ def test_hash_embedder_is_deterministic_and_follows_the_protocol():
     assert first[0] @ first[1] > first[0] @ first[2]  # shared spelling brings vectors close
     # Stable across processes too (blake2b, not the salted built-in hash).
     other = run_python(
-        "import json; from jupymem.embed import HashEmbedder; "
+        "import json; from jupymem.retrieval.embed import HashEmbedder; "
         "print(json.dumps(HashEmbedder(64).embed_batch(['customer_id is unique'])[0].tolist()))"
     )
     np.testing.assert_array_equal(np.array(json.loads(other), dtype=np.float32), first[0])

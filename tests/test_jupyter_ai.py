@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 # First, so that Jupyternaut's litellm import stays offline (the persona module sees to it).
-from jupymem.jupyter_ai_persona import PERSONA_ID, JupymemPersona  # isort: skip
+from jupymem.faces.jupyter_ai_persona import PERSONA_ID, JupymemPersona  # isort: skip
 
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
@@ -50,10 +50,10 @@ def _message(body: str) -> Message:
 
 def test_entry_points_are_registered():
     personas = {e.name: e.value for e in entry_points(group="jupyter_ai.personas")}
-    assert personas["jupymem"] == "jupymem.jupyter_ai_persona:JupymemPersona"
+    assert personas["jupymem"] == "jupymem.faces.jupyter_ai_persona:JupymemPersona"
     tools = {e.name: e for e in entry_points(group="jupyter_server_mcp.tools")}
     assert tools["jupymem"].load() == [
-        "jupymem.mcp_tools:memory_search", "jupymem.mcp_tools:memory_record", "jupymem.mcp_tools:memory_status"
+        "jupymem.faces.mcp_tools:memory_search", "jupymem.faces.mcp_tools:memory_record", "jupymem.faces.mcp_tools:memory_status"
     ]
 
 

@@ -45,7 +45,7 @@ def test_remember_cell_magic_initializes_and_records(shell, repo):
 def test_failed_cell_is_staged_only_in_memory_until_memory_exists(shell, repo, jupymem_home):
     res = run(shell, "d = {}\nd['customer_id']")
     assert not res.success
-    from jupymem.magics import session_evidence
+    from jupymem.faces.magics import session_evidence
 
     (ev,) = session_evidence(shell)
     assert ev.handle.startswith("ev-") and len(ev.handle) == 11
@@ -83,7 +83,7 @@ def test_window_keeps_64_newest(shell, repo):
     jupymem.init(repo)
     for i in range(70):
         run(shell, f"raise ValueError('failure {i}')")
-    from jupymem.magics import session_evidence
+    from jupymem.faces.magics import session_evidence
 
     window = session_evidence(shell)
     assert len(window) == 64
@@ -127,7 +127,7 @@ def test_errors_become_usage_errors_and_record_nothing(shell, repo):
     res = run(shell, "%memory frobnicate")
     assert isinstance(res.error_in_exec, UsageError)
     # The magics' own errors are never staged as evidence.
-    from jupymem.magics import session_evidence
+    from jupymem.faces.magics import session_evidence
 
     assert session_evidence(shell) == []
 

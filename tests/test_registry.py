@@ -12,7 +12,7 @@ import jupymem
 from conftest import make_repo
 from jupymem import registry
 from jupymem.errors import NotAGitRepository, RegistryCorrupt
-from jupymem.core import close_all, doctor
+from jupymem.opening import close_all, doctor
 
 
 def test_git_root_from_a_notebook_path_a_directory_and_a_missing_file(repo: Path) -> None:
@@ -163,9 +163,9 @@ def test_public_functions_survive_importing_every_module(repo: Path) -> None:
     import importlib
     import pkgutil
 
-    for info in pkgutil.iter_modules(jupymem.__path__):
-        if info.name not in ("server", "jupyter_ai_persona", "mcp_tools"):
-            importlib.import_module(f"jupymem.{info.name}")
+    for info in pkgutil.walk_packages(jupymem.__path__, "jupymem."):
+        if info.name.rsplit(".", 1)[-1] not in ("server", "jupyter_ai_persona", "mcp_tools"):
+            importlib.import_module(info.name)
     assert callable(jupymem.project) and callable(jupymem.context) and callable(jupymem.status)
     jupymem.init(repo)
     assert jupymem.project(repo) is not None

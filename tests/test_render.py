@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import jupymem
-from jupymem import capture, render
+from jupymem import capture
+from jupymem.faces import render
 from jupymem.models import Provenance
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from jupymem import fuzzy, lexical, retrieve
+from jupymem.retrieval import fuzzy, lexical, retrieve
 from jupymem.config import Settings
-from jupymem.core import Project, init_project
+from jupymem.core import Project
+from jupymem.opening import init_project
 
 MEMORIES = [
     ("Join the subscriptions table to events on customer_id and account_region.", "constraint"),

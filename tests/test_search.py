@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import jupymem
-from jupymem import lexical
+from jupymem.retrieval import lexical
 
 STATEMENTS = [
     ("Use customer_id as the join key between orders and customers, never the email", "decision"),

@@ -16,7 +16,7 @@ import pytest
 
 import jupymem
 from jupymem.models import Evidence
-from jupymem.server import resolve_path, to_json
+from jupymem.faces.server import resolve_path, to_json
 
 from conftest import make_repo
 

@@ -35,8 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import store
-from .models import RETIRED, SUPERSEDED
+from .. import store
+from ..models import RETIRED, SUPERSEDED
 
 if TYPE_CHECKING:
     import numpy as np

@@ -16,7 +16,6 @@ imported on the first ``%%ask`` (``llm.load``), not when the extension loads.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -25,12 +24,12 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .config import Settings
-from .errors import JupymemError
-from .models import Provenance
+from ..config import Settings
+from ..errors import JupymemError
+from ..models import Provenance
 
 if TYPE_CHECKING:
-    from .assistant import Turn
+    from ..assistant import Turn
 
 log = logging.getLogger("jupymem")
 
@@ -126,7 +125,7 @@ class AskMagics(Magics):
         conversation; the model can search and record memory. A prompt beginning
         with "remember" (or "recuerda", "acuérdate") is stored as your statement.
         """
-        from .assistant import ask_turn
+        from ..assistant import ask_turn
         from .magics import _cell_id, _execution_count, _state, current_path, session_evidence
 
         args = parse_argstring(self.ask, line)
@@ -181,7 +180,7 @@ class _ContextState:
         self.refresh(_ai_prompt(raw))
 
     def refresh(self, prompt: str = "") -> None:
-        from .inject import for_path
+        from ..inject import for_path
         from .magics import current_path
 
         try:
@@ -205,7 +204,7 @@ def _ai_prompt(raw: str) -> str:
 
 def _block_text(shell: Any) -> str:
     from .magics import current_path
-    from .core import find_project
+    from ..opening import find_project
 
     proj = find_project(current_path(shell), Settings.from_env())
     return proj.block().text if proj is not None else ""

@@ -22,16 +22,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import tools
-from .config import Settings
-from .errors import JupymemError
+from .. import tools
+from ..config import Settings
+from ..errors import JupymemError
 
 log = logging.getLogger("jupymem")
 
 TOOLS = [
-    "jupymem.mcp_tools:memory_search",
-    "jupymem.mcp_tools:memory_record",
-    "jupymem.mcp_tools:memory_status",
+    "jupymem.faces.mcp_tools:memory_search",
+    "jupymem.faces.mcp_tools:memory_record",
+    "jupymem.faces.mcp_tools:memory_status",
 ]
 
 _PRIVATE_STATUS = frozenset({"home", "database", "path", "root"})
@@ -63,7 +63,7 @@ def memory_record(statement: str, kind: str = "note", user_quote: str = "", topi
 def memory_status(path: str = "") -> dict[str, Any]:
     """What jupymem knows about the git repository holding `path`: whether it has memory, how many
     memories of each kind, and the size of the memory block. Never writes anything."""
-    from .overview import status
+    from ..overview import status
 
     def public(ctx: tools.ToolContext) -> dict[str, Any]:
         # Local paths (memory home, database file) are no business of a model provider.
@@ -79,7 +79,7 @@ def _call(path: str, fn: Any) -> dict[str, Any]:
     try:
         prompt, chat_path = _current_message()
         settings = Settings.from_env()
-        from .llm import translator_for
+        from ..llm import translator_for
 
         ctx = tools.ToolContext(
             path=_resolve(path, chat_path), settings=settings, prompt=prompt, translator=translator_for(settings)

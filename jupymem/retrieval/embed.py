@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .errors import JupymemError, MissingDependency
+from ..errors import JupymemError, MissingDependency
 
 if TYPE_CHECKING:
     import numpy as np

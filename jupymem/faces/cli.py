@@ -36,11 +36,12 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from . import capture, render
-from .config import Settings
-from .errors import JupymemError
-from .models import KINDS, Provenance
-from .core import needs_translation
+from .. import capture
+from . import render
+from ..config import Settings
+from ..errors import JupymemError
+from ..models import KINDS, Provenance
+from ..core import needs_translation
 
 PERSON = Provenance(recorder="person")
 MIN_CAP = 512
@@ -64,7 +65,7 @@ class Context:
 
     def project(self) -> Any:
         """The existing project, or NoMemory / NotAGitRepository. Never creates."""
-        from .core import require_project
+        from ..opening import require_project
 
         self._check_path()
         return require_project(self.path, self.settings)
@@ -72,8 +73,8 @@ class Context:
     def project_or_init(self) -> Any:
         """The existing project, else a new binding. A corrupt registry is an error here:
         only ``init`` and ``doctor`` repair it."""
-        from .core import find_project, init_project
-        from .registry import require_git_root
+        from ..opening import find_project, init_project
+        from ..registry import require_git_root
 
         self._check_path()
         require_git_root(self.path)
@@ -118,8 +119,8 @@ def _read_file(name: str) -> str:
 
 
 def cmd_init(ctx: Context) -> int:
-    from . import overview
-    from .core import init_project
+    from .. import overview
+    from ..opening import init_project
 
     ctx._check_path()
     before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else {}
@@ -135,7 +136,7 @@ def cmd_init(ctx: Context) -> int:
 
 
 def cmd_status(ctx: Context) -> int:
-    from . import overview
+    from .. import overview
 
     s = overview.status(ctx.path, ctx.settings)
     ctx.emit(s, render.status_text(s))
@@ -276,9 +277,9 @@ def cmd_export(ctx: Context) -> int:
 
 
 def cmd_import(ctx: Context) -> int:
-    from .core import find_project
-    from .store import memory_database
-    from .maintenance import import_log
+    from ..opening import find_project
+    from ..store import memory_database
+    from ..maintenance import import_log
 
     name = ctx.args.file
     text = _read_file(name)
@@ -296,7 +297,7 @@ def cmd_import(ctx: Context) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
-    from .core import doctor
+    from ..opening import doctor
 
     if not ctx.settings.home.exists():
         ctx.emit({"registry": "none", "home": str(ctx.settings.home)},
@@ -312,13 +313,13 @@ def cmd_doctor(ctx: Context) -> int:
 
 
 def cmd_eval(ctx: Context) -> int:
-    from .evaluate import eval_command
+    from ..evaluate import eval_command
 
     return eval_command(ctx.args, stdout=ctx.out)
 
 
 def cmd_bench(ctx: Context) -> int:
-    from .bench import bench_command
+    from ..bench import bench_command
 
     return bench_command(ctx.args, stdout=ctx.out)
 
@@ -386,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("import", cmd_import, "verify and merge an export without duplicates; FILE '-' reads stdin")
     p.add_argument("file", metavar="FILE")
     add("doctor", cmd_doctor, "check the registry and rebuild it from the project databases if needed")
-    from . import bench, evaluate  # evaluation faces with options of their own (their own --json)
+    from .. import bench, evaluate  # evaluation faces with options of their own (their own --json)
 
     for name, mod, func, text in (
         ("eval", evaluate, cmd_eval, "score retrieval on a gold suite (Recall@10, MRR, nDCG@10): BM25 alone and hybrid"),

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import lexical
-from .models import ACTIVE, Hit, Memory, SearchResult
-from .projection import MEMORY_COLUMNS, memory_from_row
+from ..models import ACTIVE, Hit, Memory, SearchResult
+from ..projection import MEMORY_COLUMNS, memory_from_row
 
 if TYPE_CHECKING:
     from .embed import Embedder

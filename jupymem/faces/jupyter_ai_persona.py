@@ -28,7 +28,7 @@ from typing import Any
 
 from jupyter_ai_persona_manager import PersonaDefaults, PersonaRequirementsUnmet
 
-from .config import Settings
+from ..config import Settings
 
 # Jupyternaut imports litellm, which fetches a remote price map at import unless
 # told not to; jupymem makes no network call nobody asked for (see llm.py).
@@ -87,8 +87,8 @@ def with_memory(prompt: str, path: Path, request: str, settings: Settings | None
     after the instructions, retrieved memory for ``request`` at the end. Unchanged
     where there is no memory. Never writes, and never breaks the chat: a failure to
     read memory is logged in one line."""
-    from .inject import retrieved_section
-    from .core import find_project
+    from ..inject import retrieved_section
+    from ..opening import find_project
 
     try:
         project = find_project(path, settings if settings is not None else Settings.from_env())

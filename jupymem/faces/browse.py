@@ -12,13 +12,13 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from .errors import JupymemError
-from .models import KINDS, UNCONFIRMED, Memory
+from ..errors import JupymemError
+from ..models import KINDS, UNCONFIRMED, Memory
 
 if TYPE_CHECKING:
     import ipywidgets
 
-    from .core import Project
+    from ..core import Project
 
 ROWS = 500  # list entries shown without a search
 LABEL_CHARS = 96

@@ -54,10 +54,10 @@ from traitlets import Int, Unicode
 
 import jupymem
 
-from .config import Settings
-from .errors import InvalidStatement, JupymemError
-from .models import KINDS, Memory, Provenance
-from .core import check_first_record
+from ..config import Settings
+from ..errors import InvalidStatement, JupymemError
+from ..models import KINDS, Memory, Provenance
+from ..core import check_first_record
 
 # -- errors only the REST face can meet ---------------------------------------
 
@@ -253,7 +253,7 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
     # core access: reading never initializes
 
     def existing(self, target: Path) -> jupymem.Project:
-        from .core import require_project
+        from ..opening import require_project
 
         return require_project(target, self.core)
 
@@ -542,6 +542,6 @@ class JupymemApp(ExtensionApp):
         self.handlers.extend(HANDLERS)
 
     async def stop_extension(self) -> None:
-        from .core import close_all
+        from ..opening import close_all
 
         close_all()

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .models import KIND_RANK, KINDS, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, SearchResult
+from ..models import KIND_RANK, KINDS, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, SearchResult
 
 __all__ = [
     "Output",

@@ -28,9 +28,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments, parse_argstring
 from IPython.core.error import UsageError
 
-from .config import Settings
-from .errors import JupymemError, NoMemory
-from .models import KINDS, Evidence, Provenance
+from ..config import Settings
+from ..errors import JupymemError, NoMemory
+from ..models import KINDS, Evidence, Provenance
 
 # Loading the extension imports only this module and the records: the core,
 # rendering and failure diagnosis are imported when a magic or a failure first
@@ -125,7 +125,7 @@ class _State:
         source = getattr(info, "raw_cell", "") or ""
         if source.lstrip().startswith(_OWN_CELLS):
             return  # memory's own operations are never evidence
-        from .capture import evidence_from_exception
+        from ..capture import evidence_from_exception
 
         ev = evidence_from_exception(
             exc,
@@ -198,7 +198,7 @@ def _render() -> Any:
 
 
 def _check_first_record(statement: str, settings: Settings) -> None:
-    from .core import check_first_record
+    from ..core import check_first_record
 
     check_first_record(statement, settings)
 
@@ -322,7 +322,7 @@ class MemoryMagics(Magics):
     def _need(self) -> Any:
         proj = _state(self.shell).project()
         if proj is None:
-            from .registry import require_git_root
+            from ..registry import require_git_root
 
             root = require_git_root(current_path(self.shell))
             raise NoMemory(f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it.")
