@@ -390,7 +390,12 @@ class Project:
         return self.get(m.id)
 
     def stage_failure(self, evidence: Evidence) -> None:
-        """Keep a failure for later citation; the window keeps 64 per kernel session."""
+        """Keep a failure for later citation; the window keeps 64 per kernel session.
+
+        Its notebook is kept relative to the repository root, as a memory's is:
+        kernels know their notebook by its absolute path."""
+        if evidence.notebook:
+            evidence = dataclasses.replace(evidence, notebook=_relative(evidence.notebook, self.root))
         data = json.dumps(evidence.to_dict(), sort_keys=True, ensure_ascii=False)
         with store.transaction(self.conn):
             self.conn.execute(

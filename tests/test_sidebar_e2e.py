@@ -1,15 +1,22 @@
 """The sidebar end to end: a real ``jupyter lab`` on loopback, driven by headless
 Chromium through Playwright, checked against the database after each step.
 
+Each test runs in JupyterLab's light and dark themes. At every state of the
+panel it leaves a screenshot in ``test-artifacts/sidebar-<state>-<theme>.png``
+and measures the contrast of every piece of text from computed styles
+(``browser_checks``): all of it must reach WCAG AA (4.5:1) in both themes.
+
 Needs Debian's chromium at /usr/bin/chromium (``.ci/run`` installs it) and the
 built labextension (``pip install -e .`` builds it into jupymem/labextension).
-Leaves a screenshot of the sidebar in test-artifacts/sidebar.png.
+``.ci/run`` also runs this file against the oldest JupyterLab the sidebar
+supports, with ``JUPYMEM_E2E_JUPYTERLAB`` naming the version it must find.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,13 +24,16 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import jupymem
 from jupymem.models import Evidence, Provenance
 
+from browser_checks import AA, GAP_JS, contrast
 from conftest import make_repo
 
 CHROMIUM = "/usr/bin/chromium"
@@ -39,9 +49,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 LABEXTENSION = REPO_ROOT / "jupymem" / "labextension"
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 TOKEN = "jupymem-e2e-token"
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+# Read at import: conftest's autouse fixture clears JUPYMEM_* for each test.
+EXPECTED_LAB = os.environ.get("JUPYMEM_E2E_JUPYTERLAB")
 
 pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
+    not Path(CHROMIUM).exists() and not EXPECTED_LAB,
     reason=f"{CHROMIUM} is missing: `apt-get install chromium` (CI's .ci/run does) to run the browser test",
 )
 
@@ -52,10 +65,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def notebook_json(cell_ids: list[str]) -> str:
+def notebook_json(sources: list[str], cell_ids: list[str] | None = None) -> str:
+    ids = cell_ids or [f"c{i}" for i in range(len(sources))]
     cells = [
-        {"cell_type": "code", "id": cid, "metadata": {}, "execution_count": None, "outputs": [], "source": f"x = {i}"}
-        for i, cid in enumerate(cell_ids)
+        {"cell_type": "code", "id": cid, "metadata": {}, "execution_count": None, "outputs": [], "source": src}
+        for cid, src in zip(ids, sources)
     ]
     return json.dumps(
         {
@@ -72,22 +86,34 @@ class Lab:
     url: str
     repo: Path
     log: Path
+    theme: str
 
 
-@pytest.fixture
-def lab(tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
+@pytest.fixture(params=list(THEMES))
+def lab(request: pytest.FixtureRequest, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
     if not (LABEXTENSION / "package.json").exists():
         pytest.fail(
             f"The sidebar is not built ({LABEXTENSION} is missing): `pip install -e .` builds it, "
             "or run `jlpm install && jlpm build:prod` in labextension/."
         )
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing and JUPYMEM_E2E_JUPYTERLAB asks for this test: `apt-get install chromium`.")
+    if EXPECTED_LAB:
+        assert version("jupyterlab").startswith(EXPECTED_LAB + "."), (
+            f"JUPYMEM_E2E_JUPYTERLAB={EXPECTED_LAB}, but this environment has JupyterLab {version('jupyterlab')}"
+        )
+    theme = request.param
     root = tmp_path / "root"
     repo = make_repo(root / "proj")
     (repo / "nb").mkdir()
-    (repo / "nb" / "analysis.ipynb").write_text(notebook_json([f"cell-{i}" for i in range(40)] + ["cell-42"]))
+    cells = [f"x = {i}" for i in range(40)] + ["x = 40"]
+    (repo / "nb" / "analysis.ipynb").write_text(notebook_json(cells, [f"cell-{i}" for i in range(40)] + ["cell-42"]))
+    (repo / "nb" / "browse.ipynb").write_text(
+        notebook_json(["%load_ext jupymem", "%memory list", "%memory browse"])
+    )
 
     other = make_repo(root / "other")
-    (other / "x.ipynb").write_text(notebook_json(["only"]))
+    (other / "x.ipynb").write_text(notebook_json(["x = 1"], ["only"]))
     (root / "plain").mkdir()
     (root / "plain" / "notes.md").write_text("# not in git\n")
 
@@ -100,10 +126,16 @@ def lab(tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
     (config / "jupyter_server_config.json").write_text(
         json.dumps({"ServerApp": {"jpserver_extensions": {"jupymem": True}}})
     )
+    themes = tmp_path / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    themes.mkdir(parents=True)
+    (themes / "themes.jupyterlab-settings").write_text(json.dumps({"theme": THEMES[theme]}))
+    # No "get notified about Jupyter news?" toast over the screenshots.
+    (themes / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     port = free_port()
     env = {
         **os.environ,
         "JUPYMEM_HOME": str(jupymem_home),
+        "JUPYMEM_ENCODER": "none",
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
@@ -140,7 +172,7 @@ def lab(tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-4000:]}")
             time.sleep(0.25)
-        yield Lab(url=url, repo=repo, log=log)
+        yield Lab(url=url, repo=repo, log=log, theme=theme)
     finally:
         proc.terminate()
         try:
@@ -162,8 +194,9 @@ def seed(repo: Path) -> dict[str, str]:
         kind="fact",
         provenance=Provenance(recorder="assistant", notebook="nb/analysis.ipynb"),
     )
-    proj.remember("Plots use the colorblind-safe palette", kind="preference")
-    proj.remember("Parse order dates with dayfirst=True", kind="procedure")
+    palette = proj.remember("Plots use the colorblind-safe palette", kind="preference")
+    dates = proj.remember("Parse order dates with dayfirst=True", kind="procedure")
+    # As a kernel stages it: the notebook's absolute path, the error lines at the end of the excerpt.
     proj.stage_failure(
         Evidence(
             handle="ev-0badcafe",
@@ -171,67 +204,154 @@ def seed(repo: Path) -> dict[str, str]:
             ename="KeyError",
             evalue="'customer_id'",
             diagnosis=("KeyError: 'customer_id'",),
-            excerpt="df['customer_id']",
+            excerpt="df['customer_id']\n\nKeyError: 'customer_id'",
             created_at="2025-01-01T00:00:00.000000Z",
             cell_id="cell-7",
             execution_count=12,
-            notebook="nb/analysis.ipynb",
+            notebook=str(repo / "nb" / "analysis.ipynb"),
         )
     )
     assert unconfirmed.standing == "unconfirmed"
-    return {"supported": supported.id, "unconfirmed": unconfirmed.id, "handle": "ev-0badcafe"}
+    return {
+        "supported": supported.id,
+        "unconfirmed": unconfirmed.id,
+        "palette": palette.id,
+        "dates": dates.id,
+        "handle": "ev-0badcafe",
+    }
 
 
-def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
+class Browser:
+    """One page of the lab, with the screenshots and contrast checks of each state."""
+
+    def __init__(self, page: Any, lab: Lab) -> None:
+        self.page = page
+        self.lab = lab
+        self.low: dict[str, list[dict[str, Any]]] = {}
+        self.console: list[str] = []
+        self.errors: list[str] = []
+        page.on("console", lambda msg: self.console.append(msg.text))
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+    def open(self, path: str, reset: bool = False) -> Any:
+        """Opens ``path`` in the lab (``reset``: a fresh workspace) and the sidebar beside it."""
+        query = f"?reset&token={TOKEN}" if reset else f"?token={TOKEN}"
+        self.page.goto(f"{self.lab.url}/lab/tree/{path}{query}")
+        tab = self.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupymem-sidebar"]')
+        tab.wait_for(timeout=60_000)
+        sidebar = self.page.locator("#jupymem-sidebar")
+        if not sidebar.is_visible():
+            tab.click()
+        return sidebar
+
+    def calibrate(self) -> None:
+        """The measurement itself, on text of known contrast: #999 on white is 2.85:1."""
+        self.page.evaluate(
+            "() => { const d = document.createElement('div'); d.id = 'jm-calibrate';"
+            " d.style.cssText = 'background:#fff;color:#999'; d.textContent = 'grey on white';"
+            " document.body.appendChild(d); }"
+        )
+        measured = contrast(self.page, "#jm-calibrate")
+        self.page.evaluate("() => document.getElementById('jm-calibrate').remove()")
+        assert measured["checked"] == 1 and measured["low"][0]["ratio"] == pytest.approx(2.85, abs=0.01), measured
+
+    def snap(self, state: str, selector: str = "#jupymem-sidebar") -> None:
+        """A screenshot of this state, and every piece of its text measured."""
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.page.locator(selector).screenshot(path=str(ARTIFACTS / f"sidebar-{state}-{self.lab.theme}.png"))
+        measured = contrast(self.page, selector)
+        assert measured["checked"] > 0, f"no text measured in {state}"
+        if measured["low"]:
+            self.low[state] = measured["low"]
+
+
+def test_sidebar_every_state_in_both_themes(lab: Lab) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     ids = seed(lab.repo)
     proj = jupymem.project(lab.repo)
     assert proj is not None
-    ARTIFACTS.mkdir(exist_ok=True)
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(f"{lab.url}/lab/tree/proj/nb/analysis.ipynb?token={TOKEN}")
-
-            # The sidebar tab is there; open it.
-            tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupymem-sidebar"]')
-            expect(tab).to_be_visible(timeout=60_000)
-            tab.click()
-            sidebar = page.locator("#jupymem-sidebar")
+            page = chromium.new_page(viewport={"width": 1400, "height": 900})
+            b = Browser(page, lab)
+            sidebar = b.open("proj/nb/analysis.ipynb")
             expect(sidebar).to_be_visible()
+            b.calibrate()
+            light = "false" if lab.theme == "dark" else "true"
+            expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light, timeout=30_000)
+            if EXPECTED_LAB:
+                app_version = page.evaluate(
+                    "JSON.parse(document.getElementById('jupyter-config-data').textContent).appVersion"
+                )
+                assert app_version.startswith(EXPECTED_LAB + "."), app_version
 
             # It follows the notebook in focus: header with the repository and counts.
             expect(sidebar.locator(".jp-jupymem-repo")).to_have_text("proj", timeout=30_000)
             expect(sidebar.locator(".jp-jupymem-chip", has_text="constraint")).to_contain_text("1")
-            expect(sidebar.locator(".jp-jupymem-meter")).to_be_visible()
+            expect(sidebar.locator(".jp-jupymem-meter-label")).to_have_text(f"Block {proj.block().bytes} B of 4.0 kB: 4 memories")
             unconfirmed_row = sidebar.locator(f'[data-memory-id="{ids["unconfirmed"]}"]')
             expect(unconfirmed_row).to_contain_text("(unconfirmed)")
             group_titles = sidebar.locator(".jp-jupymem-group-title").all_inner_texts()
             assert [t.split()[0].lower() for t in group_titles] == ["constraint", "preference", "procedure", "fact"]
+            b.snap("list")
+            page.locator('.jp-SideBar.jp-mod-left').screenshot(path=str(ARTIFACTS / f"sidebar-icon-{lab.theme}.png"))
 
-            # Search as you type.
+            # The keyboard: Tab reaches one row; Up/Down/Home/End move; Enter opens; Back returns.
+            rows = sidebar.locator(".jp-jupymem-groups button.jp-jupymem-row")
+            order = [rows.nth(i).get_attribute("data-memory-id") for i in range(rows.count())]
+            assert len(order) == 4
+            assert [rows.nth(i).get_attribute("tabindex") for i in range(4)] == ["0", "-1", "-1", "-1"]
+            focused = "() => document.activeElement && document.activeElement.dataset.memoryId"
+            rows.first.focus()
+            page.keyboard.press("ArrowDown")
+            page.keyboard.press("ArrowDown")
+            assert page.evaluate(focused) == order[2]
+            page.keyboard.press("ArrowUp")
+            assert page.evaluate(focused) == order[1]
+            page.keyboard.press("End")
+            assert page.evaluate(focused) == order[3]
+            page.keyboard.press("ArrowDown")  # stays on the last row
+            assert page.evaluate(focused) == order[3]
+            page.keyboard.press("Home")
+            page.keyboard.press("ArrowDown")
+            assert page.evaluate(focused) == order[1]
+            assert [rows.nth(i).get_attribute("tabindex") for i in range(4)] == ["-1", "0", "-1", "-1"]
+            page.keyboard.press("Enter")
+            detail = sidebar.locator(".jp-jupymem-detail")
+            expect(detail.locator(".jp-jupymem-full-statement")).to_have_text(proj.get(order[1]).statement)
+            page.keyboard.press("Escape")
+            expect(detail).to_have_count(0)
+            expect(rows.nth(1)).to_be_focused()
+
+            # Search as you type: hits say how sure they are in words, never as bare scores.
             box = sidebar.locator(".jp-jupymem-search-input")
             box.fill("revenue reported in EUR")
             results = sidebar.locator(".jp-jupymem-results")
             expect(results.locator(".jp-jupymem-row").first).to_contain_text("Revenue is reported in EUR", timeout=10_000)
             assert proj.search("revenue reported in EUR").hits[0].memory.id == ids["supported"]
-            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-search.png"))
+            for meta in results.locator(".jp-jupymem-row-meta").all_inner_texts():
+                assert not re.search(r"\d\.\d\d", meta), meta
+            hits = page.evaluate(
+                "async () => (await (await fetch('/jupymem/api/memories?path=proj&q=revenue%20reported%20in%20EUR'))"
+                ".json()).hits"
+            )
+            with_confidence = [h for h in hits if isinstance(h.get("confidence"), (int, float))]
+            expect(results.locator(".jp-jupymem-confidence")).to_have_count(len(with_confidence))
+            b.snap("search")
             box.fill("kubernetes ingress annotations")
             expect(sidebar.locator(".jp-jupymem-abstained")).to_contain_text("Abstained", timeout=10_000)
+            b.snap("abstained")
 
             # Open a memory: full statement, provenance with a link to the cell, history.
             box.fill("revenue reported in EUR")
             results.locator(f'[data-memory-id="{ids["supported"]}"]').click()
-            detail = sidebar.locator(".jp-jupymem-detail")
             expect(detail.locator(".jp-jupymem-full-statement")).to_have_text("Revenue is reported in EUR, never USD")
             expect(detail.locator(".jp-jupymem-link")).to_contain_text("nb/analysis.ipynb (go to cell)")
             expect(detail.locator(".jp-jupymem-history")).to_contain_text("recorded")
-            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-detail.png"))
+            b.snap("detail")
             detail.locator(".jp-jupymem-link").click()
             active = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell.jp-mod-active")
             expect(active).to_contain_text("x = 40", timeout=15_000)  # cell-42 is the 41st cell
@@ -245,17 +365,89 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             assert proj.get(ids["unconfirmed"]).standing == "supported"
             assert [h.action for h in proj.history(ids["unconfirmed"])][-1] == "confirmed"
             expect(sidebar.get_by_role("button", name="Confirm")).to_have_count(0)
+            b.snap("notice")
             sidebar.locator(".jp-jupymem-back").click()
             expect(sidebar.locator(f'[data-memory-id="{ids["unconfirmed"]}"]')).not_to_contain_text("(unconfirmed)")
 
-            # Keep a staged failure as a lesson.
+            # Supersede: a new version, the old one closed and linked both ways.
+            sidebar.locator(f'[data-memory-id="{ids["palette"]}"]').click()
+            detail.get_by_role("button", name="Supersede…").click()
+            form = detail.locator(".jp-jupymem-form")
+            expect(form.locator("textarea")).to_have_value("Plots use the colorblind-safe palette")
+            form.locator("textarea").fill("Plots use the viridis palette; it is colorblind-safe")
+            b.snap("supersede-form")
+            form.get_by_role("button", name="Supersede", exact=True).click()
+            expect(sidebar.locator(".jp-jupymem-notice")).to_contain_text("Superseded", timeout=10_000)
+            old = proj.get(ids["palette"])
+            assert old.status == "superseded" and old.superseded_by
+            new = proj.get(old.superseded_by)
+            assert (new.status, new.supersedes, new.kind) == ("active", old.id, "preference")
+            assert new.statement == "Plots use the viridis palette; it is colorblind-safe"
+            expect(detail.locator(".jp-jupymem-full-statement")).to_have_text(new.statement)
+            expect(detail.locator(".jp-jupymem-form")).to_have_count(0)
+            previous = detail.locator(".jp-jupymem-versions button")
+            expect(previous).to_contain_text("Previous version")
+            # The button grows with its label instead of spilling over the next heading.
+            assert page.evaluate(GAP_JS, ["#jupymem-sidebar .jp-jupymem-versions",
+                                          "#jupymem-sidebar .jp-jupymem-versions + h3"]) >= 0
+            b.snap("superseded")
+            previous.click()
+            expect(detail.locator(".jp-jupymem-full-statement")).to_have_text("Plots use the colorblind-safe palette")
+            expect(detail.locator(".jp-jupymem-inactive")).to_have_text("superseded")
+            expect(detail.get_by_role("button", name="Supersede…")).to_have_count(0)
+            detail.locator(".jp-jupymem-back").click()
+
+            # Retire: the form closes on success, nothing lingers, and a second retire is not offered.
+            sidebar.locator(f'[data-memory-id="{ids["dates"]}"]').click()
+            detail.get_by_role("button", name="Retire…").click()
+            detail.locator(".jp-jupymem-form input").fill("the extract now writes ISO dates")
+            b.snap("retire-form")
+            detail.get_by_role("button", name="Retire", exact=True).click()
+            expect(sidebar.locator(".jp-jupymem-notice")).to_have_text("Retired.", timeout=10_000)
+            retired = proj.get(ids["dates"])
+            assert (retired.status, retired.retire_reason) == ("retired", "the extract now writes ISO dates")
+            expect(detail.locator(".jp-jupymem-form")).to_have_count(0)
+            expect(detail.get_by_role("button", name="Retire…")).to_have_count(0)
+            expect(detail.locator(".jp-jupymem-inactive")).to_have_text("retired")
+            expect(sidebar.locator(".jp-jupymem-error")).to_have_count(0)
+            expect(detail.locator(".jp-jupymem-history")).to_contain_text("retired: the extract now writes ISO dates")
+            detail.locator(".jp-jupymem-back").click()
+            expect(sidebar.locator(f'[data-memory-id="{ids["dates"]}"]')).to_have_count(0)
+
+            # A refusal is readable, changes nothing, and is gone once the next form opens.
+            sidebar.get_by_role("button", name="+ Record").click()
+            form = sidebar.locator(".jp-jupymem-form")
+            submit = form.get_by_role("button", name="Record", exact=True)
+            cancel = form.get_by_role("button", name="Cancel")
+            expect(submit).to_be_disabled()
+            # Disabled looks disabled: not the enabled button's look.
+            look = "el => { const s = getComputedStyle(el); return [s.opacity, s.cursor]; }"
+            assert submit.evaluate(look) != cancel.evaluate(look)
+            assert float(submit.evaluate(look)[0]) < 1
+            form.locator("textarea").fill("The staging db password=hunter2hunter2 is on the wiki")
+            expect(submit).to_be_enabled()
+            submit.click()
+            error = sidebar.locator(".jp-jupymem-error")
+            expect(error).to_contain_text("password", timeout=10_000)
+            assert not [m for m in proj.list() if "hunter2" in m.statement]
+            b.snap("error")
+            cancel.click()
+            sidebar.get_by_role("button", name="+ Record").click()
+            expect(error).to_have_count(0)
+            sidebar.locator(".jp-jupymem-form").get_by_role("button", name="Cancel").click()
+
+            # Keep a staged failure as a lesson; its path reads relative, its error line once.
             sidebar.get_by_role("tab", name="Failures (1)").click()
             card = sidebar.locator('.jp-jupymem-evidence[data-handle="ev-0badcafe"]')
             expect(card).to_contain_text("KeyError: 'customer_id'")
+            expect(card).to_contain_text("nb/analysis.ipynb [12]")
+            assert str(lab.repo) not in card.inner_text()
+            assert card.inner_text().count("KeyError") == 1
+            b.snap("failures")
             card.get_by_role("button", name="Keep as lesson…").click()
             card.locator("textarea").fill("The sales table calls the key cust_id, not customer_id")
             card.locator("select").select_option("correction")
-            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-failures.png"))
+            b.snap("keep-form")
             card.get_by_role("button", name="Keep", exact=True).click()
             expect(sidebar.locator(".jp-jupymem-notice")).to_contain_text("Kept as a lesson", timeout=10_000)
             kept = [m for m in proj.list(kind="correction") if m.evidence]
@@ -265,8 +457,17 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             expect(card).to_contain_text("Kept as a lesson")
             expect(sidebar.get_by_role("tab", name="Failures", exact=True)).to_be_visible()
 
-            # Record a new memory from the panel (keyboard: Ctrl+Enter submits).
+            # The lesson's detail shows its evidence: the source, and the error line once.
             sidebar.get_by_role("tab", name="Memories").click()
+            sidebar.locator(f'[data-memory-id="{kept[0].id}"]').click()
+            evidence = detail.locator(".jp-jupymem-evidence")
+            expect(evidence.locator(".jp-jupymem-excerpt")).to_have_text("df['customer_id']")
+            assert evidence.inner_text().count("KeyError") == 1
+            assert str(lab.repo) not in evidence.inner_text()
+            b.snap("evidence")
+            detail.locator(".jp-jupymem-back").click()
+
+            # Record a new memory from the panel (keyboard: Ctrl+Enter submits).
             sidebar.get_by_role("button", name="+ Record").click()
             form = sidebar.locator(".jp-jupymem-form")
             form.locator("textarea").fill("Churn is measured over 90 days")
@@ -278,20 +479,21 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             assert recorded[0].provenance.notebook == "nb/analysis.ipynb"
 
             # Memory changed elsewhere (a kernel, the CLI) shows up on its own.
-            sidebar.get_by_role("tab", name="Memories").click()
             outside = proj.remember("Dashboards refresh at 06:00 UTC", kind="decision")
             expect(sidebar.locator(f'[data-memory-id="{outside.id}"]')).to_be_visible(timeout=15_000)
 
-            # Block preview: exactly the core's block.
+            # Block preview: exactly the core's block, its numbers in the meter's units.
             sidebar.get_by_role("tab", name="Block").click()
             preview = sidebar.locator(".jp-jupymem-block-text")
             expect(preview).to_contain_text("<project_memory")
             assert preview.inner_text().strip() == proj.block().text.strip()
-
+            block = proj.block()
+            shown = f"{block.shown} memories"
+            expect(sidebar.locator(".jp-jupymem-block")).to_contain_text(f"{shown} in {block.bytes} B of the 4.0 kB cap")
+            expect(sidebar.locator(".jp-jupymem-meter-label")).to_have_text(f"Block {block.bytes} B of 4.0 kB: {shown}")
+            b.snap("block")
             sidebar.get_by_role("tab", name="Memories").click()
-            expect(sidebar.locator(f'[data-memory-id="{outside.id}"]')).to_be_visible()
-            page.screenshot(path=str(ARTIFACTS / "lab.png"))
-            sidebar.screenshot(path=str(ARTIFACTS / "sidebar.png"))
+            b.snap("after-changes")
 
             # XSRF: the browser's login cookie reads, but a write without the XSRF
             # header (what a forged cross-site form would send) is refused.
@@ -307,25 +509,105 @@ def test_sidebar_browse_search_confirm_and_keep(lab: Lab) -> None:
             assert not [m for m in proj.list() if m.statement == "Written with the login cookie"]
             assert page.evaluate(xsrf_probe, True) == [200, 201]
 
-            # A repository without memory: said plainly, nothing created until Init.
+            # A repository without memory: said plainly, nothing created until asked.
             other = lab.repo.parent / "other"
             # ?reset: a fresh workspace, so the notebook restored from before cannot take focus back.
-            page.goto(f"{lab.url}/lab/tree/other/x.ipynb?reset&token={TOKEN}")
-            tab.wait_for(timeout=60_000)
-            if not sidebar.is_visible():
-                tab.click()
+            sidebar = b.open("other/x.ipynb", reset=True)
             expect(sidebar).to_contain_text("other has no memory yet", timeout=30_000)
+            expect(sidebar).to_contain_text("%%remember")
+            assert "binds" not in sidebar.inner_text()
+            b.snap("no-memory")
             assert jupymem.project(other) is None
-            sidebar.get_by_role("button", name="Init memory").click()
+            sidebar.get_by_role("button", name="Start memory here").click()
             expect(sidebar.locator(".jp-jupymem-repo")).to_have_text("other", timeout=10_000)
             assert jupymem.project(other) is not None
+            # Empty: the next step, and an empty block shown as empty (not as its frame's bytes).
+            expect(sidebar.locator(".jp-jupymem-empty")).to_contain_text("Nothing recorded yet")
+            expect(sidebar.locator(".jp-jupymem-empty")).to_contain_text("+ Record")
+            expect(sidebar.locator(".jp-jupymem-meter-label")).to_have_text("Block empty (cap 4.0 kB)")
+            expect(sidebar.locator(".jp-jupymem-meter-fill")).to_have_attribute("style", "width: 0%;")
+            b.snap("empty")
 
             # Outside git.
-            page.goto(f"{lab.url}/lab/tree/plain/notes.md?reset&token={TOKEN}")
-            tab.wait_for(timeout=60_000)
-            if not sidebar.is_visible():
-                tab.click()
+            sidebar = b.open("plain/notes.md", reset=True)
             expect(sidebar).to_contain_text("not inside a git repository", timeout=30_000)
-            assert not [e for e in errors if "jupymem" in e.lower()], errors
+            b.snap("outside")
+
+            assert not [e for e in b.errors if "jupymem" in e.lower()], b.errors
+            # Every shared package the sidebar asks for is one this JupyterLab provides
+            # (other extensions may warn about their own).
+            shared = json.loads((LABEXTENSION / "package.json").read_text())["jupyterlab"]["sharedPackages"]
+            asks = [f"module {name} (required {spec['requiredVersion']})" for name, spec in shared.items()]
+            ours = [m for m in b.console if "Unsatisfied version" in m and any(ask in m for ask in asks)]
+            assert not ours, ours
+            assert not b.low, f"text below {AA}:1 in the {lab.theme} theme: {json.dumps(b.low, indent=1)}"
         finally:
-            browser.close()
+            chromium.close()
+
+
+def test_notebook_output_and_widget_browser_share_the_sidebar_palette(lab: Lab) -> None:
+    """`%memory list` and `%memory browse` in a real kernel: the kinds wear the sidebar's
+    colours, their text holds contrast, and the widget browser fits its output area."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect, sync_playwright
+
+    seed(lab.repo)
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = chromium.new_page(viewport={"width": 1400, "height": 900})
+            b = Browser(page, lab)
+            sidebar = b.open("proj/nb/browse.ipynb")
+            expect(sidebar.locator(".jp-jupymem-repo")).to_have_text("proj", timeout=30_000)
+            panel = page.locator(".jp-NotebookPanel").filter(has_text="%memory browse")
+            cells = panel.locator(".jp-Cell")
+            expect(cells).to_have_count(3, timeout=30_000)
+            # Some JupyterLab releases ask which kernel to start for a notebook opened from a URL.
+            chooser = page.locator(".jp-Dialog").filter(has_text="Select Kernel")
+            try:
+                chooser.wait_for(timeout=5_000)
+                chooser.get_by_role("button", name="Select", exact=True).click()
+            except PlaywrightTimeout:
+                pass
+            expect(page.locator(".jp-Dialog")).to_have_count(0)
+            cells.first.locator(".jp-InputArea-editor").click()
+            for _ in range(3):
+                page.keyboard.press("Shift+Enter")
+
+            # %memory list: the kinds in the sidebar's colours, readable on the notebook.
+            listing = cells.nth(1).locator(".jp-OutputArea-output")
+            expect(listing.locator("table")).to_be_visible(timeout=90_000)
+            listing.evaluate("el => { el.id = 'jm-output'; }")
+            for kind in ("constraint", "preference", "procedure", "fact"):
+                in_output = listing.locator(f".jp-jupymem-kind-{kind}").first
+                in_sidebar = sidebar.locator(f".jp-jupymem-group-title.jp-jupymem-kind-{kind}")
+                colour = "el => getComputedStyle(el).color"
+                assert in_output.evaluate(colour) == in_sidebar.evaluate(colour), kind
+            assert listing.locator(".jp-jupymem-unconfirmed").count() == 1
+            b.snap("notebook-output", "#jm-output")
+
+            # %memory browse: inside its output area, times for people, kinds in colour.
+            widget = cells.nth(2).locator(".jp-OutputArea-output").last
+            select = widget.locator(".widget-select select")
+            expect(select).to_be_visible(timeout=60_000)
+            expect(widget).to_contain_text("4 memories")
+            area = cells.nth(2).locator(".jp-OutputArea").bounding_box()
+            for part in (select, widget.locator(".widget-select").first):
+                box = part.bounding_box()
+                assert box is not None and area is not None
+                assert box["x"] + box["width"] <= area["x"] + area["width"] + 0.5, (box, area)
+            expect(widget.locator(".jp-jupymem-kind-constraint").first).to_be_visible()
+            select.select_option(index=0)
+            expect(widget).to_contain_text("History")
+            text = widget.inner_text()
+            assert not re.search(r"\d{2}:\d{2}:\d{2}\.\d", text) and "T0" not in text, text
+            assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC", text), text
+            widget.evaluate("el => { el.id = 'jm-browse'; }")
+            page.locator("#jm-browse").screenshot(path=str(ARTIFACTS / f"browse-{lab.theme}.png"))
+            # ipywidgets' own buttons (white on green/orange) are its theme's, not ours: left out.
+            measured = contrast(page, "#jm-browse")
+            ours = [low for low in measured["low"] if "button" not in low["cls"]]
+            assert not ours, ours
+            assert not b.low, f"text below {AA}:1 in the {lab.theme} theme: {json.dumps(b.low, indent=1)}"
+        finally:
+            chromium.close()

@@ -5,15 +5,25 @@ extensions, so this gives them the sidebar's core: search (the same search
 the kernel uses), the list in block order, a detail view with provenance,
 evidence and history, and confirm / retire. It calls the ``Project`` API
 directly; ipywidgets is imported here only, when someone asks to browse.
+
+Memory also changes elsewhere (another cell, another kernel, the CLI). The
+browser re-reads the project's revision, one cheap query, whenever someone
+uses it, after each cell the kernel runs while it is open, and on "Refresh";
+when the revision moved, its header and list are redrawn.
+
+Words, times and kind colours are the notebook output's (``render``): the
+kinds carry the classes whose colours the sidebar's stylesheet defines.
 """
 
 from __future__ import annotations
 
 import html
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JupymemError
 from ..models import KINDS, UNCONFIRMED, Memory
+from .render import kind_class, when
 
 if TYPE_CHECKING:
     import ipywidgets
@@ -24,50 +34,75 @@ ROWS = 500  # list entries shown without a search
 LABEL_CHARS = 96
 
 
-def _label(m: Memory, score: float | None = None) -> str:
+def _label(m: Memory) -> str:
     marks = "" if m.standing != UNCONFIRMED else " (unconfirmed)"
     if m.status != "active":
         marks += f" [{m.status}]"
     text = " ".join(m.statement.split())
     if len(text) > LABEL_CHARS:
         text = text[: LABEL_CHARS - 1] + "…"
-    tail = f"  · {score:.2f}" if score is not None else ""
-    return f"{m.kind}{marks}: {text}{tail}"
+    return f"{m.kind}{marks}: {text}"
 
 
 def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _kind(kind: str) -> str:
+    return f"<span class='{kind_class(kind)}' style='font-weight:600'>{_e(kind)}</span>"
+
+
+def _error(message: str) -> str:
+    return f"<span class='jp-jupymem-kind-correction'>{_e(message)}</span>"
+
+
+def header_html(project: Project) -> str:
+    """Repository, active memories by kind (in the kind colours) and the block's size."""
+    counts = {k: n for k, n in project.counts().items() if n}
+    block = project.block()
+    chips = ", ".join(f"{_kind(k)} {n}" for k, n in counts.items()) or "no active memories"
+    if block.shown or block.omitted:
+        size = f"block {block.bytes:,} of {block.cap:,} bytes ({_plural(block.shown, 'memory', 'memories')})"
+        if block.omitted:
+            size += f", {block.omitted} more searched per prompt"
+    else:
+        size = "block empty"
+    return f"<b>{_e(project.name)}</b> — {chips} — {size}"
+
+
 def detail_html(project: Project, m: Memory) -> str:
     """The full record, escaped: a statement can never inject markup."""
     p = m.provenance
     rows = [
-        ("Kind", m.kind),
-        ("Standing", m.standing),
-        ("Status", m.status + (f" ({m.retire_reason})" if m.retire_reason else "")),
-        ("Topic", m.topic),
-        ("Recorded by", p.recorder),
-        ("Notebook", (p.notebook or "") + (f" · cell {p.cell_id}" if p.cell_id else "")),
+        ("Kind", _kind(m.kind)),
+        ("Standing", _e(m.standing)),
+        ("Status", _e(m.status + (f" ({m.retire_reason})" if m.retire_reason else ""))),
+        ("Topic", _e(m.topic) if m.topic else None),
+        ("Recorded by", _e(p.recorder)),
+        ("Notebook", _e((p.notebook or "") + (f" · cell {p.cell_id}" if p.cell_id else "")) or None),
         ("Execution", f"[{p.execution_count}]" if p.execution_count is not None else None),
-        ("Quote", p.quote),
-        ("Valid", f"{m.valid_from} – {m.valid_to or 'now'}"),
-        ("Supersedes", m.supersedes),
-        ("Superseded by", m.superseded_by),
-        ("Id", m.id),
+        ("Quote", _e(p.quote) if p.quote else None),
+        ("Valid", _e(f"{when(m.valid_from)} – {when(m.valid_to) if m.valid_to else 'now'}")),
+        ("Supersedes", _e(m.supersedes) if m.supersedes else None),
+        ("Superseded by", _e(m.superseded_by) if m.superseded_by else None),
+        ("Id", _e(m.id)),
     ]
     table = "".join(
-        f"<tr><th style='text-align:left;padding-right:1em;vertical-align:top'>{_e(k)}</th><td>{_e(v)}</td></tr>"
+        f"<tr><th style='text-align:left;padding-right:1em;vertical-align:top'>{_e(k)}</th><td>{v}</td></tr>"
         for k, v in rows
         if v
     )
     evidence = "".join(
-        f"<li><code>{_e(ev.handle)}</code> <b>{_e(ev.ename)}</b>: "
+        f"<li><code>{_e(ev.handle)}</code>: "
         + "<br>".join(_e(line) for line in (ev.diagnosis or (f"{ev.ename}: {ev.evalue}",)))
         + "</li>"
         for ev in m.evidence
     )
-    history = "".join(f"<li>{_e(h.at)} — {_e(h.action)}</li>" for h in project.history(m.id))
+    history = "".join(f"<li>{_e(when(h.at))} — {_e(h.action)}</li>" for h in project.history(m.id))
     return (
         f"<div style='white-space:pre-wrap;font-size:1.1em;margin:4px 0 8px'>{_e(m.statement)}</div>"
         f"<table>{table}</table>"
@@ -76,30 +111,33 @@ def detail_html(project: Project, m: Memory) -> str:
     )
 
 
-def browser(project: Project) -> ipywidgets.Widget:
-    """Search, list and detail for one project's memory, with confirm and retire."""
+def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
+    """Search, list and detail for one project's memory, with confirm and retire.
+
+    With ``shell`` (an IPython shell), it also catches up after every cell run
+    while it is open.
+    """
     import ipywidgets as w
 
+    # width "auto" and stretch, never "100%": a widget's own margin on top of
+    # 100% pushes its right border out of the output area.
+    full = {"width": "auto", "align_self": "stretch"}
     header = w.HTML()
-    search = w.Text(placeholder="Search memory", continuous_update=True, layout=w.Layout(flex="1 1 auto"))
+    refresh = w.Button(description="Refresh", tooltip="Read memory again", layout=w.Layout(width="auto"))
+    search = w.Text(placeholder="Search memory", continuous_update=True, layout=w.Layout(flex="1 1 auto", width="auto"))
     kind = w.Dropdown(options=[("every kind", "")] + [(k, k) for k in KINDS], value="", layout=w.Layout(width="12em"))
     past = w.Checkbox(value=False, description="past versions", indent=False, layout=w.Layout(width="10em"))
-    listing = w.Select(options=[], rows=12, layout=w.Layout(width="100%"))
+    listing = w.Select(options=[], rows=12, layout=w.Layout(**full))
     note = w.HTML()
     detail = w.HTML()
     confirm = w.Button(description="Confirm", button_style="success", disabled=True)
-    reason = w.Text(placeholder="why it no longer holds", layout=w.Layout(flex="1 1 auto"))
+    reason = w.Text(placeholder="why it no longer holds", layout=w.Layout(flex="1 1 auto", width="auto"))
     retire = w.Button(description="Retire", button_style="warning", disabled=True)
-    actions = w.HBox([confirm, reason, retire])
+    actions = w.HBox([confirm, reason, retire], layout=w.Layout(**full))
+    seen = {"revision": None}
 
     def refresh_header() -> None:
-        counts = project.counts()
-        block = project.block()
-        chips = ", ".join(f"{k} {n}" for k, n in counts.items() if n) or "no active memories"
-        header.value = (
-            f"<b>{_e(project.name)}</b> — {_e(chips)} — block {block.bytes}/{block.cap} bytes"
-            + (f", {block.omitted} more searched per prompt" if block.omitted else "")
-        )
+        header.value = header_html(project)
 
     def refresh_list(*_: Any) -> None:
         query = search.value.strip()
@@ -112,16 +150,18 @@ def browser(project: Project) -> ipywidgets.Widget:
                     note.value = f"<i>Abstained: nothing in memory really matches “{_e(query)}”.</i>"
                     options: list[tuple[str, str]] = []
                 else:
-                    note.value = f"{len(result.hits)} matches"
-                    options = [(_label(h.memory, h.score), h.memory.id) for h in result.hits]
+                    note.value = _plural(len(result.hits), "match", "matches")
+                    options = [(_label(h.memory), h.memory.id) for h in result.hits]
             else:
                 memories = project.list(kind=kind.value or None, include_inactive=past.value)
                 note.value = (
-                    f"{len(memories)} memories" if len(memories) <= ROWS else f"first {ROWS} of {len(memories)}; search for the rest"
+                    _plural(len(memories), "memory", "memories")
+                    if len(memories) <= ROWS
+                    else f"first {ROWS} of {len(memories)}; search for the rest"
                 )
                 options = [(_label(m), m.id) for m in memories[:ROWS]]
         except JupymemError as exc:
-            note.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_e(exc.message)}</span>"
+            note.value = _error(exc.message)
             options = []
         selected = listing.value
         listing.options = options
@@ -136,35 +176,75 @@ def browser(project: Project) -> ipywidgets.Widget:
         try:
             m = project.get(listing.value)
         except JupymemError as exc:
-            detail.value = _e(exc.message)
+            detail.value = _error(exc.message)
             return
         detail.value = detail_html(project, m)
         confirm.disabled = not (m.active and m.standing == UNCONFIRMED)
         retire.disabled = not m.active
 
-    def act(fn: Any) -> None:
-        try:
-            fn()
-        except JupymemError as exc:
-            note.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_e(exc.message)}</span>"
-            return
+    def redraw() -> None:
+        seen["revision"] = project.revision()
         refresh_header()
         refresh_list()
         show()
 
+    def catch_up(*_: Any) -> None:
+        """Redraw if memory changed since the last look (elsewhere, or in another cell)."""
+        if project.revision() != seen["revision"]:
+            redraw()
+
+    def act(fn: Any) -> None:
+        try:
+            fn()
+        except JupymemError as exc:
+            note.value = _error(exc.message)
+            return
+        reason.value = ""
+        redraw()
+
+    def interacted(handler: Any) -> Any:
+        def run(change: Any) -> None:
+            catch_up()
+            handler(change)
+
+        return run
+
     confirm.on_click(lambda _: act(lambda: project.confirm(listing.value)))
     retire.on_click(lambda _: act(lambda: project.retire(listing.value, reason.value.strip() or None)))
-    search.observe(refresh_list, names="value")
-    kind.observe(refresh_list, names="value")
-    past.observe(refresh_list, names="value")
-    listing.observe(show, names="value")
+    refresh.on_click(lambda _: redraw())
+    search.observe(interacted(refresh_list), names="value")
+    kind.observe(interacted(refresh_list), names="value")
+    past.observe(interacted(refresh_list), names="value")
+    listing.observe(interacted(show), names="value")
 
-    refresh_header()
-    refresh_list()
-    box = w.VBox([header, w.HBox([search, kind, past]), note, listing, detail, actions])
+    redraw()
+    top = w.HBox([header, refresh], layout=w.Layout(justify_content="space-between", align_items="center", **full))
+    box = w.VBox(
+        [top, w.HBox([search, kind, past], layout=w.Layout(**full)), note, listing, detail, actions],
+        layout=w.Layout(width="auto", max_width="100%"),
+    )
+    if shell is not None:
+        _follow_cells(shell, box, catch_up)
     # Handles for tests and for callers that want to drive it.
     box.jupymem = {  # type: ignore[attr-defined]
-        "search": search, "kind": kind, "past": past, "list": listing, "note": note,
-        "detail": detail, "confirm": confirm, "reason": reason, "retire": retire, "header": header,
+        "search": search, "kind": kind, "past": past, "list": listing, "note": note, "detail": detail,
+        "confirm": confirm, "reason": reason, "retire": retire, "header": header, "refresh": refresh,
     }
     return box
+
+
+def _follow_cells(shell: Any, box: Any, catch_up: Any) -> None:
+    """After each cell, catch up while the browser is open; unhook once it is closed.
+
+    Only a weak reference is kept, so the hook never keeps a closed browser alive.
+    """
+    alive = weakref.ref(box)
+
+    def after_cell(*_: Any) -> None:
+        b = alive()
+        if b is None or b.comm is None:  # closed: this hook has nothing left to do
+            shell.events.unregister("post_run_cell", after_cell)
+            return
+        catch_up()
+
+    shell.events.register("post_run_cell", after_cell)

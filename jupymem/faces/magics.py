@@ -425,7 +425,7 @@ class MemoryMagics(Magics):
 
         from .browse import browser
 
-        display(browser(self._need()))
+        display(browser(self._need(), shell=self.shell))
 
 
 # -- loading -------------------------------------------------------------------

@@ -6,10 +6,13 @@ audience:
 
 * ``*_text``: plain text for a terminal. Control characters are dropped so a
   stored statement can never drive the terminal (colours, cursor moves).
-* ``*_html``: compact, self-contained HTML for a notebook output. Every piece
-  of record text goes through ``html.escape``; styling is inline (no external
-  CSS) and uses ``currentColor``/translucent fills so it reads in light and
-  dark themes.
+* ``*_html``: compact HTML for a notebook output. Every piece of record text
+  goes through ``html.escape``; layout is inline. Colour is not: a kind is
+  marked with the class ``jp-jupymem-kind-<kind>`` (``kind_class``), whose
+  colour the sidebar's stylesheet defines once for every face
+  (labextension/style/base.css), from the theme's variables, so it reads in
+  light and dark themes. Where that stylesheet is not loaded (VS Code,
+  nbviewer) the mark keeps the text colour.
 * ``*_json``: plain dicts and lists for ``--json`` and the REST API.
 
 Lists clip long statements (the full text is in ``show``); the block is never
@@ -63,18 +66,6 @@ HTML_CLIP_CHARS = 240  # a statement's share of a table cell in a notebook
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _BREAKS = re.compile(r"\s*[\r\n\v\f\x85\u2028\u2029]+\s*")
 
-_KIND_COLOURS = {
-    "correction": "#c0392b",
-    "constraint": "#d35400",
-    "preference": "#8e44ad",
-    "decision": "#2471a3",
-    "procedure": "#138d75",
-    "failure": "#a93226",
-    "fact": "#5d6d7e",
-    "note": "#7f8c8d",
-}
-
-
 @dataclass(frozen=True)
 class Output:
     """Text and HTML of one result; IPython shows the HTML, terminals the text."""
@@ -124,15 +115,19 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
+def kind_class(kind: str) -> str:
+    """The class that gives a kind its colour in every face (labextension/style/base.css)."""
+    return f"jp-jupymem-kind-{kind}" if kind in KINDS else "jp-jupymem-kind-note"
+
+
 def _badge(kind: str) -> str:
-    colour = _KIND_COLOURS.get(kind, "#7f8c8d")
     return (
-        f'<span style="display:inline-block;padding:0 .4em;border:1px solid {colour};border-radius:.6em;'
-        f'color:{colour};font-size:.85em;white-space:nowrap">{_e(kind)}</span>'
+        f'<span class="{kind_class(kind)}" style="display:inline-block;padding:0 .4em;'
+        f'border:1px solid currentColor;border-radius:.6em;font-size:.85em;white-space:nowrap">{_e(kind)}</span>'
     )
 
 
-_UNCONFIRMED_HTML = '<em style="color:#b9770e;white-space:nowrap">(unconfirmed)</em>'
+_UNCONFIRMED_HTML = '<em class="jp-jupymem-unconfirmed" style="white-space:nowrap">(unconfirmed)</em>'
 _TABLE = '<table style="border-collapse:collapse;font-size:.9em;margin:.2em 0">'
 _TD = '<td style="padding:.15em .6em .15em 0;vertical-align:top;text-align:left">'
 _TH = '<th style="padding:.15em .6em .15em 0;text-align:left;font-weight:600;vertical-align:top">'

@@ -78,7 +78,7 @@ export function StatementForm(props: IStatementFormProps): JSX.Element {
         />
       </div>
       <div className="jp-jupymem-form-actions">
-        <button type="button" className="jp-mod-styled jp-mod-reject" onClick={props.onCancel}>
+        <button type="button" className="jp-mod-styled jp-jupymem-cancel" onClick={props.onCancel}>
           Cancel
         </button>
         <button
@@ -126,10 +126,10 @@ export function RetireForm(props: IRetireFormProps): JSX.Element {
         placeholder="reason (kept in history)"
       />
       <div className="jp-jupymem-form-actions">
-        <button type="button" className="jp-mod-styled jp-mod-reject" onClick={props.onCancel}>
+        <button type="button" className="jp-mod-styled jp-jupymem-cancel" onClick={props.onCancel}>
           Cancel
         </button>
-        <button type="submit" className="jp-mod-styled jp-mod-warn" disabled={props.busy}>
+        <button type="submit" className="jp-mod-styled jp-jupymem-danger" disabled={props.busy}>
           Retire
         </button>
       </div>

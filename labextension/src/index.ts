@@ -15,10 +15,14 @@ import { JupymemApi } from './api';
 import { localPath } from './logic';
 import { MemorySidebar } from './sidebar';
 
+// A notebook with a bookmark ribbon and written lines: kept notes, not an idea.
 const iconSvg =
   '<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24">' +
-  '<path class="jp-icon3" fill="#616161" d="M12 2a7 7 0 0 0-7 7c0 2.4 1.2 4.5 3 5.7V17a1 1 0 0 0 1 1h6a1 1 0 0 0 1-1v-2.3c1.8-1.3 3-3.4 3-5.7a7 7 0 0 0-7-7zm-3 18h6v1a1 1 0 0 1-1 1h-4a1 1 0 0 1-1-1v-1z"/>' +
-  '</svg>';
+  '<path class="jp-icon3" fill="#616161" fill-rule="evenodd" d="' +
+  'M6 2h12a2 2 0 0 1 2 2v16a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2z' + // the cover
+  'M6.5 4.5v15h11v-15H16v6.5l-2-1.5-2 1.5V4.5z' + // its page, cut out around the ribbon
+  'M8.5 13.5h7v1.6h-7zM8.5 16.5h5v1.6h-5z' + // two written lines
+  '"/></svg>';
 
 export const memoryIcon = new LabIcon({ name: 'jupymem:memory', svgstr: iconSvg });
 

@@ -66,8 +66,33 @@ export interface IMeter {
   label: string;
 }
 
-/** Block bytes used against the cap. "full" once memories no longer fit. */
-export function blockMeter(bytes: number, cap: number, omitted = 0): IMeter {
+/** "1 memory", "2 memories". */
+export function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+export function memories(n: number): string {
+  return plural(n, 'memory', 'memories');
+}
+
+/** The block's numbers, as `GET block` gives them. */
+export interface IBlockSize {
+  bytes: number;
+  cap: number;
+  shown: number;
+  omitted: number;
+}
+
+/**
+ * Block bytes used against the cap. "full" once memories no longer fit. A
+ * block with no memory in it is empty, even though its frame (tags and
+ * preamble) takes a few hundred bytes: the meter shows nothing used.
+ */
+export function blockMeter(block: IBlockSize): IMeter {
+  const { bytes, cap, shown, omitted } = block;
+  if (shown === 0 && omitted === 0) {
+    return { fraction: 0, percent: 0, level: 'ok', label: `Block empty (cap ${formatBytes(cap)})` };
+  }
   const fraction = cap > 0 ? Math.min(1, Math.max(0, bytes / cap)) : 0;
   const percent = Math.round(fraction * 100);
   const level = omitted > 0 || fraction >= 0.98 ? 'full' : fraction >= 0.8 ? 'high' : 'ok';
@@ -76,12 +101,102 @@ export function blockMeter(bytes: number, cap: number, omitted = 0): IMeter {
     fraction,
     percent,
     level,
-    label: `${formatBytes(bytes)} of ${formatBytes(cap)} block${more}`
+    label: `Block ${formatBytes(bytes)} of ${formatBytes(cap)}: ${memories(shown)}${more}`
   };
+}
+
+/** The Block tab's caption: the same numbers in the same units as the meter. */
+export function blockCaption(block: IBlockSize): string {
+  if (block.shown === 0 && block.omitted === 0) {
+    return (
+      'No active memories yet, so the block is only its frame ' +
+      `(${formatBytes(block.bytes)} of the ${formatBytes(block.cap)} cap). Assistants receive exactly this:`
+    );
+  }
+  const more = block.omitted ? `; ${block.omitted} more are searched per prompt` : '';
+  return (
+    `${memories(block.shown)} in ${formatBytes(block.bytes)} of the ${formatBytes(block.cap)} cap${more}. ` +
+    'Assistants receive exactly this:'
+  );
 }
 
 export function formatBytes(n: number): string {
   return n < 1000 ? `${n} B` : `${(n / 1000).toFixed(n < 10000 ? 1 : 0)} kB`;
+}
+
+export interface IConfidence {
+  word: 'strong' | 'good' | 'fair' | 'weak';
+  percent: number; // 0..100, the bar's length
+  title: string;
+}
+
+/**
+ * How sure search is of a hit, for people: a word and a bar instead of a
+ * bare score. Null when the server gives no confidence (older servers), so
+ * the row simply shows none.
+ */
+export function confidenceOf(confidence: number | null | undefined): IConfidence | null {
+  if (typeof confidence !== 'number' || !Number.isFinite(confidence)) {
+    return null;
+  }
+  const c = Math.min(1, Math.max(0, confidence));
+  const word = c >= 0.75 ? 'strong' : c >= 0.5 ? 'good' : c >= 0.25 ? 'fair' : 'weak';
+  const percent = Math.round(c * 100);
+  return { word, percent, title: `${word} match (confidence ${percent}%)` };
+}
+
+/**
+ * Where the keyboard goes in a list of `count` rows from row `index` (-1:
+ * none yet) on `key`; null when the key is not a list key. Up/Down move one
+ * row (stopping at the ends), Home/End jump.
+ */
+export function nextRow(index: number, count: number, key: string): number | null {
+  if (count === 0) {
+    return null;
+  }
+  switch (key) {
+    case 'ArrowDown':
+      return index < 0 ? 0 : Math.min(count - 1, index + 1);
+    case 'ArrowUp':
+      return index < 0 ? 0 : Math.max(0, index - 1);
+    case 'Home':
+      return 0;
+    case 'End':
+      return count - 1;
+    default:
+      return null;
+  }
+}
+
+/**
+ * A notebook path as the rest of the panel shows it: relative to the
+ * repository root. Failures staged by older kernels carry the absolute path.
+ */
+export function repoRelative(status: Pick<IStatus, 'root'> | null, path: string | null): string | null {
+  if (!path) {
+    return null;
+  }
+  const root = status?.root?.replace(/\/+$/, '');
+  if (root && path.startsWith(root + '/')) {
+    return path.slice(root.length + 1);
+  }
+  return path;
+}
+
+/**
+ * A failed cell's excerpt without the error lines at its end: the card
+ * already lists them (capture.excerpt appends the diagnosis to the source).
+ */
+export function excerptSource(excerpt: string, diagnosis: readonly string[]): string {
+  const text = excerpt.replace(/\s+$/, '');
+  if (diagnosis.length === 0) {
+    return text;
+  }
+  const tail = diagnosis.join('\n');
+  if (text === tail) {
+    return '';
+  }
+  return text.endsWith('\n' + tail) ? text.slice(0, -tail.length).replace(/\s+$/, '') : text;
 }
 
 /** Strip a drive prefix ("RTC:notebooks/a.ipynb") and leading slashes. */
@@ -133,7 +248,7 @@ export function repoState(status: IStatus | null): RepoState {
   if (!status) {
     return { state: 'loading' };
   }
-  const where = status.path || 'the server root';
+  const where = status.path || 'The server root';
   if (!status.git) {
     return {
       state: 'outside',

@@ -92,6 +92,8 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const [detail, setDetail] = React.useState<IMemoryDetail | null>(null);
   const [recording, setRecording] = React.useState(false);
   const [painted, setPainted] = React.useState(0);
+  // The row to focus again after "Back" from its detail (keyboard users land where they were).
+  const [returnTo, setReturnTo] = React.useState<string | null>(null);
 
   // Answers to an older path or query must not overwrite newer ones.
   const generation = React.useRef(0);
@@ -232,6 +234,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const act = async <T,>(what: () => Promise<T>, done?: (value: T) => void | Promise<void>, thenReload = true) => {
     setBusy(true);
     setNotice(null);
+    setError(null); // an old refusal must not linger over the next action
     try {
       const value = await what();
       setError(null);
@@ -249,6 +252,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   };
 
   const open = async (id: string) => {
+    setError(null);
     try {
       setDetail(await api.memory(pathRef.current, id));
       setError(null);
@@ -288,13 +292,16 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       {state.state === 'empty' && (
         <div className="jp-jupymem-explain">
           <p>{state.message}</p>
-          <p className="jp-jupymem-muted">Reading never creates memory; Init binds this repository explicitly.</p>
+          <p className="jp-jupymem-muted">
+            Looking never creates memory. Start it here, or record a first memory with <code>%%remember</code> in a
+            notebook (<code>jupymem remember</code> in a terminal) and it starts by itself.
+          </p>
           <button
             className="jp-mod-styled jp-mod-accept"
             disabled={busy}
             onClick={() => void act(() => api.init(pathRef.current))}
           >
-            Init memory
+            Start memory here
           </button>
         </div>
       )}
@@ -306,7 +313,11 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
               detail={detail}
               status={status}
               busy={busy}
-              onBack={() => setDetail(null)}
+              onBack={() => {
+                setError(null);
+                setReturnTo(detail.memory.id);
+                setDetail(null);
+              }}
               onOpenId={id => void open(id)}
               onOpenNotebook={props.openNotebook}
               onConfirm={id => void act(() => api.confirm(pathRef.current, id), () => setNotice('Confirmed.'))}
@@ -336,7 +347,10 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                     role="tab"
                     aria-selected={tab === t}
                     className={`jp-jupymem-tab${tab === t ? ' jp-mod-active' : ''}`}
-                    onClick={() => setTab(t)}
+                    onClick={() => {
+                      setError(null);
+                      setTab(t);
+                    }}
                   >
                     {label}
                   </button>
@@ -372,7 +386,10 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                     </label>
                     <button
                       className="jp-mod-styled jp-jupymem-record"
-                      onClick={() => setRecording(r => !r)}
+                      onClick={() => {
+                        setError(null);
+                        setRecording(r => !r);
+                      }}
                       aria-expanded={recording}
                     >
                       + Record
@@ -396,10 +413,25 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                     />
                   )}
                   {query.trim() && result ? (
-                    <SearchResults result={result} onOpen={id => void open(id)} />
+                    <SearchResults result={result} onOpen={id => void open(id)} focusId={returnTo} />
                   ) : memories ? (
                     <>
-                      <GroupedList memories={memories} onOpen={id => void open(id)} />
+                      <GroupedList
+                        memories={memories}
+                        onOpen={id => void open(id)}
+                        focusId={returnTo}
+                        empty={
+                          kind || showAll ? (
+                            <p className="jp-jupymem-muted">No {kind || ''} memories match these filters.</p>
+                          ) : (
+                            <p>
+                              Nothing recorded yet. Record the first memory with <b>+ Record</b> above, with{' '}
+                              <code>%%remember</code> in a notebook, or keep a failed cell as a lesson from the{' '}
+                              <b>Failures</b> tab.
+                            </p>
+                          )
+                        }
+                      />
                       {total > memories.length && (
                         <div className="jp-jupymem-more-pages">
                           <span className="jp-jupymem-muted">
@@ -434,6 +466,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                 <div role="tabpanel" className="jp-jupymem-panel">
                   <Failures
                     evidence={evidence}
+                    status={status}
                     kept={kept}
                     busy={busy}
                     onKeep={(handle, body: IRecordRequest) =>

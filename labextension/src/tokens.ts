@@ -74,6 +74,8 @@ export interface IHistoryEntry {
 export interface IHit {
   memory: IMemory;
   score: number;
+  /** 0..1, how sure search is that this memory answers the query (absent from older servers). */
+  confidence?: number;
   legs: string[];
 }
 

@@ -6,7 +6,20 @@
 import * as React from 'react';
 
 import { RetireForm, StatementForm } from './forms';
-import { blockMeter, countChips, describeHistory, groupByKind, notebookLink, shortId, shortTime } from './logic';
+import {
+  blockCaption,
+  blockMeter,
+  confidenceOf,
+  countChips,
+  describeHistory,
+  excerptSource,
+  groupByKind,
+  nextRow,
+  notebookLink,
+  repoRelative,
+  shortId,
+  shortTime
+} from './logic';
 import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
 
 /** Rows shown per kind before "Show more": keeps a large project's first paint quick. */
@@ -30,7 +43,7 @@ export function Header(props: {
 }): JSX.Element {
   const { status, block } = props;
   const chips = countChips(status.counts ?? {});
-  const meter = block ? blockMeter(block.bytes, block.cap, block.omitted) : null;
+  const meter = block ? blockMeter(block) : null;
   return (
     <div className="jp-jupymem-header">
       <div className="jp-jupymem-repo" title={status.root ?? ''}>
@@ -79,21 +92,37 @@ function Badges(props: { memory: IMemory }): JSX.Element {
   );
 }
 
-export function MemoryRow(props: { memory: IMemory; onOpen: (id: string) => void; score?: number; showKind?: boolean }): JSX.Element {
+export interface IRowProps {
+  memory: IMemory;
+  onOpen: (id: string) => void;
+  /** 0 for the one row the Tab key reaches (roving tabindex), else -1. */
+  tabIndex: number;
+  onFocusRow: (id: string) => void;
+  confidence?: number;
+  showKind?: boolean;
+}
+
+export function MemoryRow(props: IRowProps): JSX.Element {
   const m = props.memory;
+  const sure = confidenceOf(props.confidence);
   return (
     <li>
       <button
         className={`jp-jupymem-row${m.status !== 'active' ? ' jp-mod-inactive' : ''}`}
         data-memory-id={m.id}
+        tabIndex={props.tabIndex}
+        onFocus={() => props.onFocusRow(m.id)}
         onClick={() => props.onOpen(m.id)}
       >
         <span className="jp-jupymem-row-meta">
           {props.showKind && <span className={`jp-jupymem-kind jp-jupymem-kind-${m.kind}`}>{m.kind}</span>}
           <Badges memory={m} />
-          {props.score !== undefined && props.score > 0 && (
-            <span className="jp-jupymem-score" title="relevance">
-              {props.score.toFixed(2)}
+          {sure && (
+            <span className="jp-jupymem-confidence" title={sure.title}>
+              {sure.word}
+              <span className="jp-jupymem-confidence-bar" aria-hidden="true">
+                <span className="jp-jupymem-confidence-fill" style={{ width: `${sure.percent}%` }} />
+              </span>
             </span>
           )}
         </span>
@@ -103,10 +132,55 @@ export function MemoryRow(props: { memory: IMemory; onOpen: (id: string) => void
   );
 }
 
-export function GroupedList(props: { memories: IMemory[]; onOpen: (id: string) => void }): JSX.Element {
+/**
+ * Arrow keys for a list of rows (WAI-ARIA roving tabindex): Tab reaches one
+ * row, Up/Down/Home/End move between rows, Enter opens (the row is a button).
+ * `focusId` puts the focus back on a row, e.g. after "Back" from its detail.
+ */
+function useRovingRows(ids: readonly string[], focusId?: string | null) {
+  const container = React.useRef<HTMLElement | null>(null);
+  const [active, setActive] = React.useState<string | null>(null);
+  const current = active !== null && ids.includes(active) ? active : ids[0] ?? null;
+  const rowButton = (id: string) =>
+    container.current?.querySelector<HTMLButtonElement>(`button[data-memory-id="${CSS.escape(id)}"]`) ?? null;
+  React.useEffect(() => {
+    if (focusId && ids.includes(focusId)) {
+      setActive(focusId);
+      rowButton(focusId)?.focus();
+    }
+  }, [focusId]);
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const rows = Array.from(container.current?.querySelectorAll<HTMLButtonElement>('button[data-memory-id]') ?? []);
+    const at = rows.indexOf(document.activeElement as HTMLButtonElement);
+    if (at < 0) {
+      return; // a key pressed on something else in the list ("Show more")
+    }
+    const next = nextRow(at, rows.length, e.key);
+    if (next === null) {
+      return;
+    }
+    e.preventDefault();
+    const row = rows[next];
+    setActive(row.dataset.memoryId ?? null);
+    row.focus();
+    row.scrollIntoView({ block: 'nearest' });
+  };
+  return { container, current, setActive, onKeyDown };
+}
+
+export function GroupedList(props: {
+  memories: IMemory[];
+  onOpen: (id: string) => void;
+  focusId?: string | null;
+  empty: React.ReactNode;
+}): JSX.Element {
   const [expanded, setExpanded] = React.useState<Record<string, boolean>>({});
   const [complete, setComplete] = React.useState(false);
   const groups = React.useMemo(() => groupByKind(props.memories), [props.memories]);
+  const cap = complete ? ROWS_PER_KIND : FIRST_ROWS_PER_KIND;
+  const shownGroups = groups.map(g => ({ ...g, rows: expanded[g.kind] ? g.memories : g.memories.slice(0, cap) }));
+  const ids = shownGroups.flatMap(g => g.rows.map(m => m.id));
+  const roving = useRovingRows(ids, props.focusId);
   React.useEffect(() => {
     if (!complete) {
       afterPaint(() => setComplete(true));
@@ -117,14 +191,19 @@ export function GroupedList(props: { memories: IMemory[]; onOpen: (id: string) =
       });
     }
   }, [complete]);
-  const cap = complete ? ROWS_PER_KIND : FIRST_ROWS_PER_KIND;
   if (props.memories.length === 0) {
-    return <p className="jp-jupymem-muted">Nothing recorded here yet.</p>;
+    return <div className="jp-jupymem-empty">{props.empty}</div>;
   }
   return (
-    <div className="jp-jupymem-groups">
-      {groups.map(g => {
-        const rows = expanded[g.kind] ? g.memories : g.memories.slice(0, cap);
+    <div
+      className="jp-jupymem-groups"
+      ref={el => {
+        roving.container.current = el;
+      }}
+      onKeyDown={roving.onKeyDown}
+    >
+      {shownGroups.map(g => {
+        const rows = g.rows;
         const more = g.memories.length - rows.length;
         return (
           <section key={g.kind} className="jp-jupymem-group" aria-label={g.kind}>
@@ -133,7 +212,13 @@ export function GroupedList(props: { memories: IMemory[]; onOpen: (id: string) =
             </h3>
             <ul className="jp-jupymem-rows">
               {rows.map(m => (
-                <MemoryRow key={m.id} memory={m} onOpen={props.onOpen} />
+                <MemoryRow
+                  key={m.id}
+                  memory={m}
+                  onOpen={props.onOpen}
+                  tabIndex={m.id === roving.current ? 0 : -1}
+                  onFocusRow={roving.setActive}
+                />
               ))}
             </ul>
             {more > 0 && complete && (
@@ -148,8 +233,16 @@ export function GroupedList(props: { memories: IMemory[]; onOpen: (id: string) =
   );
 }
 
-export function SearchResults(props: { result: ISearchResult; onOpen: (id: string) => void }): JSX.Element {
+export function SearchResults(props: {
+  result: ISearchResult;
+  onOpen: (id: string) => void;
+  focusId?: string | null;
+}): JSX.Element {
   const r = props.result;
+  const roving = useRovingRows(
+    r.hits.map(h => h.memory.id),
+    props.focusId
+  );
   if (r.status === 'abstained') {
     return (
       <div className="jp-jupymem-abstained" role="status">
@@ -159,22 +252,39 @@ export function SearchResults(props: { result: ISearchResult; onOpen: (id: strin
     );
   }
   return (
-    <ul className="jp-jupymem-rows jp-jupymem-results" aria-label="Search results">
+    <ul
+      className="jp-jupymem-rows jp-jupymem-results"
+      aria-label="Search results"
+      ref={el => {
+        roving.container.current = el;
+      }}
+      onKeyDown={roving.onKeyDown}
+    >
       {r.hits.map(h => (
-        <MemoryRow key={h.memory.id} memory={h.memory} score={h.score} showKind onOpen={props.onOpen} />
+        <MemoryRow
+          key={h.memory.id}
+          memory={h.memory}
+          confidence={h.confidence}
+          showKind
+          onOpen={props.onOpen}
+          tabIndex={h.memory.id === roving.current ? 0 : -1}
+          onFocusRow={roving.setActive}
+        />
       ))}
     </ul>
   );
 }
 
-function EvidenceCard(props: { evidence: IEvidence; children?: React.ReactNode }): JSX.Element {
+function EvidenceCard(props: { evidence: IEvidence; status: IStatus; children?: React.ReactNode }): JSX.Element {
   const e = props.evidence;
+  const notebook = repoRelative(props.status, e.notebook);
+  // The error lines say what failed (they start with the exception's name), so the head only says where and when.
   return (
     <div className="jp-jupymem-evidence" data-handle={e.handle}>
       <div className="jp-jupymem-evidence-head">
-        <code>{e.handle}</code> <b>{e.ename}</b>
+        <code>{e.handle}</code>
         <span className="jp-jupymem-muted">
-          {e.notebook ? ` ${e.notebook}` : ''}
+          {notebook ? ` ${notebook}` : ''}
           {e.execution_count !== null ? ` [${e.execution_count}]` : ''} {shortTime(e.created_at)}
         </span>
       </div>
@@ -205,7 +315,8 @@ export interface IDetailProps {
 export function Detail(props: IDetailProps): JSX.Element {
   const { memory: m, history } = props.detail;
   const [form, setForm] = React.useState<'none' | 'supersede' | 'retire'>('none');
-  React.useEffect(() => setForm('none'), [m.id]);
+  // A form belongs to one state of one memory: once it is retired or superseded (here or elsewhere), it closes.
+  React.useEffect(() => setForm('none'), [m.id, m.status]);
   const p = m.provenance;
   const link = notebookLink(props.status, p.notebook);
   return (
@@ -249,7 +360,7 @@ export function Detail(props: IDetailProps): JSX.Element {
           </>
         )}
       </div>
-      {form === 'supersede' && (
+      {form === 'supersede' && m.status === 'active' && (
         <StatementForm
           title="New version (the old one stays in history)"
           submitLabel="Supersede"
@@ -259,7 +370,7 @@ export function Detail(props: IDetailProps): JSX.Element {
           onSubmit={body => props.onSupersede(m.id, body)}
         />
       )}
-      {form === 'retire' && (
+      {form === 'retire' && m.status === 'active' && (
         <RetireForm busy={props.busy} onCancel={() => setForm('none')} onSubmit={reason => props.onRetire(m.id, reason)} />
       )}
 
@@ -317,13 +428,13 @@ export function Detail(props: IDetailProps): JSX.Element {
       {(m.supersedes || m.superseded_by) && (
         <div className="jp-jupymem-versions">
           {m.supersedes && (
-            <button className="jp-mod-styled" onClick={() => props.onOpenId(m.supersedes!)}>
-              Previous version {shortId(m.supersedes)}
+            <button className="jp-mod-styled" title={m.supersedes} onClick={() => props.onOpenId(m.supersedes!)}>
+              ← Previous version <code>{shortId(m.supersedes)}</code>
             </button>
           )}
           {m.superseded_by && (
-            <button className="jp-mod-styled" onClick={() => props.onOpenId(m.superseded_by!)}>
-              Newer version {shortId(m.superseded_by)}
+            <button className="jp-mod-styled" title={m.superseded_by} onClick={() => props.onOpenId(m.superseded_by!)}>
+              Newer version <code>{shortId(m.superseded_by)}</code> →
             </button>
           )}
         </div>
@@ -332,11 +443,14 @@ export function Detail(props: IDetailProps): JSX.Element {
       {m.evidence.length > 0 && (
         <>
           <h3>Evidence</h3>
-          {m.evidence.map(e => (
-            <EvidenceCard key={e.handle} evidence={e}>
-              {e.excerpt && <pre className="jp-jupymem-excerpt">{e.excerpt}</pre>}
-            </EvidenceCard>
-          ))}
+          {m.evidence.map(e => {
+            const source = excerptSource(e.excerpt ?? '', e.diagnosis);
+            return (
+              <EvidenceCard key={e.handle} evidence={e} status={props.status}>
+                {source && <pre className="jp-jupymem-excerpt">{source}</pre>}
+              </EvidenceCard>
+            );
+          })}
         </>
       )}
 
@@ -354,6 +468,7 @@ export function Detail(props: IDetailProps): JSX.Element {
 
 export function Failures(props: {
   evidence: IEvidence[];
+  status: IStatus;
   kept: Set<string>;
   busy: boolean;
   onKeep: (handle: string, body: IRecordRequest) => void;
@@ -376,7 +491,7 @@ export function Failures(props: {
     <div className="jp-jupymem-failures">
       {intro}
       {props.evidence.map(e => (
-        <EvidenceCard key={e.handle} evidence={e}>
+        <EvidenceCard key={e.handle} evidence={e} status={props.status}>
           {props.kept.has(e.handle) && <div className="jp-jupymem-kept">✓ Kept as a lesson</div>}
           {keeping === e.handle ? (
             <StatementForm
@@ -408,10 +523,7 @@ export function BlockPreview(props: { block: IBlock | null }): JSX.Element {
   }
   return (
     <div className="jp-jupymem-block">
-      <div className="jp-jupymem-muted">
-        Exactly what assistants receive: {b.bytes} bytes of {b.cap}, {b.shown} memories
-        {b.omitted ? `, ${b.omitted} left for per-prompt search` : ''}.
-      </div>
+      <div className="jp-jupymem-muted">{blockCaption(b)}</div>
       <pre className="jp-jupymem-block-text" tabIndex={0} aria-label="Memory block">
         {b.text}
       </pre>

@@ -2,14 +2,20 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
   RevisionPoller,
+  blockCaption,
   blockMeter,
   citedHandles,
+  confidenceOf,
   countChips,
   debounce,
   describeHistory,
+  excerptSource,
   groupByKind,
   localPath,
+  memories,
+  nextRow,
   notebookLink,
+  repoRelative,
   repoState,
   shortTime,
   validStatement
@@ -93,24 +99,91 @@ describe('countChips', () => {
 });
 
 describe('blockMeter', () => {
-  it('reports the share of the cap', () => {
-    const m = blockMeter(1000, 4000);
+  const size = (bytes: number, cap: number, shown: number, omitted = 0) => ({ bytes, cap, shown, omitted });
+
+  it('reports the share of the cap in one unit, with how many memories', () => {
+    const m = blockMeter(size(1000, 4000, 3));
     expect(m.percent).toBe(25);
     expect(m.level).toBe('ok');
-    expect(m.label).toBe('1.0 kB of 4.0 kB block');
+    expect(m.label).toBe('Block 1.0 kB of 4.0 kB: 3 memories');
+    expect(blockMeter(size(512, 4000, 1)).label).toBe('Block 512 B of 4.0 kB: 1 memory');
   });
 
   it('warns when nearly full and says full when memories were left out', () => {
-    expect(blockMeter(3300, 4000).level).toBe('high');
-    const full = blockMeter(3000, 4000, 7);
+    expect(blockMeter(size(3300, 4000, 20)).level).toBe('high');
+    const full = blockMeter(size(3000, 4000, 20, 7));
     expect(full.level).toBe('full');
     expect(full.label).toContain('7 more searched per prompt');
   });
 
+  it('shows an empty block as empty, not as the bytes of its frame', () => {
+    const empty = blockMeter(size(237, 4000, 0));
+    expect(empty.percent).toBe(0);
+    expect(empty.label).toBe('Block empty (cap 4.0 kB)');
+    expect(empty.label).not.toContain('237');
+  });
+
   it('clamps and survives a zero cap', () => {
-    expect(blockMeter(5000, 4000).fraction).toBe(1);
-    expect(blockMeter(10, 0).fraction).toBe(0);
-    expect(blockMeter(512, 4000).label).toBe('512 B of 4.0 kB block');
+    expect(blockMeter(size(5000, 4000, 9)).fraction).toBe(1);
+    expect(blockMeter(size(10, 0, 1)).fraction).toBe(0);
+  });
+
+  it('captions the Block tab in the same units as the meter', () => {
+    expect(blockCaption(size(714, 4000, 1))).toBe('1 memory in 714 B of the 4.0 kB cap. Assistants receive exactly this:');
+    expect(blockCaption(size(3990, 4000, 30, 4))).toContain('30 memories in 4.0 kB of the 4.0 kB cap; 4 more are searched');
+    expect(blockCaption(size(237, 4000, 0))).toMatch(/^No active memories yet, so the block is only its frame \(237 B/);
+  });
+});
+
+describe('words and numbers', () => {
+  it('counts memories in English', () => {
+    expect(memories(0)).toBe('0 memories');
+    expect(memories(1)).toBe('1 memory');
+    expect(memories(2)).toBe('2 memories');
+  });
+
+  it('says how sure a hit is in words, and nothing when the server gives no confidence', () => {
+    expect(confidenceOf(0.9)).toEqual({ word: 'strong', percent: 90, title: 'strong match (confidence 90%)' });
+    expect(confidenceOf(0.5)?.word).toBe('good');
+    expect(confidenceOf(0.3)?.word).toBe('fair');
+    expect(confidenceOf(0.1)?.word).toBe('weak');
+    expect(confidenceOf(1.7)?.percent).toBe(100);
+    expect(confidenceOf(undefined)).toBeNull();
+    expect(confidenceOf(Number.NaN)).toBeNull();
+  });
+
+  it('shows a notebook path relative to the repository, as everywhere else', () => {
+    const status = { root: '/home/ana/proj' };
+    expect(repoRelative(status, '/home/ana/proj/nb/a.ipynb')).toBe('nb/a.ipynb');
+    expect(repoRelative(status, 'nb/a.ipynb')).toBe('nb/a.ipynb');
+    expect(repoRelative(status, '/home/ana/projects/x.ipynb')).toBe('/home/ana/projects/x.ipynb');
+    expect(repoRelative({ root: null }, '/abs/x.ipynb')).toBe('/abs/x.ipynb');
+    expect(repoRelative(status, null)).toBeNull();
+  });
+
+  it('does not repeat the error lines at the end of an excerpt', () => {
+    const diagnosis = ["KeyError: 'customer_id'"];
+    expect(excerptSource("df['customer_id']\n\nKeyError: 'customer_id'\n", diagnosis)).toBe("df['customer_id']");
+    expect(excerptSource("KeyError: 'customer_id'", diagnosis)).toBe('');
+    expect(excerptSource("df['customer_id']", diagnosis)).toBe("df['customer_id']");
+    expect(excerptSource('x = 1', [])).toBe('x = 1');
+  });
+});
+
+describe('nextRow', () => {
+  it('moves one row with the arrows and stops at the ends', () => {
+    expect(nextRow(0, 3, 'ArrowDown')).toBe(1);
+    expect(nextRow(2, 3, 'ArrowDown')).toBe(2);
+    expect(nextRow(1, 3, 'ArrowUp')).toBe(0);
+    expect(nextRow(0, 3, 'ArrowUp')).toBe(0);
+    expect(nextRow(-1, 3, 'ArrowDown')).toBe(0);
+  });
+
+  it('jumps with Home and End and ignores other keys and empty lists', () => {
+    expect(nextRow(1, 5, 'Home')).toBe(0);
+    expect(nextRow(1, 5, 'End')).toBe(4);
+    expect(nextRow(1, 5, 'Enter')).toBeNull();
+    expect(nextRow(-1, 0, 'ArrowDown')).toBeNull();
   });
 });
 
