@@ -5,7 +5,7 @@
  * server.
  */
 import { KINDS } from './tokens';
-import type { IHistoryEntry, IMemory, IStatus } from './tokens';
+import type { IEvidence, IFix, IHistoryEntry, IMemory, IStatus } from './tokens';
 
 const KIND_RANK = new Map<string, number>(KINDS.map((k, i) => [k, i]));
 
@@ -358,4 +358,43 @@ export function citedHandles(memories: readonly IMemory[] | null): Set<string> {
     }
   }
   return out;
+}
+
+/** One line of a fix's diff, with what it is, so the view can tint it. */
+export interface IDiffLine {
+  sign: 'add' | 'del' | 'hunk' | 'same';
+  text: string;
+}
+
+/** A compact unified diff (as the kernel stores it) split into tinted lines. */
+export function diffLines(diff: string): IDiffLine[] {
+  if (!diff) {
+    return [];
+  }
+  return diff.split('\n').map(text => ({
+    sign: text.startsWith('+') ? 'add' : text.startsWith('-') ? 'del' : text.startsWith('@@') ? 'hunk' : 'same',
+    text
+  }));
+}
+
+/** "Fixed in [7]", as the kernel numbered it (or by cell id, or just "Fixed"). */
+export function fixedIn(fix: IFix): string {
+  if (fix.execution_count !== null) {
+    return `Fixed in [${fix.execution_count}]`;
+  }
+  return fix.cell_id ? `Fixed in cell ${fix.cell_id}` : 'Fixed';
+}
+
+/** The failed cell's source from its excerpt (which ends with the diagnosis lines). */
+export function failedSource(e: Pick<IEvidence, 'excerpt' | 'diagnosis'>): string {
+  const diagnosis = e.diagnosis.join('\n');
+  if (diagnosis && e.excerpt.endsWith(diagnosis)) {
+    return e.excerpt.slice(0, e.excerpt.length - diagnosis.length).trimEnd();
+  }
+  return e.excerpt;
+}
+
+/** What "Keep as lesson" starts from: the pair's suggested lesson (if any), kind failure. */
+export function lessonDraft(e: Pick<IEvidence, 'suggestion'>): { statement: string; kind: string } {
+  return { statement: e.suggestion ?? '', kind: 'failure' };
 }

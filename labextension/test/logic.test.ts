@@ -7,7 +7,11 @@ import {
   countChips,
   debounce,
   describeHistory,
+  diffLines,
+  failedSource,
+  fixedIn,
   groupByKind,
+  lessonDraft,
   localPath,
   notebookLink,
   repoState,
@@ -297,5 +301,46 @@ describe('citedHandles', () => {
     const kept = citedHandles([memory('a', 'failure', undefined, { evidence: [ev('ev-1'), ev('ev-2')] }), memory('b', 'note')]);
     expect([...kept].sort()).toEqual(['ev-1', 'ev-2']);
     expect(citedHandles(null).size).toBe(0);
+  });
+});
+
+describe('a failure and its fix', () => {
+  const fix = {
+    source: 'sales["customer_id"]',
+    diff: '-sales["custid"]\n+sales["customer_id"]',
+    at: '2025-01-01T00:00:00Z',
+    execution_count: 7,
+    cell_id: 'c1',
+    paired_by: 'cell id',
+    after: null
+  };
+
+  it('tints diff lines by what they are', () => {
+    expect(diffLines(fix.diff)).toEqual([
+      { sign: 'del', text: '-sales["custid"]' },
+      { sign: 'add', text: '+sales["customer_id"]' }
+    ]);
+    expect(diffLines('@@ -1 +1 @@\n x = 1\n-y\n+z').map(l => l.sign)).toEqual(['hunk', 'same', 'del', 'add']);
+    expect(diffLines('')).toEqual([]);
+  });
+
+  it('says where it was fixed as the kernel numbered it', () => {
+    expect(fixedIn(fix)).toBe('Fixed in [7]');
+    expect(fixedIn({ ...fix, execution_count: null })).toBe('Fixed in cell c1');
+    expect(fixedIn({ ...fix, execution_count: null, cell_id: null })).toBe('Fixed');
+  });
+
+  it('takes the failed source out of an excerpt that ends with the diagnosis', () => {
+    const diagnosis = ["KeyError: 'custid'"];
+    expect(failedSource({ excerpt: 'sales["custid"]\n\nKeyError: \'custid\'', diagnosis })).toBe('sales["custid"]');
+    expect(failedSource({ excerpt: 'no diagnosis here', diagnosis })).toBe('no diagnosis here');
+  });
+
+  it('prefills a lesson with the suggestion, kind failure', () => {
+    expect(lessonDraft({ suggestion: 'The key is customer_id.' })).toEqual({
+      statement: 'The key is customer_id.',
+      kind: 'failure'
+    });
+    expect(lessonDraft({ suggestion: null })).toEqual({ statement: '', kind: 'failure' });
   });
 });
