@@ -39,6 +39,7 @@ from .projection import (
 )
 
 EVIDENCE_WINDOW = 64
+STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 # Block order in SQL: kind rank (KINDS is a fixed tuple, so this is not user input).
 _KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(KINDS)) + f" ELSE {len(KINDS)} END"
@@ -390,7 +391,10 @@ class Project:
         return self.get(m.id)
 
     def stage_failure(self, evidence: Evidence) -> None:
-        """Keep a failure for later citation; the window keeps 64 per kernel session."""
+        """Keep a failure for later citation; the window keeps 64 per kernel session.
+
+        Staging again under the same handle replaces it (a failure that gained its fix).
+        """
         data = json.dumps(evidence.to_dict(), sort_keys=True, ensure_ascii=False)
         with store.transaction(self.conn):
             self.conn.execute(
@@ -402,6 +406,16 @@ class Project:
                 " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
                 (evidence.session, evidence.session, EVIDENCE_WINDOW),
             )
+            store.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
+
+    def staged_revision(self) -> int:
+        """Changes whenever staged evidence is written (a new failure, a fix, a suggestion).
+
+        Staged evidence is not in the event log, so ``revision`` does not see it; a front
+        end that shows failures watches both.
+        """
+        value = store.get_meta(self.conn, STAGED_REVISION)
+        return int(value) if value and value.isdigit() else 0
 
     # -- maintenance ----------------------------------------------------------
 

@@ -234,11 +234,19 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, wait: nu
   return debounced;
 }
 
+/**
+ * What the sidebar watches in `GET status`: memory's revision, and the staged
+ * failures' own counter (a failure or its fix is not an event in memory's log).
+ */
+export function statusToken(s: Pick<IStatus, 'revision' | 'staged_revision'>): string {
+  return `${s.revision}/${s.staged_revision ?? 0}`;
+}
+
 export interface IPollerOptions {
-  /** Reads the current revision; cheap (GET status). */
-  read: () => Promise<number>;
+  /** Reads the current revision (or a token of several); cheap (GET status). */
+  read: () => Promise<number | string>;
   /** Called when the revision differs from the last one seen. */
-  changed: (revision: number) => void;
+  changed: (revision: number | string) => void;
   /** Whether anyone can see the panel; polling pauses while false. */
   visible: () => boolean;
   interval?: number; // ms between polls while visible
@@ -255,7 +263,7 @@ export class RevisionPoller {
   private inFlight = false;
   private failures = 0;
   private stopped = true;
-  private seen: number | null = null;
+  private seen: number | string | null = null;
   readonly interval: number;
   readonly maxInterval: number;
 
@@ -265,11 +273,11 @@ export class RevisionPoller {
   }
 
   /** The revision the caller has already loaded, so it does not count as a change. */
-  set revision(value: number | null) {
+  set revision(value: number | string | null) {
     this.seen = value;
   }
 
-  get revision(): number | null {
+  get revision(): number | string | null {
     return this.seen;
   }
 

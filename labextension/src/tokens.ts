@@ -122,6 +122,7 @@ export interface IStatus {
   counts: Record<string, number>;
   total?: number; // active memories
   staged?: number; // staged failures
+  staged_revision?: number; // changes whenever a failure is staged or gains its fix
   registry?: 'ok' | 'corrupt';
   message?: string; // the core's own explanation, for people
   /** The repository root relative to the server root ("" for the root itself), or null when it is above it. */

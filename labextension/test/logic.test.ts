@@ -16,6 +16,7 @@ import {
   notebookLink,
   repoState,
   shortTime,
+  statusToken,
   validStatement
 } from '../src/logic';
 import type { IMemory, IStatus } from '../src/tokens';
@@ -342,5 +343,13 @@ describe('a failure and its fix', () => {
       kind: 'failure'
     });
     expect(lessonDraft({ suggestion: null })).toEqual({ statement: '', kind: 'failure' });
+  });
+});
+
+describe('statusToken', () => {
+  it('changes with memory and with staged failures, which are not in the log', () => {
+    expect(statusToken({ revision: 3, staged_revision: 7 })).toBe('3/7');
+    expect(statusToken({ revision: 3, staged_revision: 8 })).not.toBe(statusToken({ revision: 3, staged_revision: 7 }));
+    expect(statusToken({ revision: 3 })).toBe('3/0');
   });
 });
