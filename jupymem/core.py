@@ -390,22 +390,23 @@ class Project:
         self._event("confirm", {"id": m.id, "by": by or "person"})
         return self.get(m.id)
 
-    def stage_failure(self, evidence: Evidence) -> None:
-        """Keep a failure for later citation; the window keeps 64 per kernel session.
-
-        Staging again under the same handle replaces it (a failure that gained its fix).
-        """
-        data = json.dumps(evidence.to_dict(), sort_keys=True, ensure_ascii=False)
+    def stage_failure(self, evidence: Evidence, *more: Evidence) -> None:
+        """Keep failures for later citation, in one transaction; the window keeps 64 per
+        kernel session. Staging again under the same handle replaces it (a failure that
+        gained its fix, or names the failure that followed it)."""
         with store.transaction(self.conn):
-            self.conn.execute(
-                "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
-                (evidence.handle, evidence.session, evidence.created_at, data),
-            )
-            self.conn.execute(
-                "DELETE FROM staged_evidence WHERE session = ? AND handle NOT IN (SELECT handle FROM"
-                " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
-                (evidence.session, evidence.session, EVIDENCE_WINDOW),
-            )
+            for ev in (evidence, *more):
+                data = json.dumps(ev.to_dict(), sort_keys=True, ensure_ascii=False)
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
+                    (ev.handle, ev.session, ev.created_at, data),
+                )
+            for session in dict.fromkeys(ev.session for ev in (evidence, *more)):
+                self.conn.execute(
+                    "DELETE FROM staged_evidence WHERE session = ? AND handle NOT IN (SELECT handle FROM"
+                    " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
+                    (session, session, EVIDENCE_WINDOW),
+                )
             store.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
 
     def staged_revision(self) -> int:

@@ -30,7 +30,6 @@ import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from .capture import excerpt, redact
 from .models import Evidence, Fix
@@ -45,6 +44,7 @@ __all__ = [
     "make_fix",
     "suggest",
     "error_phrase",
+    "to_prompt",
 ]
 
 # Chosen on tests/fix_pairs.py's SESSION (benchmarks/bench_pairing.py prints the sweep):
@@ -54,6 +54,7 @@ THRESHOLD = 0.77
 CANDIDATES = 4  # waiting failures without a cell id that a success is compared with
 HORIZON = 40  # cells run after which a failure without a cell id stops waiting
 LIMIT = 64  # waiting failures with a cell id (the session window's size)
+MAX_CHAIN = 8  # failures of one cell that receive its fix; older ones keep only their link
 
 MAX_COMPARE_CHARS = 4000  # of each source, for similarity and diff: cells can be huge
 MAX_DIFF_LINES = 24
@@ -99,6 +100,9 @@ def similarity(failed: str, success: str) -> float:
     return max(whole, min(common / len(a), 1.6 * common / len(b)))
 
 
+_similarity = similarity  # the default, under a name the constructor's parameter does not hide
+
+
 # -- the session's waiting failures -------------------------------------------------------
 
 
@@ -130,7 +134,7 @@ class Pairing:
         self.threshold = threshold
         self.candidates = candidates
         self.horizon = horizon
-        self.similarity = similarity or globals()["similarity"]
+        self.similarity = similarity or _similarity
         self.waiting = False
         self._by_cell: dict[str, _Waiting] = {}
         self._loose: list[_Waiting] = []  # without a cell id, newest first
@@ -148,7 +152,8 @@ class Pairing:
         if found is not None:
             prev = found[0]
             earlier = replace(prev.evidence, next_failure=evidence.handle)
-            chain = (*prev.chain, (earlier, prev.source, prev.line))
+            # Bounded: a cell failing over and over must not cost more each time.
+            chain = (*prev.chain, (earlier, prev.source, prev.line))[-(MAX_CHAIN - 1):]
         entry = _Waiting(evidence, source, line, self._tick, chain)
         if evidence.cell_id is not None:
             self._by_cell[evidence.cell_id] = entry
@@ -411,13 +416,3 @@ def to_prompt(ev: Evidence) -> str:
     if ev.suggestion:
         parts += ["", "A plain draft of the lesson:", ev.suggestion]
     return "\n".join(parts)
-
-
-def describe(ev: Evidence) -> dict[str, Any]:
-    """A failure and its fix in a few fields, for assistants and compact listings."""
-    out: dict[str, Any] = {"handle": ev.handle, "error": error_phrase(ev)}
-    if ev.fix is not None:
-        out["fixed_in"] = ev.fix.execution_count
-        out["diff"] = ev.fix.diff
-        out["suggestion"] = ev.suggestion
-    return out

@@ -237,3 +237,17 @@ def test_raising_line_points_into_the_cell() -> None:
     finally:
         InteractiveShell.clear_instance()
     assert raising_line(ZeroDivisionError(), {}) is None  # never raised: no traceback
+
+
+def test_a_cell_failing_over_and_over_keeps_a_bounded_chain() -> None:
+    from jupymem.pairing import MAX_CHAIN
+
+    pairing = Pairing()
+    handles = []
+    for i in range(3 * MAX_CHAIN):
+        ev = failure(f"xs = [{i}]\nxs.sortt()", cell_id="c1", count=i)
+        pairing.failed(ev, f"xs = [{i}]\nxs.sortt()")
+        handles.append(ev.handle)
+    fixed = pairing.succeeded("xs = [0]\nxs.sort()", "c1", 99)
+    assert [e.handle for e in fixed] == handles[::-1][:MAX_CHAIN]  # the newest failures of the chain
+    assert all(e.fix is not None and e.fix.execution_count == 99 for e in fixed)

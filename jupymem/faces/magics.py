@@ -149,7 +149,7 @@ class _State:
             source = info.raw_cell or ""
             if _OWN_CELL.match(source):
                 return  # memory's own operations fix nothing
-            paired = self.pairing.succeeded(source, info.cell_id, result.execution_count)
+            paired = self.pairing.succeeded(source, getattr(info, "cell_id", None), result.execution_count)
             if paired:
                 self._keep_pairs(paired)
         except Exception as exc:  # a broken hook must never break the user's cell
@@ -160,8 +160,7 @@ class _State:
         self._replace(paired)
         proj = self.project()
         if proj is not None:
-            for ev in paired:
-                proj.stage_failure(ev)
+            proj.stage_failure(*paired)
         model = self.settings().model
         if model:
             thread = threading.Thread(
@@ -231,9 +230,7 @@ class _State:
             self._replace([earlier])
         proj = self.project()
         if proj is not None:
-            if earlier is not None:
-                proj.stage_failure(earlier)
-            proj.stage_failure(ev)
+            proj.stage_failure(ev, *([earlier] if earlier is not None else []))
 
     def resolve_evidence(self, handles: list[str]) -> list[Evidence | str]:
         """Handles -> this session's Evidence where we hold it (the project may not
