@@ -150,7 +150,7 @@ def hook(repo: Path, runs: int) -> dict[str, float]:
     from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
 
     import jupymem
-    from jupymem.faces.magics import _state
+    from jupymem.faces.magics import session_state
     from jupymem.pairing import Pairing
 
     old = os.getcwd()
@@ -159,7 +159,7 @@ def hook(repo: Path, runs: int) -> dict[str, float]:
         jupymem.init(repo)
         ip = InteractiveShell.instance()
         ip.run_line_magic("load_ext", "jupymem")
-        state = _state(ip)
+        state = session_state(ip)
 
         def result(source: str, cell_id: str | None, error: BaseException | None = None) -> Any:
             r = ExecutionResult(ExecutionInfo(source, False, False, True, cell_id))

@@ -185,7 +185,8 @@ class Pairing:
                 failed_source, source, at=at, execution_count=execution_count, cell_id=cell_id,
                 paired_by=paired_by, after=after,
             )
-            out.append(replace(ev, fix=fix, suggestion=suggest(ev, failed_source, source, fix, line), suggested_by="pair"))
+            lesson = suggest(ev, failed_source, source, fix, line)
+            out.append(replace(ev, fix=fix, suggestion=lesson, suggested_by="pair"))
         return out[::-1]
 
     def _take(self, cell_id: str | None, source: str) -> tuple[_Waiting, str] | None:
@@ -298,6 +299,10 @@ def _changes(before: Sequence[str], after: Sequence[str]) -> list[_Change]:
     return out
 
 
+def _is_assert(line: str | None) -> bool:
+    return (line or "").lstrip().startswith("assert ")
+
+
 def _main_change(changes: list[_Change], line: int | None, names: set[str]) -> _Change:
     """The change a lesson should name: at the line that raised, else one that
     touches a name from the error message, else an edit, else the first.
@@ -308,8 +313,8 @@ def _main_change(changes: list[_Change], line: int | None, names: set[str]) -> _
     if line is not None:
         for c in changes:
             if c.old_index == line - 1:
-                if (c.old or "").lstrip().startswith("assert ") and len(changes) > 1:
-                    others = [o for o in changes if o is not c and not (o.old or o.new or "").lstrip().startswith("assert ")]
+                if _is_assert(c.old) and len(changes) > 1:
+                    others = [o for o in changes if o is not c and not _is_assert(o.old or o.new)]
                     if others:
                         return others[0]
                 return c
@@ -322,7 +327,9 @@ def _main_change(changes: list[_Change], line: int | None, names: set[str]) -> _
     return changes[0]
 
 
-def suggest(ev: Evidence, failed_source: str, fixed_source: str, fix: Fix | None = None, line: int | None = None) -> str:
+def suggest(
+    ev: Evidence, failed_source: str, fixed_source: str, fix: Fix | None = None, line: int | None = None
+) -> str:
     """A one-sentence lesson from a pair, naming what raised and what the edit changed:
     "`sales["custid"]` raised KeyError 'custid'; the fix used `sales["customer_id"]`."
 

@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from jupymem.faces import render
-from jupymem.faces.magics import _state, session_evidence
+from jupymem.faces.magics import session_evidence, session_state
 from jupymem.inject import FAILURES, failures_section
 from jupymem.pairing import Pairing
 
@@ -119,7 +119,7 @@ def test_a_broken_pairing_logs_one_line_and_the_cell_runs(shell: InteractiveShel
     def broken(failed: str, success: str) -> float:
         raise RuntimeError("similarity exploded")
 
-    _state(shell).pairing = Pairing(similarity=broken)
+    session_state(shell).pairing = Pairing(similarity=broken)
     assert not shell.run_cell("xs = [2, 1]\nxs.sortt()").success
     with caplog.at_level(logging.WARNING, logger="jupymem"):
         result = shell.run_cell("xs = [2, 1]\nxs.sort()")
@@ -155,7 +155,7 @@ def test_the_model_rewrites_the_suggestion_without_holding_up_the_cell(
         assert ev.suggested_by == "pair" and "KeyError 'custid'" in ev.suggestion
     finally:
         fake.gate.set()
-    assert _state(shell).wait_for_suggestions(timeout=120)
+    assert session_state(shell).wait_for_suggestions(timeout=120)
     (ev,) = session_evidence(shell)
     assert (ev.suggestion, ev.suggested_by) == (lesson, MODEL)
     assert proj.staged_evidence()[0] == ev
@@ -171,7 +171,7 @@ def test_a_model_that_fails_leaves_the_pairs_suggestion(shell: InteractiveShell,
     fake.say("")  # an empty answer
     with caplog.at_level(logging.WARNING, logger="jupymem"):
         fail_then_fix(shell, cell_id=None)
-        assert _state(shell).wait_for_suggestions(timeout=120)
+        assert session_state(shell).wait_for_suggestions(timeout=120)
     (ev,) = session_evidence(shell)
     assert ev.suggested_by == "pair" and "KeyError 'custid'" in ev.suggestion
     (line,) = [r.getMessage() for r in caplog.records if r.name == "jupymem"]
@@ -281,7 +281,7 @@ async def test_rest_evidence_keep_and_detail_carry_the_fix(jp_fetch: Any, jp_roo
 def test_ask_lists_fixed_failures_with_their_handles(shell: InteractiveShell, repo: Path, fake: FakeOpenAI) -> None:
     failed, fixed = fail_then_fix(shell)
     (ev,) = session_evidence(shell)
-    assert _state(shell).wait_for_suggestions(timeout=120)  # the fake's "ok" as the model's lesson
+    assert session_state(shell).wait_for_suggestions(timeout=120)  # the fake's "ok" as the model's lesson
     (ev,) = session_evidence(shell)
     for i in range(FAILURES + 2):  # newer failures push it past the newest eight
         shell.run_cell(f"raise ValueError('failure {i}')")

@@ -262,6 +262,13 @@ def session_evidence(shell: Any) -> list[Evidence]:
     return list(_state(shell).window)
 
 
+def session_state(shell: Any) -> _State:
+    """This shell's jupymem state: its session id, window of staged failures, the
+    ``pairing`` that finds their fixes (replaceable, e.g. with another threshold), and
+    ``wait_for_suggestions`` for lessons a model is still writing."""
+    return _state(shell)
+
+
 # -- output ------------------------------------------------------------------------
 
 
