@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HEAVY = ("numpy", "model2vec", "sqlite_vec", "litellm")
+HEAVY = ("numpy", "model2vec", "sqlite_vec", "litellm", "rapidfuzz")
 
 _LOAD = """
 import sys, time

@@ -21,6 +21,7 @@ import re
 import secrets
 import unicodedata
 from datetime import datetime, timezone
+from typing import Any
 
 from .errors import InvalidStatement, SecretRefused
 from .models import Evidence
@@ -40,6 +41,7 @@ __all__ = [
     "excerpt",
     "new_handle",
     "evidence_from_exception",
+    "raising_line",
 ]
 
 MAX_STATEMENT_BYTES = 16 * 1024
@@ -379,3 +381,26 @@ def evidence_from_exception(
         execution_count=execution_count,
         notebook=notebook,
     )
+
+
+def raising_line(exc: BaseException, namespace: dict[str, Any] | None) -> int | None:
+    """The 1-based line of the failed cell that raised, or None when it cannot be told.
+
+    A cell runs as a module whose globals are the shell's namespace: the first
+    traceback frame with those globals is the cell's own, and its line is the
+    statement that raised (a call into a library points at the call). A
+    ``SyntaxError`` carries its line instead. Pairing uses it to name the line
+    that failed in a suggested lesson.
+    """
+    if isinstance(exc, SyntaxError):
+        return exc.lineno if isinstance(exc.lineno, int) and exc.lineno > 0 else None
+    if namespace is None:
+        return None
+    tb = exc.__traceback__
+    steps = 0
+    while tb is not None and steps < 64:  # a deep recursion is not worth walking
+        if tb.tb_frame.f_globals is namespace and tb.tb_frame.f_code.co_name == "<module>":
+            return tb.tb_lineno
+        tb = tb.tb_next
+        steps += 1
+    return None

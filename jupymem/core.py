@@ -39,6 +39,7 @@ from .projection import (
 )
 
 EVIDENCE_WINDOW = 64
+STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 # Block order in SQL: kind rank (KINDS is a fixed tuple, so this is not user input).
 _KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(KINDS)) + f" ELSE {len(KINDS)} END"
@@ -389,24 +390,40 @@ class Project:
         self._event("confirm", {"id": m.id, "by": by or "person"})
         return self.get(m.id)
 
-    def stage_failure(self, evidence: Evidence) -> None:
-        """Keep a failure for later citation; the window keeps 64 per kernel session.
+    def stage_failure(self, evidence: Evidence, *more: Evidence) -> None:
+        """Keep failures for later citation, in one transaction; the window keeps 64 per
+        kernel session. Staging again under the same handle replaces it (a failure that
+        gained its fix, or names the failure that followed it).
 
-        Its notebook is kept relative to the repository root, as a memory's is:
-        kernels know their notebook by its absolute path."""
-        if evidence.notebook:
-            evidence = dataclasses.replace(evidence, notebook=_relative(evidence.notebook, self.root))
-        data = json.dumps(evidence.to_dict(), sort_keys=True, ensure_ascii=False)
+        A notebook is kept relative to the repository root, as a memory's is: kernels
+        know their notebook by its absolute path."""
+        evidence, *more = [
+            dataclasses.replace(ev, notebook=_relative(ev.notebook, self.root)) if ev.notebook else ev
+            for ev in (evidence, *more)
+        ]
         with store.transaction(self.conn):
-            self.conn.execute(
-                "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
-                (evidence.handle, evidence.session, evidence.created_at, data),
-            )
-            self.conn.execute(
-                "DELETE FROM staged_evidence WHERE session = ? AND handle NOT IN (SELECT handle FROM"
-                " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
-                (evidence.session, evidence.session, EVIDENCE_WINDOW),
-            )
+            for ev in (evidence, *more):
+                data = json.dumps(ev.to_dict(), sort_keys=True, ensure_ascii=False)
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
+                    (ev.handle, ev.session, ev.created_at, data),
+                )
+            for session in dict.fromkeys(ev.session for ev in (evidence, *more)):
+                self.conn.execute(
+                    "DELETE FROM staged_evidence WHERE session = ? AND handle NOT IN (SELECT handle FROM"
+                    " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
+                    (session, session, EVIDENCE_WINDOW),
+                )
+            store.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
+
+    def staged_revision(self) -> int:
+        """Changes whenever staged evidence is written (a new failure, a fix, a suggestion).
+
+        Staged evidence is not in the event log, so ``revision`` does not see it; a front
+        end that shows failures watches both.
+        """
+        value = store.get_meta(self.conn, STAGED_REVISION)
+        return int(value) if value and value.isdigit() else 0
 
     # -- maintenance ----------------------------------------------------------
 

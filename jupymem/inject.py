@@ -39,6 +39,8 @@ RETRIEVED = 5  # at most this many retrieved memories per request
 RETRIEVED_BYTES = 2500  # and at most this many bytes of them
 FULL_RECORD_BYTES = 1500  # a clear winner is shown whole, up to this
 FAILURES = 8  # newest staged failures shown
+FIXED_EXTRA = 4  # fixed failures older than those, shown as well
+FIX_DIFF_BYTES = 400  # of a fixed failure's diff
 MESSAGE_CHARS = 1500  # each conversation message is clipped to this in a request
 
 INSTRUCTIONS = """\
@@ -171,17 +173,37 @@ def _full_line(m: Memory) -> str:
 
 
 def failures_section(evidence: Sequence[Evidence]) -> str:
+    """The session's newest failures with their handles; a fixed one also shows the fix
+    (a compact diff) and its suggested lesson, and fixed ones are listed even when
+    older than the newest ``FAILURES`` (up to ``FIXED_EXTRA`` more): they are the
+    lessons most worth citing."""
     if not evidence:
         return ""
+    items = list(evidence)
+    shown = items[:FAILURES] + [ev for ev in items[FAILURES:] if ev.fix is not None][:FIXED_EXTRA]
+    shown_handles = {ev.handle for ev in shown}
     lines = [
         "Failed cells of this kernel session, newest first. To keep one as a lesson, cite its handle "
-        "in memory_record's evidence."
+        "in memory_record's evidence. A failure marked fixed was followed by the run that fixed it; "
+        "its suggested lesson is a draft from the pair, not a memory."
     ]
-    for ev in list(evidence)[:FAILURES]:
+    for ev in (e for e in items if e.handle in shown_handles):
         where = f"cell [{ev.execution_count}]" if ev.execution_count is not None else "a cell"
         diagnosis = " | ".join(ev.diagnosis) or f"{ev.ename}: {ev.evalue}"
         lines.append(f"- {ev.handle} ({where}): {_clip_bytes(escape(diagnosis), 600)}")
-    more = len(evidence) - FAILURES
+        fix = ev.fix
+        if fix is not None:
+            fixed = f"fixed in [{fix.execution_count}]" if fix.execution_count is not None else "fixed"
+            if fix.diff:
+                diff = _clip_bytes(_escape_text(fix.diff), FIX_DIFF_BYTES)
+                lines.append(f"  {fixed}, the edit:")
+                lines.extend(f"    {line}" for line in diff.split("\n"))
+            else:
+                after = f" after {escape(fix.after)} ran" if fix.after else ""
+                lines.append(f"  {fixed}: it ran unchanged{after}")
+        if ev.suggestion:
+            lines.append(f"  suggested lesson: {_clip_bytes(escape(ev.suggestion), 600)}")
+    more = len(items) - len(shown)
     if more > 0:
         lines.append(f"(+{more} older failures)")
     return "<staged_failures>\n" + "\n".join(lines) + "\n</staged_failures>"

@@ -25,8 +25,9 @@ from typing import Any
 from .capture import redact
 from .config import Settings
 from .errors import MissingDependency, ModelError
+from .models import Evidence
 
-__all__ = ["Reply", "ToolCall", "complete", "translate", "translator_for", "load"]
+__all__ = ["Reply", "ToolCall", "complete", "translate", "translator_for", "load", "suggest_lesson"]
 
 TRANSLATE_PROMPT = (
     "Translate the user's message into English. It is a statement to be kept in a project's memory. "
@@ -188,6 +189,36 @@ def _strip_wrapping(text: str) -> str:
     if len(out) >= 2 and out[0] in pairs and out[-1] == pairs[out[0]] and out.count(out[0]) <= 2:
         out = out[1:-1].strip()
     return out
+
+
+LESSON_PROMPT = (
+    "A notebook cell failed and a later run made it work. Write the lesson a data scientist on this "
+    "project should remember from it, as one plain English sentence stated as a fact or a rule about "
+    "this project's code or data (for example: The sales extract names the key customer_id, never "
+    "custid). Name the error and what the fix changed; write code, column names and paths exactly as "
+    "they appear, in backticks. Answer with the sentence only."
+)
+MAX_LESSON_CHARS = 400
+
+
+def suggest_lesson(evidence: Evidence, model: str, **kw: Any) -> str:
+    """A one-sentence lesson for a failure and its fix, written by ``model`` from the
+    redacted pair (``pairing.to_prompt``: diagnosis, excerpt, diff). Redacted again,
+    on one line, clipped. Raises ModelError when the model fails or says nothing."""
+    from .pairing import to_prompt
+
+    reply = complete(
+        model,
+        [{"role": "system", "content": LESSON_PROMPT}, {"role": "user", "content": to_prompt(evidence)}],
+        stream=False,
+        **{"temperature": 0, **kw},
+    )
+    text = " ".join(_strip_wrapping(reply.text).split())
+    if len(text) > MAX_LESSON_CHARS:
+        text = text[: MAX_LESSON_CHARS - 1].rstrip() + "…"
+    if not text:
+        raise ModelError(f"The model {model} suggested no lesson for {evidence.handle}.")
+    return redact(text)
 
 
 def translator_for(settings: Settings, **kw: Any) -> Callable[[str], str] | None:

@@ -62,6 +62,22 @@ class Provenance(_Plain):
 
 
 @dataclass(frozen=True)
+class Fix(_Plain):
+    """The later run of a failed cell that succeeded (SPEC 3), kept with the failure."""
+
+    source: str  # the fixing cell, redacted, at most 2 KB (its tail, like an excerpt)
+    diff: str  # compact unified diff, failed source -> fixed source; redacted and capped
+    at: str
+    execution_count: int | None = None
+    cell_id: str | None = None
+    # How the pair was found: "cell id", or "similarity 0.87" where the front end sends no id.
+    paired_by: str = "cell id"
+    # When the source ran unchanged, the cell that ran in between (its first line, redacted):
+    # the fix was made outside the failed cell.
+    after: str | None = None
+
+
+@dataclass(frozen=True)
 class Evidence(_Plain):
     """A failed cell, staged so that a lesson can cite it (SPEC 3)."""
 
@@ -75,6 +91,11 @@ class Evidence(_Plain):
     cell_id: str | None = None
     execution_count: int | None = None
     notebook: str | None = None
+    fix: Fix | None = None  # the run that fixed it, once one did
+    # A one-sentence lesson drawn from the pair; never a memory until a person keeps it.
+    suggestion: str | None = None
+    suggested_by: str | None = None  # "pair" (built from the fix) or the model that wrote it
+    next_failure: str | None = None  # the same cell failed again: that failure's handle
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         "counts": {},
         "total": 0,
         "staged": 0,
+        "staged_revision": 0,  # changes whenever a failure is staged or gains its fix
         "block": None,
         "database": None,
         # Which search legs answer, and why the dense one does not (Project.dense_status).
@@ -73,6 +74,7 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         counts=counts,
         total=sum(counts.values()),
         staged=proj.conn.execute("SELECT count(*) FROM staged_evidence").fetchone()[0],
+        staged_revision=proj.staged_revision(),
         block={"bytes": blk.bytes, "cap": blk.cap, "shown": blk.shown, "omitted": blk.omitted, "revision": blk.revision},
         database=str(proj.database),
         message=f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes.",

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from .models import ACTIVE, RETIRED, SUPERSEDED, SUPPORTED, UNCONFIRMED, Evidence, HistoryEntry, Memory, Provenance
+from .models import ACTIVE, RETIRED, SUPERSEDED, SUPPORTED, UNCONFIRMED, Evidence, Fix, HistoryEntry, Memory, Provenance
 from .store import DERIVED_TABLES, Connection, Event
 
 MEMORY_COLUMNS = (
@@ -278,6 +278,21 @@ def snapshot(conn: Connection) -> dict[str, list[tuple[Any, ...]]]:
 # -- rows -> records ----------------------------------------------------------
 
 
+def fix_from_json(d: Any) -> Fix | None:
+    """A staged or cited failure's fix; None for failures kept before pairing existed."""
+    if not isinstance(d, dict):
+        return None
+    return Fix(
+        source=d.get("source", ""),
+        diff=d.get("diff", ""),
+        at=d.get("at", ""),
+        execution_count=d.get("execution_count"),
+        cell_id=d.get("cell_id"),
+        paired_by=d.get("paired_by", "cell id"),
+        after=d.get("after"),
+    )
+
+
 def evidence_from_json(d: dict[str, Any]) -> Evidence:
     return Evidence(
         handle=d["handle"],
@@ -290,6 +305,10 @@ def evidence_from_json(d: dict[str, Any]) -> Evidence:
         cell_id=d.get("cell_id"),
         execution_count=d.get("execution_count"),
         notebook=d.get("notebook"),
+        fix=fix_from_json(d.get("fix")),
+        suggestion=d.get("suggestion"),
+        suggested_by=d.get("suggested_by"),
+        next_failure=d.get("next_failure"),
     )
 
 

@@ -191,8 +191,15 @@ def memory_record_dict(m: Memory) -> dict[str, Any]:
     if m.provenance.notebook:
         d["notebook"] = m.provenance.notebook
     if m.evidence:
-        d["evidence"] = [{"handle": e.handle, "diagnosis": list(e.diagnosis)} for e in m.evidence]
+        d["evidence"] = [_evidence_for_model(e) for e in m.evidence]
     return d
+
+
+def _evidence_for_model(e: Evidence) -> dict[str, Any]:
+    out: dict[str, Any] = {"handle": e.handle, "diagnosis": list(e.diagnosis)}
+    if e.fix is not None:
+        out["fixed_by"] = _clip(e.fix.diff) if e.fix.diff else "running the same cell again"
+    return out
 
 
 def _clip(text: str) -> str:

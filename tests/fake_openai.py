@@ -31,6 +31,10 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.script: deque[Any] = deque()
         self._lock = threading.Lock()
+        # Cleared, it holds every answer until set again (up to 60 s): a test can then
+        # show that whoever asked did not wait for the answer.
+        self.gate = threading.Event()
+        self.gate.set()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -43,6 +47,7 @@ class FakeOpenAI:
                     return
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 reply = server._answer(body)
+                server.gate.wait(60)
                 if body.get("stream"):
                     self._stream(body, reply)
                 else:

@@ -48,4 +48,9 @@ def test_quickstart_runs_and_records(repo: Path):
     assert memories["decision"].id in _text(search_cell)
     evidence_cell = nb.cells[next(i for i, s in enumerate(sources) if s.strip() == "%memory evidence")]
     assert ev.handle in _text(evidence_cell)
+    # The edited cell ran: the failure was paired with it, and the lesson keeps the fix.
+    fixed_cell = nb.cells[next(i for i, s in enumerate(sources) if s.endswith('sales["customer_id"]'))]
+    assert ev.fix is not None and ev.fix.execution_count == fixed_cell.execution_count
+    assert f"fixed in [{fixed_cell.execution_count}]" in _text(evidence_cell)
+    assert "suggested lesson: `sales[\"custid\"]` raised KeyError 'custid'" in _text(evidence_cell)
     assert proj.verify().ok

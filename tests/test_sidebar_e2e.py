@@ -611,3 +611,100 @@ def test_notebook_output_and_widget_browser_share_the_sidebar_palette(lab: Lab) 
             assert not b.low, f"text below {AA}:1 in the {lab.theme} theme: {json.dumps(b.low, indent=1)}"
         finally:
             chromium.close()
+
+
+@pytest.mark.parametrize("lab", ["light"], indirect=True)  # behaviour, not looks: one theme
+def test_a_cell_fixed_in_jupyterlab_becomes_a_suggested_lesson(lab: Lab) -> None:
+    """Fail, edit, rerun in a real notebook (JupyterLab sends the cell ids); the Failures
+    tab shows the pair side by side and keeps its suggested lesson."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect, sync_playwright
+
+    proj = jupymem.init(lab.repo)
+    cells = [("load", "%load_ext jupymem"), ("data", 'sales = {"customer_id": [1, 2]}'), ("key", 'sales["custid"]')]
+    (lab.repo / "nb" / "pairing.ipynb").write_text(notebook_json([src for _, src in cells], [cid for cid, _ in cells]))
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(f"{lab.url}/lab/tree/proj/nb/pairing.ipynb?reset&token={TOKEN}")
+            notebook = page.locator(".jp-NotebookPanel:visible .jp-Notebook")
+            expect(notebook.locator(".jp-Cell")).to_have_count(3, timeout=60_000)
+            # A fresh workspace may ask which kernel to start: the notebook's own.
+            select = page.locator(".jp-Dialog").get_by_role("button", name="Select", exact=True)
+            try:
+                select.wait_for(timeout=15_000)
+                select.click()
+            except PlaywrightTimeout:
+                pass
+            expect(page.locator(".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
+                1, timeout=60_000
+            )
+
+            def run(i: int, count: int, replace_with: str | None = None) -> Any:
+                """Run cell ``i`` (after typing ``replace_with`` into it) from the page, as a person would."""
+                cell = notebook.locator(".jp-Cell").nth(i)
+                cell.locator(".cm-content").click()
+                expect(cell).to_have_class(re.compile(r"\bjp-mod-active\b"))
+                expect(cell.locator(".cm-editor")).to_have_class(re.compile(r"\bcm-focused\b"))
+                if replace_with is not None:
+                    page.keyboard.press("Control+a")
+                    page.keyboard.insert_text(replace_with)
+                page.keyboard.press("Control+Enter")
+                expect(cell.locator(".jp-InputPrompt")).to_have_text(f"[{count}]:", timeout=60_000)
+                return cell
+
+            run(0, 1)
+            run(1, 2)
+            expect(run(2, 3).locator(".jp-OutputArea")).to_contain_text("KeyError", timeout=30_000)
+            # Edit the failed cell in place and run it again.
+            expect(run(2, 4, 'sales["customer_id"]').locator(".jp-OutputArea")).to_contain_text("[1, 2]", timeout=30_000)
+
+            (ev,) = proj.staged_evidence()
+            assert ev.cell_id == "key" and ev.fix is not None
+            assert (ev.fix.cell_id, ev.fix.paired_by) == ("key", "cell id")
+            assert ev.suggestion == "`sales[\"custid\"]` raised KeyError 'custid'; the fix used `sales[\"customer_id\"]`."
+
+            tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupymem-sidebar"]')
+            tab.click()
+            sidebar = page.locator("#jupymem-sidebar")
+            expect(sidebar.locator(".jp-jupymem-repo")).to_have_text("proj", timeout=30_000)
+            sidebar.get_by_role("tab", name="Failures (1)").click()
+            card = sidebar.locator(f'.jp-jupymem-evidence[data-handle="{ev.handle}"]')
+            # The pair side by side, the edit, the suggested lesson.
+            expect(card.locator(".jp-jupymem-pair-failed")).to_contain_text(f"Failed [{ev.execution_count}]")
+            expect(card.locator(".jp-jupymem-pair-failed pre")).to_have_text('sales["custid"]')
+            expect(card.locator(".jp-jupymem-pair-fixed")).to_contain_text(f"Fixed in [{ev.fix.execution_count}]")
+            expect(card.locator(".jp-jupymem-pair-fixed pre")).to_have_text('sales["customer_id"]')
+            expect(card.locator(".jp-jupymem-diff-del")).to_have_text('-sales["custid"]')
+            expect(card.locator(".jp-jupymem-diff-add")).to_have_text('+sales["customer_id"]')
+            expect(card.locator(".jp-jupymem-suggestion")).to_contain_text(ev.suggestion)
+            failed_box = card.locator(".jp-jupymem-pair-failed").bounding_box()
+            fixed_box = card.locator(".jp-jupymem-pair-fixed").bounding_box()
+            assert failed_box and fixed_box and fixed_box["x"] > failed_box["x"]  # side by side
+            assert abs(fixed_box["y"] - failed_box["y"]) < 2
+            # Keep as lesson: prefilled with the suggestion, kind failure.
+            card.get_by_role("button", name="Keep as lesson…").click()
+            expect(card.locator("textarea")).to_have_value(ev.suggestion)
+            expect(card.locator("select")).to_have_value("failure")
+            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-pair.png"))
+            card.get_by_role("button", name="Keep", exact=True).click()
+            expect(sidebar.locator(".jp-jupymem-notice")).to_contain_text("Kept as a lesson", timeout=10_000)
+            (lesson,) = proj.list()
+            assert (lesson.kind, lesson.statement, lesson.standing) == ("failure", ev.suggestion, "supported")
+            assert lesson.evidence[0].fix == ev.fix
+
+            # The lesson's detail shows the fix of the failure it cites.
+            sidebar.get_by_role("tab", name="Memories").click()
+            sidebar.locator(f'[data-memory-id="{lesson.id}"]').click()
+            detail = sidebar.locator(".jp-jupymem-detail")
+            expect(detail.locator(".jp-jupymem-diff-add")).to_have_text('+sales["customer_id"]')
+            expect(detail.locator(".jp-jupymem-pair-fixed")).to_contain_text(f"Fixed in [{ev.fix.execution_count}]")
+            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-pair-detail.png"))
+            assert not [e for e in errors if "jupymem" in e.lower()], errors
+        finally:
+            browser.close()

@@ -6,19 +6,27 @@ Thin on purpose: every operation is one ``Project`` call, every error a
 
 * loading the extension imports no numpy, model2vec, sqlite-vec or litellm
   (the core is stdlib; the dense leg and models load on first need);
-* the ``post_run_cell`` hook returns at once when a cell succeeded. Only a
-  failure does work: it is diagnosed, kept in this session's window of 64,
-  and staged in the project database when the repository already has memory
-  (staging never creates memory).
+* the ``post_run_cell`` hook returns at once when a cell succeeded and no
+  failure waits for its fix. A failure is diagnosed, kept in this session's
+  window of 64, and staged in the project database when the repository
+  already has memory (staging never creates memory); it then waits for the
+  run that fixes it (``pairing``): while something waits, a success costs a
+  dict lookup by cell id, or without cell ids a comparison with the few
+  newest waiting failures. A pair is written back to the window and the
+  database; with ``JUPYMEM_MODEL`` set, a model rewrites its suggested lesson
+  in a background thread, never holding up a cell.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import io
 import logging
 import os
+import re
 import shlex
+import threading
 import uuid
 from argparse import REMAINDER
 from pathlib import Path
@@ -39,7 +47,17 @@ from ..models import KINDS, Evidence, Provenance
 log = logging.getLogger("jupymem")
 
 WINDOW = 64
-_OWN_CELLS = ("%memory", "%%remember", "%%ask", "%%memory")
+# Memory's own cells: never evidence, and never the fix of a failure.
+_OWN_CELL = re.compile(r"\s*(?:%memory|%%memory|%%remember|%%ask)\b")
+
+
+class _NothingWaits:
+    """Stands in for ``pairing.Pairing`` until the first failure imports it."""
+
+    waiting = False
+
+
+_NOTHING_WAITS = _NothingWaits()
 
 
 # -- where this kernel is ----------------------------------------------------------
@@ -87,6 +105,10 @@ class _State:
         session = getattr(getattr(kernel, "session", None), "session", None)
         self.session: str = session if isinstance(session, str) and session else uuid.uuid4().hex
         self.window: collections.deque[Evidence] = collections.deque(maxlen=WINDOW)
+        # This session's failures waiting for their fix (pairing.Pairing, made on the first failure).
+        self.pairing: Any = _NOTHING_WAITS
+        self._lock = threading.Lock()  # the window is also written by the suggestion thread
+        self._suggesting: list[threading.Thread] = []
 
     def settings(self) -> Settings:
         return Settings.from_env()
@@ -110,22 +132,82 @@ class _State:
             session=self.session,
         )
 
-    # The hook. Kept to one attribute test on success.
+    # The hook. On success: one attribute test, or two while a failure waits for its fix.
     def post_run_cell(self, result: Any) -> None:
         if result.error_in_exec is None and result.error_before_exec is None:
+            if self.pairing.waiting:
+                self._succeeded(result)
             return
         try:
             self._stage(result)
         except Exception as exc:  # a broken hook must never break the user's cell
             log.warning("jupymem: could not stage this failure: %s", exc)
 
+    def _succeeded(self, result: Any) -> None:
+        try:
+            info = result.info
+            source = info.raw_cell or ""
+            if _OWN_CELL.match(source):
+                return  # memory's own operations fix nothing
+            paired = self.pairing.succeeded(source, getattr(info, "cell_id", None), result.execution_count)
+            if paired:
+                self._keep_pairs(paired)
+        except Exception as exc:  # a broken hook must never break the user's cell
+            log.warning("jupymem: could not pair this cell with the failure it fixed: %s", exc)
+
+    def _keep_pairs(self, paired: list[Evidence]) -> None:
+        """Write fixed failures back to the window and, where memory exists, the database."""
+        self._replace(paired)
+        proj = self.project()
+        if proj is not None:
+            proj.stage_failure(*paired)
+        model = self.settings().model
+        if model:
+            thread = threading.Thread(
+                target=self._model_suggestions, args=(paired, model), name="jupymem-suggest", daemon=True
+            )
+            self._suggesting.append(thread)
+            thread.start()
+
+    def _replace(self, changed: list[Evidence]) -> None:
+        by_handle = {e.handle: e for e in changed}
+        with self._lock:
+            for i, e in enumerate(self.window):
+                if e.handle in by_handle:
+                    self.window[i] = by_handle[e.handle]
+
+    def _model_suggestions(self, paired: list[Evidence], model: str) -> None:
+        """In a background thread: the model rewrites each pair's suggested lesson."""
+        from ..llm import suggest_lesson
+
+        for ev in paired:
+            try:
+                text = suggest_lesson(ev, model)
+                with self._lock:
+                    current = next((e for e in self.window if e.handle == ev.handle), ev)
+                better = dataclasses.replace(current, suggestion=text, suggested_by=model)
+                self._replace([better])
+                proj = self.project()
+                if proj is not None:
+                    proj.stage_failure(better)
+            except Exception as exc:  # the pair keeps its own suggestion; say why once
+                log.warning("jupymem: the model could not suggest a lesson for %s: %s", ev.handle, exc)
+                return
+
+    def wait_for_suggestions(self, timeout: float | None = None) -> bool:
+        """Wait for the model's suggestions in flight; True when none is left running."""
+        for thread in list(self._suggesting):
+            thread.join(timeout)
+        self._suggesting = [t for t in self._suggesting if t.is_alive()]
+        return not self._suggesting
+
     def _stage(self, result: Any) -> None:
         exc = result.error_in_exec or result.error_before_exec
         info = getattr(result, "info", None)
         source = getattr(info, "raw_cell", "") or ""
-        if source.lstrip().startswith(_OWN_CELLS):
+        if _OWN_CELL.match(source):
             return  # memory's own operations are never evidence
-        from ..capture import evidence_from_exception
+        from ..capture import evidence_from_exception, raising_line
 
         ev = evidence_from_exception(
             exc,
@@ -137,10 +219,18 @@ class _State:
         )
         if ev is None:
             return
-        self.window.appendleft(ev)
+        if self.pairing is _NOTHING_WAITS:
+            from ..pairing import Pairing
+
+            self.pairing = Pairing()
+        earlier = self.pairing.failed(ev, source, raising_line(exc, getattr(self.shell, "user_ns", None)))
+        with self._lock:
+            self.window.appendleft(ev)
+        if earlier is not None:
+            self._replace([earlier])
         proj = self.project()
         if proj is not None:
-            proj.stage_failure(ev)
+            proj.stage_failure(ev, *([earlier] if earlier is not None else []))
 
     def resolve_evidence(self, handles: list[str]) -> list[Evidence | str]:
         """Handles -> this session's Evidence where we hold it (the project may not
@@ -170,6 +260,13 @@ def _state(shell: Any) -> _State:
 def session_evidence(shell: Any) -> list[Evidence]:
     """This kernel session's staged failures, newest first."""
     return list(_state(shell).window)
+
+
+def session_state(shell: Any) -> _State:
+    """This shell's jupymem state: its session id, window of staged failures, the
+    ``pairing`` that finds their fixes (replaceable, e.g. with another threshold), and
+    ``wait_for_suggestions`` for lessons a model is still writing."""
+    return _state(shell)
 
 
 # -- output ------------------------------------------------------------------------

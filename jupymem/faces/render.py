@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import KIND_RANK, KINDS, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, SearchResult
+from ..models import KIND_RANK, KINDS, UNCONFIRMED, Block, Evidence, Fix, HistoryEntry, Memory, SearchResult
 
 __all__ = [
     "Output",
@@ -42,6 +42,7 @@ __all__ = [
     "history_html",
     "evidence_text",
     "evidence_html",
+    "fixed_in",
     "status_text",
     "status_html",
     "verify_text",
@@ -246,6 +247,35 @@ def _evidence_head(e: Evidence) -> str:
     return "  ".join(_one_line(p) for p in parts if p)
 
 
+def fixed_in(fix: Fix) -> str:
+    """``fixed in [7]`` (or by cell id, or just ``fixed``), and how the pair was found
+    when it was a guess from similar sources."""
+    where = f" in [{fix.execution_count}]" if fix.execution_count is not None else (
+        f" in cell {fix.cell_id}" if fix.cell_id else ""
+    )
+    how = f" ({fix.paired_by})" if fix.paired_by != "cell id" else ""
+    return f"fixed{where}{how}"
+
+
+def _fix_lines(e: Evidence) -> list[str]:
+    """What followed a failure: the next failure of the same cell, the fix and its diff,
+    the suggested lesson. Empty for a failure nothing has fixed yet."""
+    lines = []
+    if e.next_failure:
+        lines.append(f"failed again as {e.next_failure}")
+    fix = e.fix
+    if fix is not None:
+        if fix.diff:
+            lines.append(f"{fixed_in(fix)}:")
+            lines.extend(f"  {_clean(line)}" for line in fix.diff.split("\n"))
+        else:
+            after = f" after `{_one_line(fix.after)}` ran" if fix.after else ""
+            lines.append(f"{fixed_in(fix)}: it ran unchanged{after}")
+    if e.suggestion:
+        lines.append(f"suggested lesson: {_one_line(e.suggestion)}")
+    return lines
+
+
 def memory_text(m: Memory) -> str:
     """Everything about one memory: full statement, standing, validity, provenance, evidence."""
     marks = " ".join(_marks(m))
@@ -258,6 +288,7 @@ def memory_text(m: Memory) -> str:
         for e in m.evidence:
             lines.append(f"    {_evidence_head(e)}")
             lines.extend(f"      {_one_line(d)}" for d in e.diagnosis)
+            lines.extend(f"      {line}" for line in _fix_lines(e))
     return "\n".join(lines)
 
 
@@ -271,7 +302,8 @@ def memory_html(m: Memory) -> str:
         rows = []
         for e in m.evidence:
             diag = "<br>".join(_e(_one_line(d)) for d in e.diagnosis)
-            rows.append((f"{_ID}{_e(e.handle)}</code>", _e(e.ename), diag, f"{_MUTED}{_e(_evidence_where(e))}</span>"))
+            rows.append((f"{_ID}{_e(e.handle)}</code>", _e(e.ename), diag + _fix_html(e),
+                         f"{_MUTED}{_e(_evidence_where(e))}</span>"))
         evidence = f"<div>{_MUTED}evidence</span></div>" + _table(rows)
     return f'<div class="jupymem-memory">{head}{body}{fields}{evidence}</div>'
 
@@ -388,14 +420,41 @@ def history_html(entries: Sequence[HistoryEntry]) -> str:
 
 
 def evidence_text(items: Sequence[Evidence]) -> str:
-    """Staged failures, newest first: handle, when, exception and diagnosis lines."""
+    """Staged failures, newest first: handle, when, exception and diagnosis lines, then
+    what fixed it (``fixed in [7]:`` and the diff) and the suggested lesson."""
     if not items:
         return "No staged failures."
     lines = []
     for e in items:
         lines.append(_evidence_head(e))
         lines.extend(f"    {_one_line(d)}" for d in e.diagnosis)
+        lines.extend(f"    {line}" for line in _fix_lines(e))
     return "\n".join(lines)
+
+
+# Diff lines tinted with translucent fills, so they read in light and dark themes.
+_DIFF_STYLE = {"+": "background:rgba(46,160,67,.18)", "-": "background:rgba(248,81,73,.18)"}
+_PRE = '<pre style="margin:.2em 0;padding:.2em .4em;white-space:pre-wrap;font-size:.9em">'
+
+
+def _fix_html(e: Evidence) -> str:
+    parts = []
+    if e.next_failure:
+        parts.append(f"<div>{_MUTED}failed again as</span> {_ID}{_e(e.next_failure)}</code></div>")
+    fix = e.fix
+    if fix is not None:
+        if fix.diff:
+            rows = "".join(
+                f'<div style="{_DIFF_STYLE.get(line[:1], "")}">{_e(_clean(line)) or "&nbsp;"}</div>'
+                for line in fix.diff.split("\n")
+            )
+            parts.append(f"<div><b>{_e(fixed_in(fix))}</b></div>{_PRE}{rows}</pre>")
+        else:
+            after = f" after <code>{_e(_one_line(fix.after))}</code> ran" if fix.after else ""
+            parts.append(f"<div><b>{_e(fixed_in(fix))}</b>: it ran unchanged{after}</div>")
+    if e.suggestion:
+        parts.append(f"<div>{_MUTED}suggested lesson:</span> <em>{_e(_one_line(e.suggestion))}</em></div>")
+    return "".join(parts)
 
 
 def evidence_html(items: Sequence[Evidence]) -> str:
@@ -405,7 +464,7 @@ def evidence_html(items: Sequence[Evidence]) -> str:
         (
             f"{_ID}{_e(e.handle)}</code>",
             _e(e.ename),
-            "<br>".join(_e(_one_line(d)) for d in e.diagnosis),
+            "<br>".join(_e(_one_line(d)) for d in e.diagnosis) + _fix_html(e),
             f"{_MUTED}{_e(_evidence_where(e))}</span>",
         )
         for e in items

@@ -5,7 +5,7 @@
  * server.
  */
 import { KINDS } from './tokens';
-import type { IHistoryEntry, IMemory, IStatus } from './tokens';
+import type { IEvidence, IFix, IHistoryEntry, IMemory, IStatus } from './tokens';
 
 const KIND_RANK = new Map<string, number>(KINDS.map((k, i) => [k, i]));
 
@@ -349,11 +349,19 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, wait: nu
   return debounced;
 }
 
+/**
+ * What the sidebar watches in `GET status`: memory's revision, and the staged
+ * failures' own counter (a failure or its fix is not an event in memory's log).
+ */
+export function statusToken(s: Pick<IStatus, 'revision' | 'staged_revision'>): string {
+  return `${s.revision}/${s.staged_revision ?? 0}`;
+}
+
 export interface IPollerOptions {
-  /** Reads the current revision; cheap (GET status). */
-  read: () => Promise<number>;
+  /** Reads the current revision (or a token of several); cheap (GET status). */
+  read: () => Promise<number | string>;
   /** Called when the revision differs from the last one seen. */
-  changed: (revision: number) => void;
+  changed: (revision: number | string) => void;
   /** Whether anyone can see the panel; polling pauses while false. */
   visible: () => boolean;
   interval?: number; // ms between polls while visible
@@ -370,7 +378,7 @@ export class RevisionPoller {
   private inFlight = false;
   private failures = 0;
   private stopped = true;
-  private seen: number | null = null;
+  private seen: number | string | null = null;
   readonly interval: number;
   readonly maxInterval: number;
 
@@ -380,11 +388,11 @@ export class RevisionPoller {
   }
 
   /** The revision the caller has already loaded, so it does not count as a change. */
-  set revision(value: number | null) {
+  set revision(value: number | string | null) {
     this.seen = value;
   }
 
-  get revision(): number | null {
+  get revision(): number | string | null {
     return this.seen;
   }
 
@@ -473,4 +481,34 @@ export function citedHandles(memories: readonly IMemory[] | null): Set<string> {
     }
   }
   return out;
+}
+
+/** One line of a fix's diff, with what it is, so the view can tint it. */
+export interface IDiffLine {
+  sign: 'add' | 'del' | 'hunk' | 'same';
+  text: string;
+}
+
+/** A compact unified diff (as the kernel stores it) split into tinted lines. */
+export function diffLines(diff: string): IDiffLine[] {
+  if (!diff) {
+    return [];
+  }
+  return diff.split('\n').map(text => ({
+    sign: text.startsWith('+') ? 'add' : text.startsWith('-') ? 'del' : text.startsWith('@@') ? 'hunk' : 'same',
+    text
+  }));
+}
+
+/** "Fixed in [7]", as the kernel numbered it (or by cell id, or just "Fixed"). */
+export function fixedIn(fix: IFix): string {
+  if (fix.execution_count !== null) {
+    return `Fixed in [${fix.execution_count}]`;
+  }
+  return fix.cell_id ? `Fixed in cell ${fix.cell_id}` : 'Fixed';
+}
+
+/** What "Keep as lesson" starts from: the pair's suggested lesson (if any), kind failure. */
+export function lessonDraft(e: Pick<IEvidence, 'suggestion'>): { statement: string; kind: string } {
+  return { statement: e.suggestion ?? '', kind: 'failure' };
 }

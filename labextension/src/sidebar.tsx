@@ -2,7 +2,8 @@
  * The memory panel: a ReactWidget whose path follows the document in focus
  * (index.ts calls `setPath`). Sidebar owns the data and reloads it when the
  * path changes, after each action, and when the revision poller sees memory
- * change elsewhere (another kernel, the CLI).
+ * change elsewhere (another kernel, the CLI), or a kernel stage a failure or
+ * pair one with its fix (`statusToken`).
  */
 import { ReactWidget } from '@jupyterlab/ui-components';
 import { Signal } from '@lumino/signaling';
@@ -11,7 +12,7 @@ import * as React from 'react';
 
 import { ApiError, JupymemApi } from './api';
 import { StatementForm } from './forms';
-import { RevisionPoller, citedHandles, debounce, repoState } from './logic';
+import { RevisionPoller, citedHandles, debounce, repoState, statusToken } from './logic';
 import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
 import { BlockPreview, Detail, Failures, GroupedList, Header, SearchResults } from './views';
 
@@ -134,7 +135,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
         return;
       }
       setStatus(s);
-      poller.current!.revision = s.revision;
+      poller.current!.revision = statusToken(s);
       if (repoState(s).state !== 'ready') {
         setMemories(null);
         setEvidence([]);
@@ -183,7 +184,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const poller = React.useRef<RevisionPoller | null>(null);
   if (poller.current === null) {
     poller.current = new RevisionPoller({
-      read: () => api.status(pathRef.current).then(s => s.revision),
+      read: () => api.status(pathRef.current).then(statusToken),
       changed: () => void reloadRef.current(),
       visible: () => host.isVisible && document.visibilityState === 'visible'
     });

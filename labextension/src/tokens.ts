@@ -31,6 +31,17 @@ export interface IProvenance {
   quote: string | null;
 }
 
+/** The later run that fixed a staged failure (models.Fix). */
+export interface IFix {
+  source: string; // the fixing cell, redacted, at most 2 KB
+  diff: string; // compact unified diff, failed -> fixed ("" when it ran unchanged)
+  at: string;
+  execution_count: number | null;
+  cell_id: string | null;
+  paired_by: string; // "cell id" or "similarity 0.87"
+  after: string | null; // ran unchanged: the cell that ran in between
+}
+
 export interface IEvidence {
   handle: string; // "ev-" + 8 hex
   session: string;
@@ -42,6 +53,10 @@ export interface IEvidence {
   cell_id: string | null;
   execution_count: number | null;
   notebook: string | null;
+  fix: IFix | null;
+  suggestion: string | null; // a draft lesson from the pair; not a memory until kept
+  suggested_by: string | null; // "pair" or the model that wrote it
+  next_failure: string | null; // the same cell failed again: that failure's handle
 }
 
 export interface IMemory {
@@ -109,6 +124,7 @@ export interface IStatus {
   counts: Record<string, number>;
   total?: number; // active memories
   staged?: number; // staged failures
+  staged_revision?: number; // changes whenever a failure is staged or gains its fix
   registry?: 'ok' | 'corrupt';
   message?: string; // the core's own explanation, for people
   /** The repository root relative to the server root ("" for the root itself), or null when it is above it. */

@@ -12,8 +12,11 @@ import {
   confidenceOf,
   countChips,
   describeHistory,
+  diffLines,
   excerptSource,
+  fixedIn,
   groupByKind,
+  lessonDraft,
   nextRow,
   notebookLink,
   repoRelative,
@@ -300,6 +303,60 @@ function EvidenceCard(props: { evidence: IEvidence; status: IStatus; children?: 
   );
 }
 
+/**
+ * What fixed a failure: the failed cell and the fixing cell side by side, the
+ * edit between them as a tinted diff, and (in the Failures tab) the suggested lesson.
+ */
+export function FixView(props: { evidence: IEvidence; showSuggestion?: boolean }): JSX.Element | null {
+  const e = props.evidence;
+  const fix = e.fix;
+  if (!fix) {
+    return null;
+  }
+  const lines = diffLines(fix.diff);
+  return (
+    <div className="jp-jupymem-fix">
+      <div className="jp-jupymem-pair">
+        <figure className="jp-jupymem-pair-side jp-jupymem-pair-failed">
+          <figcaption>Failed{e.execution_count !== null ? ` [${e.execution_count}]` : ''}</figcaption>
+          <pre className="jp-jupymem-excerpt">{excerptSource(e.excerpt, e.diagnosis)}</pre>
+        </figure>
+        <figure className="jp-jupymem-pair-side jp-jupymem-pair-fixed">
+          <figcaption>
+            {fixedIn(fix)}
+            {fix.paired_by !== 'cell id' && (
+              <span className="jp-jupymem-muted" title="No cell id was sent; paired by how closely the cell edits the failed one">
+                {' '}
+                ({fix.paired_by})
+              </span>
+            )}
+          </figcaption>
+          <pre className="jp-jupymem-excerpt">{fix.source}</pre>
+        </figure>
+      </div>
+      {lines.length > 0 ? (
+        <pre className="jp-jupymem-diff" aria-label="The edit that fixed it">
+          {lines.map((line, i) => (
+            <div key={i} className={`jp-jupymem-diff-${line.sign}`}>
+              {line.text || ' '}
+            </div>
+          ))}
+        </pre>
+      ) : (
+        <p className="jp-jupymem-muted">
+          It ran unchanged{fix.after ? ` after ${fix.after} ran` : ''}: the fix was outside the cell.
+        </p>
+      )}
+      {props.showSuggestion && e.suggestion && (
+        <p className="jp-jupymem-suggestion">
+          <span className="jp-jupymem-muted">Suggested lesson{e.suggested_by && e.suggested_by !== 'pair' ? ` (${e.suggested_by})` : ''}: </span>
+          {e.suggestion}
+        </p>
+      )}
+    </div>
+  );
+}
+
 export interface IDetailProps {
   detail: IMemoryDetail;
   status: IStatus;
@@ -447,7 +504,7 @@ export function Detail(props: IDetailProps): JSX.Element {
             const source = excerptSource(e.excerpt ?? '', e.diagnosis);
             return (
               <EvidenceCard key={e.handle} evidence={e} status={props.status}>
-                {source && <pre className="jp-jupymem-excerpt">{source}</pre>}
+                {e.fix ? <FixView evidence={e} /> : source && <pre className="jp-jupymem-excerpt">{source}</pre>}
               </EvidenceCard>
             );
           })}
@@ -476,7 +533,8 @@ export function Failures(props: {
   const [keeping, setKeeping] = React.useState<string | null>(null);
   const intro = (
     <p className="jp-jupymem-muted">
-      Recent failures: cells that failed in kernels with jupymem loaded. Keep one as a lesson to remember what it taught.
+      Recent failures: cells that failed in kernels with jupymem loaded. A fixed one shows the edit that made it run and a
+      suggested lesson. Keep one as a lesson to remember what it taught.
     </p>
   );
   if (props.evidence.length === 0) {
@@ -492,12 +550,14 @@ export function Failures(props: {
       {intro}
       {props.evidence.map(e => (
         <EvidenceCard key={e.handle} evidence={e} status={props.status}>
+          {e.next_failure && <div className="jp-jupymem-muted">Failed again as {e.next_failure}</div>}
+          <FixView evidence={e} showSuggestion />
           {props.kept.has(e.handle) && <div className="jp-jupymem-kept">✓ Kept as a lesson</div>}
           {keeping === e.handle ? (
             <StatementForm
               title={`Lesson citing ${e.handle}`}
               submitLabel="Keep"
-              initial={{ kind: 'failure' }}
+              initial={lessonDraft(e)}
               busy={props.busy}
               onCancel={() => setKeeping(null)}
               onSubmit={body => {

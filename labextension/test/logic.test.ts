@@ -9,8 +9,11 @@ import {
   countChips,
   debounce,
   describeHistory,
+  diffLines,
   excerptSource,
+  fixedIn,
   groupByKind,
+  lessonDraft,
   localPath,
   memories,
   nextRow,
@@ -18,6 +21,7 @@ import {
   repoRelative,
   repoState,
   shortTime,
+  statusToken,
   validStatement
 } from '../src/logic';
 import type { IMemory, IStatus } from '../src/tokens';
@@ -370,5 +374,54 @@ describe('citedHandles', () => {
     const kept = citedHandles([memory('a', 'failure', undefined, { evidence: [ev('ev-1'), ev('ev-2')] }), memory('b', 'note')]);
     expect([...kept].sort()).toEqual(['ev-1', 'ev-2']);
     expect(citedHandles(null).size).toBe(0);
+  });
+});
+
+describe('a failure and its fix', () => {
+  const fix = {
+    source: 'sales["customer_id"]',
+    diff: '-sales["custid"]\n+sales["customer_id"]',
+    at: '2025-01-01T00:00:00Z',
+    execution_count: 7,
+    cell_id: 'c1',
+    paired_by: 'cell id',
+    after: null
+  };
+
+  it('tints diff lines by what they are', () => {
+    expect(diffLines(fix.diff)).toEqual([
+      { sign: 'del', text: '-sales["custid"]' },
+      { sign: 'add', text: '+sales["customer_id"]' }
+    ]);
+    expect(diffLines('@@ -1 +1 @@\n x = 1\n-y\n+z').map(l => l.sign)).toEqual(['hunk', 'same', 'del', 'add']);
+    expect(diffLines('')).toEqual([]);
+  });
+
+  it('says where it was fixed as the kernel numbered it', () => {
+    expect(fixedIn(fix)).toBe('Fixed in [7]');
+    expect(fixedIn({ ...fix, execution_count: null })).toBe('Fixed in cell c1');
+    expect(fixedIn({ ...fix, execution_count: null, cell_id: null })).toBe('Fixed');
+  });
+
+  it('takes the failed source out of an excerpt that ends with the diagnosis', () => {
+    const diagnosis = ["KeyError: 'custid'"];
+    expect(excerptSource('sales["custid"]\n\nKeyError: \'custid\'', diagnosis)).toBe('sales["custid"]');
+    expect(excerptSource('no diagnosis here', diagnosis)).toBe('no diagnosis here');
+  });
+
+  it('prefills a lesson with the suggestion, kind failure', () => {
+    expect(lessonDraft({ suggestion: 'The key is customer_id.' })).toEqual({
+      statement: 'The key is customer_id.',
+      kind: 'failure'
+    });
+    expect(lessonDraft({ suggestion: null })).toEqual({ statement: '', kind: 'failure' });
+  });
+});
+
+describe('statusToken', () => {
+  it('changes with memory and with staged failures, which are not in the log', () => {
+    expect(statusToken({ revision: 3, staged_revision: 7 })).toBe('3/7');
+    expect(statusToken({ revision: 3, staged_revision: 8 })).not.toBe(statusToken({ revision: 3, staged_revision: 7 }));
+    expect(statusToken({ revision: 3 })).toBe('3/0');
   });
 });
