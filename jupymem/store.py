@@ -25,6 +25,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +194,32 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER conversation_ad AFTER DELETE ON conversation BEGIN
         INSERT INTO conversation_fts (conversation_fts, rowid, content) VALUES ('delete', old.id, old.content);
     END;
+    """,
+    # 3: sharing through git (share.py). An event's scope says where it lives: 'local'
+    # (this database only, until `share` writes it out), 'private' (never leaves this
+    # machine) or 'shared' (read from, or written to, the file named by source).
+    # shared_files remembers what was applied from each file, so a read compares stats.
+    # Memories gain the recorder's git identity and a private mark; the supersedes index
+    # finds memories that two people replaced differently; events_order keeps the
+    # (time, uid) order that every clone replays in.
+    """
+    ALTER TABLE events ADD COLUMN scope TEXT NOT NULL DEFAULT 'local';
+    ALTER TABLE events ADD COLUMN source TEXT;
+    CREATE INDEX events_order ON events (at, uid);
+    CREATE INDEX events_source ON events (source);
+    ALTER TABLE memories ADD COLUMN author TEXT;
+    ALTER TABLE memories ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX memories_supersedes ON memories (supersedes);
+    CREATE TABLE shared_files (
+        name TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        ino INTEGER NOT NULL,
+        lines INTEGER NOT NULL,
+        applied INTEGER NOT NULL,
+        problems TEXT NOT NULL DEFAULT '[]',
+        tail_ok INTEGER NOT NULL DEFAULT 1
+    );
     """,
 )
 
@@ -392,12 +419,25 @@ def last_seq(conn: Connection) -> int:
     return row[0] or 0
 
 
+# Where an event lives (the ``scope`` column, migration 3).
+LOCAL, PRIVATE, SHARED = "local", "private", "shared"
+
+
 def append(
-    conn: Connection, uid: str, type_: str, at: str, payload: dict[str, Any], *, prev: str | None = None
+    conn: Connection,
+    uid: str,
+    type_: str,
+    at: str,
+    payload: dict[str, Any],
+    *,
+    prev: str | None = None,
+    scope: str = LOCAL,
+    source: str | None = None,
 ) -> Event:
     """Append one event; call inside ``transaction`` together with its projection.
 
     ``prev`` saves a query when the caller appends a batch and knows the last hash.
+    ``scope`` and ``source`` say where the event lives (see ``LOCAL``/``PRIVATE``/``SHARED``).
     """
     body = canonical(payload)
     payload_hash = sha256(body)
@@ -405,10 +445,63 @@ def append(
         prev = last_hash(conn)
     h = event_hash(uid, type_, at, payload_hash, prev)
     cur = conn.execute(
-        "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h),
+        "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash, scope, source)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source),
     )
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h)
+
+
+_AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def next_at(conn: Connection, after: str | None = None) -> str:
+    """The time for a new event: now, or just after the latest event when that is later
+    (``after``, when the caller knows it, saves the query).
+
+    Every clone replays a shared log in (time, uid) order, so an event written here
+    must sort after everything this database has applied (a teammate's clock may be
+    ahead of ours); then applying it at once gives what a replay gives.
+    """
+    now = datetime.now(timezone.utc)
+    if after is None:
+        row = conn.execute("SELECT at FROM events ORDER BY at DESC, uid DESC LIMIT 1").fetchone()
+        after = row[0] if row is not None else None
+    if after is not None:
+        try:
+            latest = datetime.strptime(after, _AT_FORMAT).replace(tzinfo=timezone.utc)
+        except ValueError:  # not our format (a hand-made event): ignore it for ordering
+            latest = None
+        if latest is not None and latest >= now:
+            now = latest + timedelta(microseconds=1)
+    return now.strftime(_AT_FORMAT)
+
+
+def replace_log(
+    conn: Connection, items: list[tuple[str, str, str, dict[str, Any] | None, str, str, str | None]]
+) -> list[Event]:
+    """Replace the whole log with ``items`` (uid, type, at, payload, payload_hash, scope,
+    source), in that order, chained afresh. Call inside ``transaction``.
+
+    Only a cache rebuild (share.py) does this: the log of a shared repository is the
+    union of its files, so it is re-derived, not edited. Sequence numbers continue after
+    the old ones, so a revision seen before never comes back with other content.
+    """
+    base = last_seq(conn) + 1
+    conn.execute("DELETE FROM events")
+    out, rows, prev = [], [], GENESIS
+    for i, (uid, type_, at, payload, payload_hash, scope, source) in enumerate(items):
+        h = event_hash(uid, type_, at, payload_hash, prev)
+        body = canonical(payload).decode("utf-8") if payload is not None else None
+        rows.append((base + i, uid, type_, at, body, payload_hash, prev, h, scope, source))
+        out.append(Event(base + i, uid, type_, at, payload, payload_hash, prev, h))
+        prev = h
+    conn.executemany(
+        "INSERT INTO events (seq, uid, type, at, payload, payload_hash, prev, hash, scope, source)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return out
 
 
 def events(conn: Connection, after: int = 0) -> Iterator[Event]:
