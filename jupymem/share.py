@@ -38,7 +38,6 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -135,19 +134,6 @@ GITATTRIBUTES = "*.jsonl merge=union\n"
 # -- the cache that follows the files ----------------------------------------------------------
 
 
-@dataclass
-class _Item:
-    """An event on its way into the cache (from a file, or kept from the local log)."""
-
-    uid: str
-    type: str
-    at: str
-    payload: dict[str, Any] | None
-    payload_hash: str
-    scope: str
-    source: str | None
-
-
 class Sharing:
     """One project's view of its repository's ``.jupymem/`` (held by ``Project``)."""
 
@@ -174,21 +160,29 @@ class Sharing:
         sig = signature(self.root)
         if sig == self._seen:
             return
-        with self._lock, store.transaction(self.conn):
-            self._sync(sig)
+        with self._lock:
+            # Read first: another process may already have applied this (or there is
+            # nothing shared at all); only a real change takes the write lock.
+            if not self._in_step(sig):
+                with store.transaction(self.conn):
+                    self._sync(sig)
+            self._note_generation()  # another process may have rebuilt it: drop stale caches
             self._seen = sig
 
+    def _in_step(self, sig: Signature | None) -> bool:
+        stored = {r[0]: tuple(r[1:]) for r in self.conn.execute("SELECT name, size, mtime_ns, ino FROM shared_files")}
+        current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
+        if sig is None and not stored:
+            return not self.has_shared_events()
+        return stored == current and store.get_meta(self.conn, _ROOT) in (None, str(self.root))
+
     def _sync(self, sig: Signature | None) -> None:
+        if self._in_step(sig):
+            return  # applied by another process while we waited for the lock
         stored = {r[0]: tuple(r[1:]) for r in self.conn.execute("SELECT name, size, mtime_ns, ino FROM shared_files")}
         current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
         same_clone = store.get_meta(self.conn, _ROOT) in (None, str(self.root))
-        if sig is None and not stored and not self.has_shared_events():
-            self._note_generation()
-            return
-        if same_clone and stored == current:
-            self._note_generation()  # another process may have rebuilt it: drop stale caches
-            return
-        if not same_clone or set(stored) - set(current):
+        if not same_clone or set(stored) - set(current) or (not current and self.has_shared_events()):
             self.rebuild(sig)
             return
         changed = sorted(name for name in current if stored.get(name) != current[name])
@@ -214,16 +208,18 @@ class Sharing:
         for name in changed:
             self._store_file(name, current[name], readings[name])
         store.set_meta(self.conn, _ROOT, str(self.root))
-        self._note_generation()
 
     def _apply_new(self, todo: list[tuple[Entry, str]]) -> None:
-        ids = [e.payload["memory"]["id"] for e, _ in todo if e.type == "record"]
-        prev = store.last_hash(self.conn)
+        evts = store.append_many(
+            self.conn, [(e.uid, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name) for e, name in todo]
+        )
+        self._replay(evts)
+
+    def _replay(self, evts: list[store.Event]) -> None:
+        ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
         with Batch(self.conn, ids) as batch:
-            for e, name in todo:
-                ev = store.append(self.conn, e.uid, e.type, e.at, e.payload, prev=prev, scope=SHARED, source=name)
+            for ev in evts:
                 batch.apply(ev)
-                prev = ev.hash
 
     def rebuild(self, sig: Signature | None = None, readings: dict[str, Reading] | None = None) -> int:
         """Recreate the cache: every valid event of every file plus this machine's local and
@@ -232,33 +228,46 @@ class Sharing:
             if sig is None:
                 sig = signature(self.root)
             readings = dict(readings or {})
+            # A file unchanged since it was applied in full (every line, from this clone)
+            # is taken from the cache: its lines were checked when they were applied.
+            same_clone = store.get_meta(self.conn, _ROOT) in (None, str(self.root))
+            stored = {r[0]: tuple(r[1:]) for r in self.conn.execute(
+                "SELECT name, size, mtime_ns, ino, lines, applied FROM shared_files")}
+            cached = {
+                name for name, size, mtime, ino in sig or ()
+                if name not in readings and same_clone and stored.get(name, ())[:3] == (size, mtime, ino)
+                and stored[name][3] == stored[name][4]
+            }
+            items: dict[str, store.LogItem] = {}
             for name, *_ in sig or ():
+                if name in cached:
+                    for uid, type_, at, body, payload_hash in self.conn.execute(
+                        "SELECT uid, type, at, payload, payload_hash FROM events WHERE source = ? AND scope = ?",
+                        (name, SHARED),
+                    ).fetchall():
+                        if uid not in items:
+                            items[uid] = (uid, type_, at, json.loads(body), body, payload_hash, SHARED, name)
+                    continue
                 if name not in readings:
                     readings[name] = read_file(log_dir(self.root) / name)
-            items: dict[str, _Item] = {}
-            for name in sorted(readings):
                 for e in readings[name].entries:
                     if e.uid not in items:
-                        h = store.sha256(store.canonical(e.payload))
-                        items[e.uid] = _Item(e.uid, e.type, e.at, e.payload, h, SHARED, name)
-            for uid, type_, at, payload, payload_hash, scope, source in self.conn.execute(
+                        items[e.uid] = (e.uid, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name)
+            for uid, type_, at, body, payload_hash, scope, source in self.conn.execute(
                 "SELECT uid, type, at, payload, payload_hash, scope, source FROM events WHERE scope != ?", (SHARED,)
             ).fetchall():
                 if uid not in items:
-                    body = json.loads(payload) if payload is not None else None
-                    items[uid] = _Item(uid, type_, at, body, payload_hash, scope, source)
-            ordered = sorted(items.values(), key=lambda i: (i.at, i.uid))
-            evts = store.replace_log(
-                self.conn, [(i.uid, i.type, i.at, i.payload, i.payload_hash, i.scope, i.source) for i in ordered]
-            )
+                    payload = json.loads(body) if body is not None else None
+                    items[uid] = (uid, type_, at, payload, body, payload_hash, scope, source)
+            evts = store.replace_log(self.conn, sorted(items.values(), key=lambda i: (i[2], i[0])))
             clear(self.conn)
-            ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
-            with Batch(self.conn, ids) as batch:
-                for ev in evts:
-                    batch.apply(ev)
-            self.conn.execute("DELETE FROM shared_files")
+            self._replay(evts)
+            keep = sorted(cached)
+            marks = ",".join("?" * len(keep))
+            self.conn.execute(f"DELETE FROM shared_files WHERE name NOT IN ({marks})", keep)
             for name, size, mtime, ino in sig or ():
-                self._store_file(name, (size, mtime, ino), readings[name])
+                if name not in cached:
+                    self._store_file(name, (size, mtime, ino), readings[name])
             store.set_meta(self.conn, _ROOT, str(self.root))
             generation = str(int(store.get_meta(self.conn, _GENERATION) or 0) + 1)
             store.set_meta(self.conn, _GENERATION, generation)

@@ -8,7 +8,9 @@ conflict. Each line is one event, self-describing and hash-chained within its fi
      "uid": "...", "v": 1, "writer": {"email": "...", "id": "3f9a2c1d4e", "name": "..."}}
 
 ``hash`` is the sha256 of the canonical JSON (sorted keys, no spaces) of every other
-field, so the line can be checked on its own; ``prev`` is the hash of a line before it
+field, with the payload replaced by ``payload_hash``, the sha256 of its own canonical JSON
+(as the database's events are hashed), so the line can be checked on its own and its
+payload is encoded once; ``prev`` is the hash of a line before it
 in the same file (normally the one just before; after a union merge of two branches the
 same writer appended to, a line may follow an earlier one, so the chain is a tree).
 Order and identity come from the events (time, uid), never from line positions.
@@ -84,8 +86,13 @@ def log_dir(root: Path) -> Path:
 # -- lines ---------------------------------------------------------------------------
 
 
-def line_hash(fields: dict[str, Any]) -> str:
-    return sha256(canonical({k: v for k, v in fields.items() if k != "hash"}))
+def line_hash(fields: dict[str, Any], payload_hash: str | None = None) -> str:
+    """The hash a line must carry: over every field but ``hash``, the payload by its sha256."""
+    if payload_hash is None:
+        payload_hash = sha256(canonical(fields.get("payload")))
+    head = {k: v for k, v in fields.items() if k not in ("hash", "payload")}
+    head["payload_hash"] = payload_hash
+    return sha256(canonical(head))
 
 
 def encode(
@@ -108,6 +115,8 @@ class Entry:
     payload: dict[str, Any]
     writer: dict[str, Any]
     hash: str
+    body: str  # the payload's canonical JSON, as the database stores it
+    payload_hash: str
 
     @property
     def key(self) -> tuple[str, str]:
@@ -183,7 +192,9 @@ def read_file(path: Path) -> Reading:
                 caused_by[stated] = cause
             continue
         problem = None
-        if line_hash(obj) != stated:
+        body = canonical(obj["payload"])
+        payload_hash = sha256(body)
+        if line_hash(obj, payload_hash) != stated:
             problem = "fails its hash: the line was altered after it was written"
         elif prev not in valid:
             problem = "does not follow any earlier line of this file (a line before it was removed or changed)"
@@ -209,7 +220,8 @@ def read_file(path: Path) -> Reading:
         seen[obj["uid"]] = stated
         reading.tail_ok = True
         reading.entries.append(
-            Entry(number, obj["uid"], obj["type"], obj["at"], obj["payload"], obj["writer"], stated)
+            Entry(number, obj["uid"], obj["type"], obj["at"], obj["payload"], obj["writer"], stated,
+                  body.decode("utf-8"), payload_hash)
         )
     if unterminated.strip():
         reading.lines += 1

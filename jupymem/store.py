@@ -477,11 +477,20 @@ def next_at(conn: Connection, after: str | None = None) -> str:
     return now.strftime(_AT_FORMAT)
 
 
-def replace_log(
-    conn: Connection, items: list[tuple[str, str, str, dict[str, Any] | None, str, str, str | None]]
-) -> list[Event]:
-    """Replace the whole log with ``items`` (uid, type, at, payload, payload_hash, scope,
-    source), in that order, chained afresh. Call inside ``transaction``.
+# One event on its way into the log in bulk: uid, type, at, payload (None once purged),
+# the payload's canonical JSON as stored, payload_hash, scope, source.
+LogItem = tuple[str, str, str, "dict[str, Any] | None", "str | None", str, str, "str | None"]
+
+
+def append_many(conn: Connection, items: list[LogItem], *, prev: str | None = None) -> list[Event]:
+    """Append events in one statement, chained after ``prev`` (default: the last event).
+    Call inside ``transaction``; the payloads were hashed and encoded by the caller."""
+    return _insert_chain(conn, items, last_seq(conn) + 1, last_hash(conn) if prev is None else prev)
+
+
+def replace_log(conn: Connection, items: list[LogItem]) -> list[Event]:
+    """Replace the whole log with ``items``, in that order, chained afresh. Call inside
+    ``transaction``.
 
     Only a cache rebuild (share.py) does this: the log of a shared repository is the
     union of its files, so it is re-derived, not edited. Sequence numbers continue after
@@ -489,10 +498,13 @@ def replace_log(
     """
     base = last_seq(conn) + 1
     conn.execute("DELETE FROM events")
-    out, rows, prev = [], [], GENESIS
-    for i, (uid, type_, at, payload, payload_hash, scope, source) in enumerate(items):
+    return _insert_chain(conn, items, base, GENESIS)
+
+
+def _insert_chain(conn: Connection, items: list[LogItem], base: int, prev: str) -> list[Event]:
+    out, rows = [], []
+    for i, (uid, type_, at, payload, body, payload_hash, scope, source) in enumerate(items):
         h = event_hash(uid, type_, at, payload_hash, prev)
-        body = canonical(payload).decode("utf-8") if payload is not None else None
         rows.append((base + i, uid, type_, at, body, payload_hash, prev, h, scope, source))
         out.append(Event(base + i, uid, type_, at, payload, payload_hash, prev, h))
         prev = h

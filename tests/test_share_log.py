@@ -253,3 +253,24 @@ def test_gc_in_a_shared_repository_stays_on_this_machine(shared, repo: Path) -> 
     assert path.read_text() == before  # no gc line, and shared lines keep their payloads
     assert m.id not in {x.id for x in reread(repo).list(include_inactive=True)}
     assert reread(repo).sharing.rebuild() and m.id not in {x.id for x in reread(repo).list(include_inactive=True)}
+
+
+def test_two_processes_of_one_clone_append_to_one_file_without_breaking_it(shared, repo: Path, jupymem_home) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jupymem\n"
+        "p = jupymem.project(sys.argv[1])\n"
+        "for i in range(15):\n"
+        "    p.remember(f'{sys.argv[2]} statement number {i} about table t{i}')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(repo), who], env=env) for who in ("kernel", "server")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    reading = sharelog.read_file(path)
+    assert not reading.problems and len(reading.entries) == 31
+    proj = reread(repo)
+    assert len(proj.list()) == 31 and proj.verify().ok
