@@ -274,3 +274,46 @@ def test_two_processes_of_one_clone_append_to_one_file_without_breaking_it(share
     assert not reading.problems and len(reading.entries) == 31
     proj = reread(repo)
     assert len(proj.list()) == 31 and proj.verify().ok
+
+
+def test_whatever_order_lines_arrive_in_the_cache_equals_a_fresh_replay(shared, repo: Path, tmp_path) -> None:
+    import random
+
+    rng = random.Random(20260401)
+    ben = Writer(repo)
+    known = [m.id for m in shared.list()]
+    statements = iter(f"Fact number {i} about table t{i % 5}" for i in range(1000))
+    for step in range(12):
+        # Ben's clone writes a few events, dated around ours (his clock is off either way).
+        pending = []
+        for _ in range(rng.randint(1, 4)):
+            at = f"20{rng.choice(['00', '26', '99'])}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T00:00:00.{rng.randint(0, 999999):06d}Z"
+            op = rng.choice(["record", "record", "supersede", "retire", "confirm"])
+            if op == "record" or not known:
+                payload = {"memory": memory_payload(next(statements))}
+                known.append(payload["memory"]["id"])
+                op = "record"
+            elif op == "supersede":
+                payload = {"old": rng.choice(known), "memory": memory_payload(next(statements))}
+                known.append(payload["memory"]["id"])
+            elif op == "retire":
+                payload = {"id": rng.choice(known), "reason": "no longer true"}
+            else:
+                payload = {"id": rng.choice(known), "by": "person"}
+            pending.append(ben.line(op, payload, at))
+        with ben.path.open("a", encoding="utf-8") as fh:
+            fh.write("".join(pending))
+        proj = reread(repo)
+        # And we write in between, as people do.
+        if step % 3 == 0:
+            mine = proj.remember(next(statements))
+            known.append(mine.id)
+        elif step % 3 == 1:
+            active = [m.id for m in proj.list()]
+            if active:
+                try:
+                    proj.retire(rng.choice(active), reason="checked")
+                except JupymemError:
+                    pass
+        assert view(reread(repo)) == fresh_state(repo, tmp_path), f"step {step}"
+    assert reread(repo).verify().ok
