@@ -175,8 +175,10 @@ class Project:
         cached = self._disputes_cache
         if cached and cached[0] == rev:
             return cached[1]
+        # Few memories supersede another: walk the supersedes index (the unary + keeps the
+        # planner off the status index, which would visit every active memory).
         rows = self.conn.execute(
-            "SELECT supersedes, id FROM memories WHERE supersedes IS NOT NULL AND status = ? ORDER BY supersedes, id",
+            "SELECT supersedes, id FROM memories WHERE supersedes IS NOT NULL AND +status = ? ORDER BY supersedes, id",
             (ACTIVE,),
         ).fetchall()
         found: dict[str, list[str]] = {}

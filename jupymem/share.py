@@ -190,7 +190,8 @@ class Sharing:
         new: dict[str, tuple[Entry, str]] = {}
         for name in changed:
             valid = {e.uid for e in readings[name].entries}
-            applied = {r[0] for r in self.conn.execute("SELECT uid FROM events WHERE source = ?", (name,))}
+            applied = {r[0] for r in self.conn.execute(
+                "SELECT uid FROM events WHERE scope = ? AND source = ?", (SHARED, name))}
             if not applied <= valid:  # something we applied is gone or no longer valid
                 self.rebuild(sig, readings)
                 return
@@ -242,8 +243,8 @@ class Sharing:
             for name, *_ in sig or ():
                 if name in cached:
                     for uid, type_, at, body, payload_hash in self.conn.execute(
-                        "SELECT uid, type, at, payload, payload_hash FROM events WHERE source = ? AND scope = ?",
-                        (name, SHARED),
+                        "SELECT uid, type, at, payload, payload_hash FROM events WHERE scope = ? AND source = ?",
+                        (SHARED, name),
                     ).fetchall():
                         if uid not in items:
                             items[uid] = (uid, type_, at, json.loads(body), body, payload_hash, SHARED, name)
@@ -277,7 +278,9 @@ class Sharing:
         return len(evts)
 
     def _store_file(self, name: str, st: tuple[int, int, int], reading: Reading) -> None:
-        applied = self.conn.execute("SELECT count(*) FROM events WHERE source = ?", (name,)).fetchone()[0]
+        applied = self.conn.execute(
+            "SELECT count(*) FROM events WHERE scope = ? AND source = ?", (SHARED, name)
+        ).fetchone()[0]
         self.conn.execute(
             "INSERT OR REPLACE INTO shared_files (name, size, mtime_ns, ino, lines, applied, problems, tail_ok)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -482,9 +485,11 @@ class Sharing:
         row = self.conn.execute("SELECT tail_ok FROM shared_files WHERE name = ?", (mine,)).fetchone() if mine else None
         # Our file ends in a line nobody applies: the next memory starts a new file.
         out["writer_damaged"] = bool(row is not None and not row[0])
-        counts = dict(self.conn.execute("SELECT scope, count(*) FROM events GROUP BY scope").fetchall())
-        out["shared_events"] = counts.get(SHARED, 0)
-        out["local_events"] = counts.get(LOCAL, 0)
+        # Counted through the scope index and the partial index of private memories: the
+        # sidebar asks for status every few seconds.
+        count = "SELECT count(*) FROM events WHERE scope = ?"
+        out["shared_events"] = self.conn.execute(count, (SHARED,)).fetchone()[0] if rows else 0
+        out["local_events"] = self.conn.execute(count, (LOCAL,)).fetchone()[0] if st != NONE else 0
         out["private_memories"] = self.conn.execute(
             "SELECT count(*) FROM memories WHERE private = 1 AND status = 'active'"
         ).fetchone()[0]

@@ -206,10 +206,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE events ADD COLUMN scope TEXT NOT NULL DEFAULT 'local';
     ALTER TABLE events ADD COLUMN source TEXT;
     CREATE INDEX events_order ON events (at, uid);
-    CREATE INDEX events_source ON events (source);
+    CREATE INDEX events_scope ON events (scope, source);
     ALTER TABLE memories ADD COLUMN author TEXT;
     ALTER TABLE memories ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX memories_supersedes ON memories (supersedes);
+    CREATE INDEX memories_private ON memories (status) WHERE private = 1;
     CREATE TABLE shared_files (
         name TEXT PRIMARY KEY,
         size INTEGER NOT NULL,
