@@ -164,6 +164,8 @@ class Project:
 
     def _disputed(self, m: Memory) -> Memory:
         """``m`` with ``replacements`` set when two people superseded the same memory differently."""
+        if m.supersedes is None and m.superseded_by is None:
+            return m  # neither a replacement nor replaced: nothing to look up (most memories)
         disputes = self._disputes()
         key = m.supersedes if m.supersedes in disputes and m.active else m.id
         found = disputes.get(key or "")
@@ -374,13 +376,14 @@ class Project:
     def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
         """Record many statements in one transaction (each item: remember()'s keywords)."""
         payloads = []
+        author = self._author()  # asked once for the whole batch
         for item in items:
             item = dict(item)
             payloads.append(
                 self._memory_payload(
                     item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
                     item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
-                    bool(item.pop("private", False)),
+                    bool(item.pop("private", False)), author=author,
                 )
             )
         ids = [payload["id"] for payload in payloads]
@@ -532,6 +535,8 @@ class Project:
         provenance: Provenance | None,
         standing: str | None,
         private: bool = False,
+        *,
+        author: str | None = None,
     ) -> dict[str, Any]:
         text = capture.check_statement(statement)
         _check_kind(kind)
@@ -549,8 +554,7 @@ class Project:
         if prov.quote is not None:
             prov_dict["quote"] = capture.check_statement(prov.quote)
         if prov.author is None:  # who recorded it: the git identity of whoever writes here
-            who = share.identity(self.root)
-            prov_dict["author"] = str(who) if who else None
+            prov_dict["author"] = author or self._author()
         payload = {
             "id": capture.memory_id(text),  # identity is keyed on the words as said
             "kind": kind,
@@ -568,6 +572,10 @@ class Project:
         if private:
             payload["private"] = True
         return payload
+
+    def _author(self) -> str | None:
+        who = share.identity(self.root)
+        return str(who) if who else None
 
     def _english(self, text: str) -> tuple[str, str | None]:
         """(statement to store, original words or None) under the language policy (SPEC 6)."""

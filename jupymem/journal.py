@@ -19,6 +19,7 @@ import subprocess
 import threading
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,22 +49,19 @@ _identities_lock = threading.Lock()
 
 def _identity_key(root: Path) -> tuple[Any, ...]:
     """What the git identity depends on, cheaply: the environment and the config files' stats."""
-    home = Path(os.environ.get("HOME") or Path.home())
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    files = [root / ".git" / "config", home / ".gitconfig", xdg / "git" / "config"]
-    global_file = os.environ.get("GIT_CONFIG_GLOBAL")
-    if global_file:
-        files.append(Path(global_file))
+    env = os.environ
+    home = env.get("HOME") or str(Path.home())
+    xdg = env.get("XDG_CONFIG_HOME") or f"{home}/.config"
+    files = (f"{root}/.git/config", f"{home}/.gitconfig", f"{xdg}/git/config", env.get("GIT_CONFIG_GLOBAL"))
     stats = []
     for f in files:
         try:
-            st = f.stat()
-            stats.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            st = os.stat(f) if f else None
         except OSError:
-            stats.append(None)
-    env = tuple(os.environ.get(k) for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_CONFIG_GLOBAL",
-                                           "GIT_CONFIG_NOSYSTEM", "HOME"))
-    return (env, tuple(stats))
+            st = None
+        stats.append((st.st_mtime_ns, st.st_size, st.st_ino) if st else None)
+    keys = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "HOME")
+    return (tuple(env.get(k) for k in keys), tuple(stats))
 
 
 def identity(root: Path) -> Identity | None:
@@ -115,8 +113,9 @@ class Journal:
         self.conn = conn
         self.tail = tail
         self._lines: list[str] = []
-        self._prev: str | None = None
+        self._prev: str | None = None  # the last event's hash: the next one chains to it
         self._last_at: str | None = None
+        self._last: datetime | None = None  # _last_at, parsed once a burst needs it
         self._deferred = False
 
     @property
@@ -130,13 +129,17 @@ class Journal:
     def append(self, type_: str, payload: dict[str, Any], *, private: bool = False, uid: str | None = None) -> store.Event:
         """A new event, in the database now and (unless private or not sharing) in the file at flush."""
         uid = uid or uuid.uuid4().hex
-        at = self._next_at()
+        if self._prev is None:  # one query for both the chain and the clock
+            row = self.conn.execute("SELECT hash, at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            self._prev, after = (row[0], row[1]) if row else (GENESIS, None)
+            at = store.next_at(self.conn, after) if after else store.next_at(self.conn)
+        else:
+            at = self._next_at()
+        self._last_at = at
         shared = self.tail is not None and not private
         if shared:
             self.copy(uid, type_, at, payload)
         scope = PRIVATE if private else (SHARED if shared else LOCAL)
-        if self._prev is None:
-            self._prev = store.last_hash(self.conn)
         ev = store.append(self.conn, uid, type_, at, payload, prev=self._prev, scope=scope,
                           source=self.source if shared else None)
         self._prev = ev.hash
@@ -173,10 +176,14 @@ class Journal:
         return n
 
     def _next_at(self) -> str:
-        # A burst: one query for the first event, then strictly after the one before.
-        at = store.next_at(self.conn, self._last_at)
-        self._last_at = at
-        return at
+        # A burst: strictly after the event before, kept as a datetime so that a bulk write
+        # parses its own times back only once.
+        if self._last is None:
+            assert self._last_at is not None
+            self._last = datetime.strptime(self._last_at, store.AT_FORMAT).replace(tzinfo=timezone.utc)
+        now = datetime.now(timezone.utc)
+        self._last = now if now > self._last else self._last + timedelta(microseconds=1)
+        return self._last.strftime(store.AT_FORMAT)
 
 
 def fstat(fh: IO[bytes]) -> tuple[int, int, int]:

@@ -182,7 +182,9 @@ class Sharing:
         stored = {r[0]: tuple(r[1:]) for r in self.conn.execute("SELECT name, size, mtime_ns, ino FROM shared_files")}
         current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
         same_clone = store.get_meta(self.conn, _ROOT) in (None, str(self.root))
-        if not same_clone or set(stored) - set(current) or (not current and self.has_shared_events()):
+        # A first contact with the files replays everything in order too: events recorded
+        # here before (an import, say) may not be in (time, uid) order yet.
+        if not same_clone or not stored or set(stored) - set(current) or (not current and self.has_shared_events()):
             self.rebuild(sig)
             return
         changed = sorted(name for name in current if stored.get(name) != current[name])
@@ -201,7 +203,9 @@ class Sharing:
         known = _known_uids(self.conn, list(new))
         todo = sorted((pair for uid, pair in new.items() if uid not in known), key=lambda p: p[0].key)
         if todo:
-            latest = self.conn.execute("SELECT at, uid FROM events ORDER BY at DESC, uid DESC LIMIT 1").fetchone()
+            # The last event is the latest in (time, uid) order: every write and every
+            # rebuild keeps it so (store.next_at).
+            latest = self.conn.execute("SELECT at, uid FROM events ORDER BY seq DESC LIMIT 1").fetchone()
             if latest is not None and todo[0][0].key <= tuple(latest):
                 self.rebuild(sig, readings)  # they interleave with what is applied: replay in order
                 return
@@ -485,10 +489,11 @@ class Sharing:
         row = self.conn.execute("SELECT tail_ok FROM shared_files WHERE name = ?", (mine,)).fetchone() if mine else None
         # Our file ends in a line nobody applies: the next memory starts a new file.
         out["writer_damaged"] = bool(row is not None and not row[0])
-        # Counted through the scope index and the partial index of private memories: the
-        # sidebar asks for status every few seconds.
+        # Counted through partial indexes (shared events, private memories): the sidebar
+        # asks for status every few seconds.
         count = "SELECT count(*) FROM events WHERE scope = ?"
         out["shared_events"] = self.conn.execute(count, (SHARED,)).fetchone()[0] if rows else 0
+        # Events written before sharing was turned on (only a shared repository asks).
         out["local_events"] = self.conn.execute(count, (LOCAL,)).fetchone()[0] if st != NONE else 0
         out["private_memories"] = self.conn.execute(
             "SELECT count(*) FROM memories WHERE private = 1 AND status = 'active'"

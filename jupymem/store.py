@@ -199,17 +199,16 @@ MIGRATIONS: tuple[str, ...] = (
     # (this database only, until `share` writes it out), 'private' (never leaves this
     # machine) or 'shared' (read from, or written to, the file named by source).
     # shared_files remembers what was applied from each file, so a read compares stats.
-    # Memories gain the recorder's git identity and a private mark; the supersedes index
-    # finds memories that two people replaced differently; events_order keeps the
-    # (time, uid) order that every clone replays in.
+    # Memories gain the recorder's git identity and a private mark. The indexes are
+    # partial, so a repository that shares nothing pays nothing for them: shared events by
+    # file, memories that replace another (to find two replacements of one), private ones.
     """
     ALTER TABLE events ADD COLUMN scope TEXT NOT NULL DEFAULT 'local';
     ALTER TABLE events ADD COLUMN source TEXT;
-    CREATE INDEX events_order ON events (at, uid);
-    CREATE INDEX events_scope ON events (scope, source);
+    CREATE INDEX events_shared ON events (source) WHERE scope = 'shared';
     ALTER TABLE memories ADD COLUMN author TEXT;
     ALTER TABLE memories ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
-    CREATE INDEX memories_supersedes ON memories (supersedes);
+    CREATE INDEX memories_supersedes ON memories (supersedes) WHERE supersedes IS NOT NULL;
     CREATE INDEX memories_private ON memories (status) WHERE private = 1;
     CREATE TABLE shared_files (
         name TEXT PRIMARY KEY,
@@ -453,7 +452,7 @@ def append(
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h)
 
 
-_AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def next_at(conn: Connection, after: str | None = None) -> str:
@@ -462,20 +461,22 @@ def next_at(conn: Connection, after: str | None = None) -> str:
 
     Every clone replays a shared log in (time, uid) order, so an event written here
     must sort after everything this database has applied (a teammate's clock may be
-    ahead of ours); then applying it at once gives what a replay gives.
+    ahead of ours); then applying it at once gives what a replay gives. The last event
+    is the latest: writes go through here, and share.py applies what sorts after it or
+    replays everything in order.
     """
     now = datetime.now(timezone.utc)
     if after is None:
-        row = conn.execute("SELECT at FROM events ORDER BY at DESC, uid DESC LIMIT 1").fetchone()
+        row = conn.execute("SELECT at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         after = row[0] if row is not None else None
     if after is not None:
         try:
-            latest = datetime.strptime(after, _AT_FORMAT).replace(tzinfo=timezone.utc)
+            latest = datetime.strptime(after, AT_FORMAT).replace(tzinfo=timezone.utc)
         except ValueError:  # not our format (a hand-made event): ignore it for ordering
             latest = None
         if latest is not None and latest >= now:
             now = latest + timedelta(microseconds=1)
-    return now.strftime(_AT_FORMAT)
+    return now.strftime(AT_FORMAT)
 
 
 # One event on its way into the log in bulk: uid, type, at, payload (None once purged),
