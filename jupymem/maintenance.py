@@ -6,6 +6,10 @@ altered payload *and* tables that drifted from their history. ``rebuild``
 is the same replay written over the live tables. ``import`` verifies the
 incoming file's own chain first, then appends only events whose ``uid`` is
 new, so importing the same export twice (or one's own export) adds nothing.
+``export`` leaves private events out (an export is made to be shared). In a
+repository that shares its memory, ``Project`` routes rebuild and import
+through ``share`` and adds the files' problems to ``verify``; ``gc`` there
+keeps the payloads of shared events and its own event stays on this machine.
 """
 
 from __future__ import annotations

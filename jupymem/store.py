@@ -14,6 +14,12 @@ verifies); a purge is itself an event naming what it purged.
 Staged evidence is deliberately *not* in the log: it is a bounded window of
 recent failures, dropped freely, and becomes part of history only when a
 memory cites it (then a copy travels in that memory's record event).
+
+In a repository that shares its memory through git (``share.py``) this log is
+a cache of the ``.jupymem/`` files plus this machine's own events; each event's
+``scope`` says which (``LOCAL``, ``PRIVATE``, ``SHARED``), and the log is kept
+in (time, uid) order, the order every clone replays (``next_at``,
+``replace_log``).
 """
 
 from __future__ import annotations
