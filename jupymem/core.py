@@ -225,9 +225,16 @@ class Project:
 
             self._vocab = Vocabulary()
         dense = self._dense_leg(rev) if mode == "hybrid" else None
-        return retrieve.search(
+        result = retrieve.search(
             self.conn, query, n_docs=n, limit=limit, include_inactive=include_inactive,
             kinds=tuple(kinds) if kinds else None, mode=mode, dense=dense, vocab=self._vocab,
+        )
+        if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
+            return result  # no hit can be one of two replacements
+        return dataclasses.replace(
+            result,
+            hits=tuple(dataclasses.replace(h, memory=self._disputed(h.memory)) for h in result.hits),
+            full=self._disputed(result.full) if result.full is not None else None,
         )
 
     # -- the dense leg --------------------------------------------------------

@@ -235,6 +235,9 @@ def test_the_database_is_a_cache_that_a_read_rebuilds(team) -> None:
     shutil.rmtree(ben.home)
     assert state(ben.listed()) == before
     assert ben.ok("verify").startswith("verify: ok")
+    # `rebuild` in a shared repository rebuilds the cache from the files.
+    assert "verify: ok" in ben.ok("rebuild")
+    assert state(ben.listed()) == before
 
 
 def test_private_memories_and_secrets_never_reach_the_files(team) -> None:

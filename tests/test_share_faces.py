@@ -97,6 +97,8 @@ def test_magics_show_marks_a_memory_two_people_replaced(shell, repo: Path, capsy
     assert "replaced 2 ways" in out and ours.id in out and theirs["id"] in out
     assert shell.run_cell(f"%memory show {ours.id}").success
     assert "1 of 2 replacements" in capsys.readouterr().out
+    assert shell.run_cell("%memory search customer_id after trimming it").success
+    assert "1 of 2 replacements" in capsys.readouterr().out  # search results carry the mark too
     assert shell.run_cell(f"%memory retire {theirs['id']} --reason we trim").success
     capsys.readouterr()
     assert shell.run_cell(f"%memory show {old.id}").success
