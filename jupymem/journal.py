@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import store
-from .errors import InvalidStatement
+from .errors import InvalidStatement, SharingError
 from .sharelog import check_line, encode
 from .store import GENESIS, LOCAL, PRIVATE, SHARED
 
@@ -168,10 +168,15 @@ class Journal:
         if self.tail is None or not self._lines:
             return 0
         fh = self.tail.fh
-        fh.seek(0, os.SEEK_END)
-        fh.write("".join(self._lines).encode("utf-8"))
-        fh.flush()
-        os.fsync(fh.fileno())
+        try:
+            fh.seek(0, os.SEEK_END)
+            fh.write("".join(self._lines).encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        except OSError as exc:  # the transaction rolls back; a cut line is cut off by the next write
+            raise SharingError(
+                f"Cannot append to .jupymem/log/{self.tail.name} ({exc.strerror or exc}); nothing was recorded."
+            ) from None
         n, self._lines = len(self._lines), []
         return n
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import store
-from .errors import InvalidImport, JupymemError
+from .errors import InvalidImport, JupymemError, SharingError
 from .journal import FileTail, Identity, Journal, fstat, identity
 from .projection import Batch, clear
 from .sharelog import FOLDER, SUFFIX, Entry, Reading, file_name, log_dir, new_writer_id, read_file
@@ -90,13 +90,16 @@ def signature(root: Path) -> Signature | None:
     try:
         with os.scandir(log_dir(root)) as it:
             for e in it:
-                if not e.name.endswith(SUFFIX):
+                # Regular files only: a symlink could point anywhere on this machine.
+                if not e.name.endswith(SUFFIX) or e.is_symlink():
                     continue
                 st = e.stat()
                 if stat.S_ISREG(st.st_mode):
                     items.append((e.name, st.st_size, st.st_mtime_ns, st.st_ino))
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        raise SharingError(f"Cannot read {FOLDER}/log ({exc.strerror or exc}); check its permissions.") from None
     return tuple(sorted(items))
 
 
@@ -315,8 +318,10 @@ class Sharing:
                 yield Journal(self.conn, None)
             return
         path, writer = target
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a+b") as fh:
+        with _filesystem(f"write {FOLDER}/log/{path.name}"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(path, "a+b")
+        with fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
                 self.follow()
@@ -376,21 +381,23 @@ class Sharing:
         """Turn sharing on: create the folder, write this clone's history into its file."""
         created = []
         was = state(self.root)
-        self.folder.mkdir(exist_ok=True)
-        log_dir(self.root).mkdir(exist_ok=True)
-        for name, text in (("README.md", README), (".gitattributes", GITATTRIBUTES)):
-            path = self.folder / name
-            if not path.exists():
-                path.write_text(text, encoding="utf-8")
-                created.append(f"{FOLDER}/{name}")
-        _write_config(self.folder, ON)
+        with _filesystem(f"create {FOLDER}/ in {self.root.name}"):
+            self.folder.mkdir(exist_ok=True)
+            log_dir(self.root).mkdir(exist_ok=True)
+            for name, text in (("README.md", README), (".gitattributes", GITATTRIBUTES)):
+                path = self.folder / name
+                if not path.exists():
+                    path.write_text(text, encoding="utf-8")
+                    created.append(f"{FOLDER}/{name}")
+            _write_config(self.folder, ON)
         if was == NONE:
             created.append(f"{FOLDER}/{CONFIG}")
         written, kept = self._export_local()
         file = self.writer_file()
         path = log_dir(self.root) / file if file else None
         if path is not None and not path.exists():
-            path.touch()  # even with nothing to write: the folder must reach git
+            with _filesystem(f"create {FOLDER}/log/{file}"):
+                path.touch()  # even with nothing to write: the folder must reach git
         if path is not None and f"{FOLDER}/log/{file}" not in created:
             created.append(f"{FOLDER}/log/{file}")
         self.rebuild()  # replay in the order every clone uses
@@ -440,7 +447,8 @@ class Sharing:
         if was == NONE:
             return {"state": NONE, "was": NONE, "created": [], "written": 0, "kept_local": 0, "file": None,
                     "message": f"Sharing was never on for {name}; nothing changed."}
-        _write_config(self.folder, OFF)
+        with _filesystem(f"write {FOLDER}/{CONFIG}"):
+            _write_config(self.folder, OFF)
         mine = self.writer_file()
         return {
             "state": OFF, "was": was, "created": [], "written": 0, "kept_local": 0,
@@ -511,6 +519,18 @@ class Sharing:
 
 
 _UNSEEN = object()
+
+
+@contextlib.contextmanager
+def _filesystem(what: str) -> Iterator[None]:
+    """OSError -> SharingError: a permission or a full disk is said plainly, never a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise SharingError(
+            f"Cannot {what} ({exc.strerror or exc}). Check the folder's permissions and free space, "
+            "or keep memory on this machine with `jupymem share --off`."
+        ) from None
 
 
 def _write_config(folder: Path, value: str) -> None:

@@ -317,3 +317,18 @@ def test_whatever_order_lines_arrive_in_the_cache_equals_a_fresh_replay(shared, 
                     pass
         assert view(reread(repo)) == fresh_state(repo, tmp_path), f"step {step}"
     assert reread(repo).verify().ok
+
+
+def test_a_log_that_cannot_be_written_is_said_plainly_and_records_nothing(shared, repo: Path) -> None:
+    from jupymem.errors import SharingError
+
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    path.unlink()
+    path.mkdir()  # where our file should be, something we cannot append to (even as root)
+    proj = reread(repo)
+    revision = proj.revision()
+    with pytest.raises(SharingError) as info:
+        proj.remember("Amounts are in cents")
+    assert "Cannot write" in info.value.message and "share --off" in info.value.message
+    assert reread(repo).revision() == revision
+    assert not [m for m in reread(repo).list() if "cents" in m.statement]
