@@ -106,11 +106,10 @@ def signature(root: Path) -> Signature | None:
 README = """\
 # .jupymem: this repository's shared memory
 
-This folder is [jupymem](https://github.com/)'s memory of this repository, shared through
-git: the decisions, constraints, corrections and lessons its people and their notebook
-assistants recorded. Commit it like any other file; after a pull, merge or checkout every
-jupymem face (`%memory`, the JupyterLab sidebar, the `jupymem` command) reads it with no
-command to run.
+This folder is jupymem's memory of this repository, shared through git: the decisions,
+constraints, corrections and lessons its people and their notebook assistants recorded.
+Commit it like any other file; after a pull, merge or checkout every jupymem face
+(`%memory`, the JupyterLab sidebar, the `jupymem` command) reads it with no command to run.
 
 - `log/<name>-<writer>.jsonl`: one append-only file per writer (one clone of one person).
   Each line is one event (record, supersede, retire, confirm) with its time, a unique id,
