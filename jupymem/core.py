@@ -44,6 +44,7 @@ from .projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
 )
+from .projection import disputes as projection_disputes  # Project has a method named like it
 
 EVIDENCE_WINDOW = 64
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
@@ -177,16 +178,7 @@ class Project:
         cached = self._disputes_cache
         if cached and cached[0] == rev:
             return cached[1]
-        # Few memories supersede another: walk the supersedes index (the unary + keeps the
-        # planner off the status index, which would visit every active memory).
-        rows = self.conn.execute(
-            "SELECT supersedes, id FROM memories WHERE supersedes IS NOT NULL AND +status = ? ORDER BY supersedes, id",
-            (ACTIVE,),
-        ).fetchall()
-        found: dict[str, list[str]] = {}
-        for old, new in rows:
-            found.setdefault(old, []).append(new)
-        disputes = {old: tuple(ids) for old, ids in found.items() if len(ids) > 1}
+        disputes = projection_disputes(self.conn)
         self._disputes_cache = (rev, disputes)
         return disputes
 

@@ -205,6 +205,21 @@ def memories_by_id(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
     return out
 
 
+def disputes(conn: Connection) -> dict[str, tuple[str, ...]]:
+    """Replaced memory id -> its active replacements, where there is more than one (two
+    people superseded it differently; ``Memory.replacements``)."""
+    # Few memories supersede another: walk the partial supersedes index (the unary + keeps
+    # the planner off the status index, which would visit every active memory).
+    rows = conn.execute(
+        "SELECT supersedes, id FROM memories WHERE supersedes IS NOT NULL AND +status = ? ORDER BY supersedes, id",
+        (ACTIVE,),
+    ).fetchall()
+    found: dict[str, list[str]] = {}
+    for old, new in rows:
+        found.setdefault(old, []).append(new)
+    return {old: tuple(ids) for old, ids in found.items() if len(ids) > 1}
+
+
 class Batch:
     """Many events applied in one transaction, as ``apply`` would, with less SQL.
 
