@@ -44,7 +44,7 @@ from .projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
 )
-from .projection import disputes as projection_disputes  # Project has a method named like it
+from .projection import disputes as projection_disputes  # a local name in Project._disputes
 
 EVIDENCE_WINDOW = 64
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
