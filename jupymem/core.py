@@ -6,6 +6,12 @@ transaction (``store``/``projection``); reads go to the projection. The block is
 rebuilt only when the log has grown. Finding, creating and checking projects is
 ``opening``'s job.
 
+When the repository shares its memory through git (``share``), the database is a
+cache of the ``.jupymem/`` files plus this machine's private events: ``follow``
+brings it in step (``opening`` calls it before every read), and every write goes
+through ``share.Sharing.writing``, which also appends the events to this writer's
+file. Private memories (``private=True``) and everything that touches them stay here.
+
 (The module is ``core``, not ``project``: a submodule named ``project`` would
 replace the public function ``jupymem.project(path)`` the moment it is imported.)
 """
@@ -15,12 +21,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import capture, language, registry, store
+from . import capture, language, share, store
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings
@@ -31,12 +36,15 @@ from .errors import (
     UnknownEvidence,
     UnknownMemory,
 )
-from .maintenance import GcReport, ImportReport, VerifyReport, export_log, gc, import_log, rebuild, verify
+from .maintenance import (
+    GcReport, ImportReport, VerifyReport, export_log, gc, import_log, read_import, rebuild, verify,
+)
 from .models import ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, SearchResult
 from .projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
 )
+from .projection import disputes as projection_disputes  # a local name in Project._disputes
 
 EVIDENCE_WINDOW = 64
 STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
@@ -63,6 +71,8 @@ class Project:
         self._dense_index: Any = None
         self._vocab: Any = None
         self._dense_note: str | None = None  # why the dense leg is not answering, for status
+        self._disputes_cache: tuple[int, dict[str, tuple[str, ...]]] | None = None
+        self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
@@ -72,6 +82,12 @@ class Project:
         return self.conn.path
 
     # -- reading --------------------------------------------------------------
+
+    def follow(self) -> None:
+        """Bring the cache in step with the repository's shared files (a few stats when
+        nothing changed; see ``share``). Faces reach projects through ``opening``, which
+        calls this before every read."""
+        self.sharing.follow()
 
     def revision(self) -> int:
         """The last event's sequence number: it changes whenever memory changes."""
@@ -94,7 +110,7 @@ class Project:
             key = "m-" + key
         row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (key,)).fetchone()
         if row is not None:
-            return memory_from_row(row)
+            return self._disputed(memory_from_row(row))
         # A prefix: a range on the unique index. (``id = ? OR id LIKE ?`` scanned the whole
         # table, and every remember() ends with a get(): 3 ms per record at 10,000.)
         rows = self.conn.execute(
@@ -102,7 +118,7 @@ class Project:
             (key, key + "\U0010ffff"),
         ).fetchall()
         if len(rows) == 1 and len(key) >= 5:
-            return memory_from_row(rows[0])
+            return self._disputed(memory_from_row(rows[0]))
         if rows:
             raise UnknownMemory(f"{memory_id!r} matches several memories; give more of the id.")
         raise UnknownMemory(f"No memory {memory_id!r} in {self.name}. `%memory list` shows the ids.")
@@ -125,7 +141,7 @@ class Project:
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             params += [max(0, int(limit)), max(0, int(offset))]
-        return [memory_from_row(r) for r in self.conn.execute(sql, params).fetchall()]
+        return [self._disputed(memory_from_row(r)) for r in self.conn.execute(sql, params).fetchall()]
 
     def count(self, kind: str | None = None, include_inactive: bool = False) -> int:
         """How many memories ``list`` would return without a limit."""
@@ -147,6 +163,25 @@ class Project:
         rows = self.conn.execute("SELECT kind, count(*) FROM memories WHERE status = ? GROUP BY kind", (ACTIVE,))
         got = dict(rows.fetchall())
         return {k: got.get(k, 0) for k in KINDS}
+
+    def _disputed(self, m: Memory) -> Memory:
+        """``m`` with ``replacements`` set when two people superseded the same memory differently."""
+        if m.supersedes is None and m.superseded_by is None:
+            return m  # neither a replacement nor replaced: nothing to look up (most memories)
+        disputes = self._disputes()
+        key = m.supersedes if m.supersedes in disputes and m.active else m.id
+        found = disputes.get(key or "")
+        return dataclasses.replace(m, replacements=found) if found else m
+
+    def _disputes(self) -> dict[str, tuple[str, ...]]:
+        """Replaced memory id -> its active replacements, where there is more than one."""
+        rev = self.revision()
+        cached = self._disputes_cache
+        if cached and cached[0] == rev:
+            return cached[1]
+        disputes = projection_disputes(self.conn)
+        self._disputes_cache = (rev, disputes)
+        return disputes
 
     def history(self, memory_id: str) -> list[HistoryEntry]:
         m = self.get(memory_id)
@@ -183,9 +218,16 @@ class Project:
 
             self._vocab = Vocabulary()
         dense = self._dense_leg(rev) if mode == "hybrid" else None
-        return retrieve.search(
+        result = retrieve.search(
             self.conn, query, n_docs=n, limit=limit, include_inactive=include_inactive,
             kinds=tuple(kinds) if kinds else None, mode=mode, dense=dense, vocab=self._vocab,
+        )
+        if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
+            return result  # no hit can be one of two replacements
+        return dataclasses.replace(
+            result,
+            hits=tuple(dataclasses.replace(h, memory=self._disputed(h.memory)) for h in result.hits),
+            full=self._disputed(result.full) if result.full is not None else None,
         )
 
     # -- the dense leg --------------------------------------------------------
@@ -312,41 +354,45 @@ class Project:
         *,
         provenance: Provenance | None = None,
         standing: str | None = None,
+        private: bool = False,
     ) -> Memory:
-        """Record a statement (dedup by its normalized text) and return the memory."""
+        """Record a statement (dedup by its normalized text) and return the memory.
+
+        ``private`` keeps it in this machine's store only: it never reaches ``.jupymem/``.
+        """
         if supersedes:
             return self.supersede(
                 supersedes, statement, kind=kind, topic=topic, evidence=evidence, provenance=provenance,
-                standing=standing,
+                standing=standing, private=private,
             )
-        payload = self._memory_payload(statement, kind, topic, evidence, provenance, standing)
-        with store.transaction(self.conn):
+        payload = self._memory_payload(statement, kind, topic, evidence, provenance, standing, private)
+        with self.sharing.writing() as log:
             if adds_nothing(self.conn, payload):
                 return self.get(payload["id"])
-            ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload})
+            ev = log.append("record", {"memory": payload}, private=private)
             apply(self.conn, ev)
         return self.get(payload["id"])
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
         """Record many statements in one transaction (each item: remember()'s keywords)."""
         payloads = []
+        author = self._author()  # asked once for the whole batch
         for item in items:
             item = dict(item)
             payloads.append(
                 self._memory_payload(
                     item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
                     item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
+                    bool(item.pop("private", False)), author=author,
                 )
             )
         ids = [payload["id"] for payload in payloads]
-        with store.transaction(self.conn), Batch(self.conn, ids) as batch:
-            prev = store.last_hash(self.conn)
+        with self.sharing.writing() as log, Batch(self.conn, ids) as batch:
             for payload in payloads:
                 if batch.adds_nothing(payload):
                     continue
-                ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload}, prev=prev)
+                ev = log.append("record", {"memory": payload}, private=bool(payload.get("private")))
                 batch.apply(ev)
-                prev = ev.hash
         # Exact ids, a few queries for all of them (get() also matches prefixes).
         found = memories_by_id(self.conn, ids)
         return [found[i] for i in dict.fromkeys(ids) if i in found]
@@ -361,16 +407,23 @@ class Project:
         evidence: Iterable[str | Evidence] = (),
         provenance: Provenance | None = None,
         standing: str | None = None,
+        private: bool = False,
     ) -> Memory:
-        """Replace a memory with a new statement; the old one's validity closes."""
+        """Replace a memory with a new statement; the old one's validity closes.
+
+        Replacing a private memory is private too: teammates never saw the old one.
+        """
         old = self.get(memory_id)
         if old.status != ACTIVE:
             raise InvalidTransition(f"{old.id} is {old.status}; only an active memory can be superseded.")
-        payload = self._memory_payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing)
+        private = private or old.private
+        payload = self._memory_payload(
+            statement, kind or old.kind, topic or old.topic, evidence, provenance, standing, private
+        )
         if payload["id"] == old.id:
             raise InvalidTransition(f"The new statement is the same as {old.id}; nothing to supersede.")
-        with store.transaction(self.conn):
-            ev = store.append(self.conn, _uid(), "supersede", registry.now_iso(), {"old": old.id, "memory": payload})
+        with self.sharing.writing() as log:
+            ev = log.append("supersede", {"old": old.id, "memory": payload}, private=private)
             apply(self.conn, ev)
         return self.get(payload["id"])
 
@@ -380,14 +433,14 @@ class Project:
             raise InvalidTransition(f"{m.id} is already {m.status}.")
         if reason is not None:
             reason = capture.check_statement(reason)
-        self._event("retire", {"id": m.id, "reason": reason})
+        self._event("retire", {"id": m.id, "reason": reason}, private=m.private)
         return self.get(m.id)
 
     def confirm(self, memory_id: str, by: str | None = None) -> Memory:
         m = self.get(memory_id)
         if m.standing == SUPPORTED:
             return m
-        self._event("confirm", {"id": m.id, "by": by or "person"})
+        self._event("confirm", {"id": m.id, "by": by or "person"}, private=m.private)
         return self.get(m.id)
 
     def stage_failure(self, evidence: Evidence, *more: Evidence) -> None:
@@ -428,25 +481,60 @@ class Project:
     # -- maintenance ----------------------------------------------------------
 
     def verify(self) -> VerifyReport:
-        return verify(self.conn)
+        """The database's own chain and projection, and, in a shared repository, every
+        line of every ``.jupymem/`` file (problems name file and line)."""
+        report = verify(self.conn)
+        if self.sharing.state() == share.NONE:
+            return report
+        lines, problems = self.sharing.verify_files()
+        return dataclasses.replace(
+            report, ok=report.ok and not problems, problems=(*report.problems, *problems), shared_lines=lines
+        )
 
     def rebuild(self) -> int:
+        """Recreate every table from the log (in a shared repository: from the files and
+        this machine's own events, which is what the cache is)."""
+        if self.sharing.state() != share.NONE or self.sharing.has_shared_events():
+            return self.sharing.rebuild()
         n = rebuild(self.conn)
+        self._forget_caches()
+        return n
+
+    def _forget_caches(self) -> None:
+        """Drop what was computed from the tables: a rebuild may have moved every row."""
         self._block_cache = None
         self._block_lines.reset()
+        self._ndocs_cache = None
+        self._disputes_cache = None
         if self._dense_index is not None:
             self._dense_index.reset()  # row ids may have moved: look at every row again
         self._vocab = None
-        return n
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
         return gc(self.conn, dry_run=dry_run, **retention)
 
     def export(self, fp: IO[str]) -> int:
+        """The log as JSONL, private events left out (an export is meant to be shared)."""
         return export_log(self.conn, fp, project_id=self.id)
 
     def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
-        return import_log(self.conn, fp, source=source)
+        """Merge an export. In a shared repository the new events go to this writer's file
+        too (teammates get them), and are applied in (time, uid) order."""
+        if self.sharing.state() != share.ON:
+            return import_log(self.conn, fp, source=source)
+        evts = read_import(fp, source)
+        added = self.sharing.import_events(evts, source)
+        return ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
+
+    # -- sharing --------------------------------------------------------------
+
+    def share(self, on: bool = True) -> dict[str, Any]:
+        """Turn sharing through git on (create ``.jupymem/``, write this clone's history
+        into its file) or off (the files stay as history). Returns what was done."""
+        return self.sharing.enable() if on else self.sharing.disable()
+
+    def sharing_status(self) -> dict[str, Any]:
+        return self.sharing.status()
 
     # -- internals ------------------------------------------------------------
 
@@ -454,9 +542,9 @@ class Project:
         row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
         return memory_from_row(row) if row else None
 
-    def _event(self, type_: str, payload: dict[str, Any]) -> None:
-        with store.transaction(self.conn):
-            ev = store.append(self.conn, _uid(), type_, registry.now_iso(), payload)
+    def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
+        with self.sharing.writing() as log:
+            ev = log.append(type_, payload, private=private)
             apply(self.conn, ev)
 
     def _memory_payload(
@@ -467,6 +555,9 @@ class Project:
         evidence: Iterable[str | Evidence],
         provenance: Provenance | None,
         standing: str | None,
+        private: bool = False,
+        *,
+        author: str | None = None,
     ) -> dict[str, Any]:
         text = capture.check_statement(statement)
         _check_kind(kind)
@@ -483,7 +574,9 @@ class Project:
         prov_dict["notebook"] = _relative(prov.notebook, self.root)
         if prov.quote is not None:
             prov_dict["quote"] = capture.check_statement(prov.quote)
-        return {
+        if prov.author is None:  # who recorded it: the git identity of whoever writes here
+            prov_dict["author"] = author or self._author()
+        payload = {
             "id": capture.memory_id(text),  # identity is keyed on the words as said
             "kind": kind,
             "topic": topic,
@@ -491,8 +584,19 @@ class Project:
             "original": original,
             "standing": standing,
             "provenance": {k: v for k, v in prov_dict.items() if v is not None},
-            "evidence": [e.to_dict() for e in self._resolve_evidence(evidence)],
+            # A failure's notebook relative to the repository, as provenance's: the
+            # evidence travels with the lesson, and a path on this machine means nothing elsewhere.
+            "evidence": [
+                {**e.to_dict(), "notebook": _relative(e.notebook, self.root)} for e in self._resolve_evidence(evidence)
+            ],
         }
+        if private:
+            payload["private"] = True
+        return payload
+
+    def _author(self) -> str | None:
+        who = share.identity(self.root)
+        return str(who) if who else None
 
     def _english(self, text: str) -> tuple[str, str | None]:
         """(statement to store, original words or None) under the language policy (SPEC 6)."""
@@ -541,10 +645,6 @@ def _model_translator(settings: Settings) -> Any:
 
 
 # -- helpers ------------------------------------------------------------------
-
-
-def _uid() -> str:
-    return uuid.uuid4().hex
 
 
 def _check_kind(kind: str) -> None:

@@ -100,6 +100,14 @@ class InvalidImport(JupymemError):
     code = "invalid_import"
 
 
+class SharingError(JupymemError):
+    """Raised when the repository's shared ``.jupymem/`` folder cannot be read or written
+    (permissions, a full disk); nothing was recorded."""
+
+    code = "sharing_error"
+    http_status = 409
+
+
 class MissingDependency(JupymemError):
     """Raised when an optional dependency is needed; the message names the pip command."""
 

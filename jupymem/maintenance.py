@@ -6,6 +6,10 @@ altered payload *and* tables that drifted from their history. ``rebuild``
 is the same replay written over the live tables. ``import`` verifies the
 incoming file's own chain first, then appends only events whose ``uid`` is
 new, so importing the same export twice (or one's own export) adds nothing.
+``export`` leaves private events out (an export is made to be shared). In a
+repository that shares its memory, ``Project`` routes rebuild and import
+through ``share`` and adds the files' problems to ``verify``; ``gc`` there
+keeps the payloads of shared events and its own event stays on this machine.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from . import capture, store
 from .errors import CorruptLog, InvalidImport, JupymemError
 from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
 from .projection import EVENT_TYPES, Batch, apply, clear, snapshot
-from .registry import now_iso
 
 EXPORT_FORMAT = 1
 
@@ -31,9 +34,11 @@ class VerifyReport:
     events: int
     memories: int
     problems: tuple[str, ...] = ()
+    shared_lines: int = 0  # lines read from .jupymem/ (a shared repository)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "events": self.events, "memories": self.memories, "problems": list(self.problems)}
+        return {"ok": self.ok, "events": self.events, "memories": self.memories, "problems": list(self.problems),
+                "shared_lines": self.shared_lines}
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,8 @@ def gc(
         purged = [
             r[0]
             for r in conn.execute(
-                "SELECT uid FROM events WHERE payload IS NOT NULL AND ("
+                # Events that live in shared files keep their payloads: the files hold them anyway.
+                "SELECT uid FROM events WHERE payload IS NOT NULL AND scope != 'shared' AND ("
                 f"(type = 'record' AND json_extract(payload, '$.memory.id') IN ({marks}))"
                 f" OR (type IN ('retire', 'confirm') AND json_extract(payload, '$.id') IN ({marks})))",
                 [*forgotten, *forgotten],
@@ -163,7 +169,8 @@ def gc(
                 "purged_uids": purged,
                 "rules": {"closed_days": closed_days, "unconfirmed_days": unconfirmed_days},
             }
-            ev = store.append(conn, uuid.uuid4().hex, "gc", now_iso(), payload)
+            # Retention is this machine's decision: the gc event never leaves it (scope private).
+            ev = store.append(conn, uuid.uuid4().hex, "gc", store.next_at(conn), payload, scope=store.PRIVATE)
             apply(conn, ev)
             conn.executemany("UPDATE events SET payload = NULL WHERE uid = ?", [(u,) for u in purged])
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -171,9 +178,21 @@ def gc(
 
 
 def export_log(conn: store.Connection, fp: IO[str], *, project_id: str) -> int:
-    """Write the whole log as JSONL: a header line, then one event per line."""
-    evts = list(store.events(conn))
-    header = {"jupymem_export": EXPORT_FORMAT, "project": project_id, "events": len(evts)}
+    """Write the log as JSONL: a header line, then one event per line.
+
+    Private events (``remember --private`` and what touches those memories) are left
+    out, since an export is made to be shared; the events written are chained afresh,
+    so the file verifies on its own. The header says how many were left out.
+    """
+    private = {r[0] for r in conn.execute("SELECT seq FROM events WHERE scope = ?", (store.PRIVATE,))}
+    evts, prev = [], store.GENESIS
+    for n, ev in enumerate((ev for ev in store.events(conn) if ev.seq not in private), 1):
+        h = store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, prev)
+        evts.append(store.Event(n, ev.uid, ev.type, ev.at, ev.payload, ev.payload_hash, prev, h))
+        prev = h
+    header: dict[str, Any] = {"jupymem_export": EXPORT_FORMAT, "project": project_id, "events": len(evts)}
+    if private:
+        header["private_left_out"] = len(private)
     fp.write(json.dumps(header, sort_keys=True) + "\n")
     for ev in evts:
         fp.write(json.dumps(ev.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
@@ -208,13 +227,13 @@ def _read_export(fp: IO[str], source: str) -> list[store.Event]:
     return evts
 
 
-def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -> ImportReport:
+def read_import(fp: IO[str], source: str = "import") -> list[store.Event]:
+    """The events of an export, verified (chain, types, statements); raises InvalidImport."""
     evts = _read_export(fp, source)
     try:
         store.check_chain(evts, source=source)
     except CorruptLog as exc:
         raise InvalidImport(f"{exc.message} Nothing was imported.") from None
-    memory_ids = []
     for ev in evts:
         if ev.type not in EVENT_TYPES:
             raise InvalidImport(f"{source}: event {ev.seq} has unknown type {ev.type!r}. Nothing was imported.")
@@ -226,8 +245,12 @@ def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -
                 capture.check_statement(memory.get("statement", ""))
             except JupymemError as exc:
                 raise InvalidImport(f"{source}: event {ev.seq}: {exc.message} Nothing was imported.") from None
-            if ev.type == "record":
-                memory_ids.append(memory["id"])
+    return evts
+
+
+def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -> ImportReport:
+    evts = read_import(fp, source)
+    memory_ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
     added = skipped = 0
     with store.transaction(conn), Batch(conn, memory_ids) as batch:
         known = _known_uids(conn, [ev.uid for ev in evts])  # one query per 500, not one per event

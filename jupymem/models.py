@@ -59,6 +59,7 @@ class Provenance(_Plain):
     execution_count: int | None = None
     session: str | None = None  # kernel session id
     quote: str | None = None  # the user's own words, when they differ from the statement
+    author: str | None = None  # the recorder's git identity, "Name <email>", when git knows it
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,10 @@ class Memory(_Plain):
     superseded_by: str | None = None
     retire_reason: str | None = None
     confirmed_at: str | None = None
+    private: bool = False  # kept in this machine's store only, never written to .jupymem/
+    # Two people superseded the same memory differently: the active replacements (on the
+    # replaced memory and on each replacement) until a person resolves it. Empty otherwise.
+    replacements: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:

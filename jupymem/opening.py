@@ -7,6 +7,9 @@ the same project again gets the same connection.
 
 Opening is split in two on purpose: ``find_project`` only reads (status, search,
 block and list never create anything, anywhere), ``init_project`` binds and creates.
+The one exception is a repository that holds a shared log (``.jupymem/``, see
+``share``): it has memory, so reading it binds it and builds the local cache. Every
+project handed out has followed its shared files first (``Project.follow``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import registry, store
+from . import registry, share, store
 from .config import Settings
 from .core import Project
 from .errors import JupymemError, NoMemory, RegistryCorrupt
@@ -54,8 +57,11 @@ def find_project(path: str | Path, settings: Settings) -> Project | None:
     reg = registry.read_registry(settings.home)
     pid = reg.project_for_root(root)
     if pid is None or not registry.database_path(settings.home, pid).exists():
-        return None
-    return _cached(settings, pid, root, create=False)
+        # A shared log is memory already: its cache is built on first read (SPEC 1, 9).
+        return init_project(root, settings) if share.has_log(root) else None
+    proj = _cached(settings, pid, root, create=False)
+    proj.follow()
+    return proj
 
 
 def require_project(path: str | Path, settings: Settings) -> Project:
@@ -94,7 +100,9 @@ def init_project(path: str | Path, settings: Settings) -> Project:
             registry.write_registry(home, reg)
         elif not registry.database_path(home, pid).exists():
             _ensure_database(home, pid, root, reg)
-    return _cached(settings, pid, root, create=False)
+    proj = _cached(settings, pid, root, create=False)
+    proj.follow()
+    return proj
 
 
 def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -> None:

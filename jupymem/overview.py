@@ -35,6 +35,8 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         "database": None,
         # Which search legs answer, and why the dense one does not (Project.dense_status).
         "retrieval": None,
+        # Sharing through git (Project.sharing_status): state, files, this writer, problems.
+        "sharing": None,
         "home": str(settings.home),
     }
     root = registry.find_git_root(path)
@@ -67,6 +69,14 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         return out
     counts = proj.counts()
     blk = proj.block()
+    sharing = proj.sharing_status()
+    message = f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes."
+    if sharing["problems"]:
+        n = len(sharing["problems"])
+        message += (
+            f" {n} problem{'s' if n != 1 else ''} in {sharing['folder']}/: some shared lines are not applied "
+            "(`jupymem verify` names them)."
+        )
     out.update(
         memory=True,
         project_id=proj.id,
@@ -77,7 +87,8 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         staged_revision=proj.staged_revision(),
         block={"bytes": blk.bytes, "cap": blk.cap, "shown": blk.shown, "omitted": blk.omitted, "revision": blk.revision},
         database=str(proj.database),
-        message=f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes.",
+        message=message,
         retrieval=proj.dense_status(),
+        sharing=sharing,
     )
     return out

@@ -21,7 +21,7 @@ from .store import DERIVED_TABLES, Connection, Event
 MEMORY_COLUMNS = (
     "id, kind, topic, statement, original, standing, status, recorder, notebook, cell_id, "
     "execution_count, session, quote, evidence, created_at, valid_from, valid_to, supersedes, "
-    "superseded_by, retire_reason, confirmed_at"
+    "superseded_by, retire_reason, confirmed_at, author, private"
 )
 
 
@@ -29,8 +29,8 @@ _INSERT_HISTORY = "INSERT INTO history (memory_id, seq, at, action, detail) VALU
 _INSERT_CITED = "INSERT OR IGNORE INTO cited_evidence (handle, memory_id, data) VALUES (?, ?, ?)"
 _INSERT_MEMORY = (
     "INSERT INTO memories (id, kind, topic, statement, original, standing, status, recorder, notebook,"
-    " cell_id, execution_count, session, quote, evidence, created_at, valid_from, supersedes, seq)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " cell_id, execution_count, session, quote, evidence, created_at, valid_from, supersedes, seq, author,"
+    " private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -63,7 +63,7 @@ def _new_memory_rows(
         prov.get("recorder", "person"), prov.get("notebook"), prov.get("cell_id"),
         prov.get("execution_count"), prov.get("session"), prov.get("quote"),
         json.dumps(evidence, sort_keys=True, ensure_ascii=False) if evidence else "[]", ev.at, ev.at, supersedes,
-        ev.seq,
+        ev.seq, prov.get("author"), 1 if m.get("private") else 0,
     )
     history = _history_row(m["id"], ev, "recorded", recorder=prov.get("recorder", "person"), supersedes=supersedes)
     return memory, history, _cited_rows(m["id"], evidence)
@@ -80,6 +80,9 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
             conn.execute(_INSERT_CITED, c)
         return
     status, standing, old_evidence = row
+    if not m.get("private"):
+        # Said again where it is shared: no longer this machine's alone (order-free: AND).
+        conn.execute("UPDATE memories SET private = 0 WHERE id = ? AND private = 1", (m["id"],))
     merged = json.loads(old_evidence)
     known = {e["handle"] for e in merged}
     merged += [e for e in evidence if e["handle"] not in known]
@@ -108,11 +111,13 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
 def adds_nothing(conn: Connection, m: dict[str, Any]) -> bool:
     """True when recording ``m`` again would change nothing: it is active, no more
     supported than before, and cites no new evidence. Such records are not logged."""
-    row = conn.execute("SELECT status, standing, evidence FROM memories WHERE id = ?", (m["id"],)).fetchone()
+    row = conn.execute("SELECT status, standing, evidence, private FROM memories WHERE id = ?", (m["id"],)).fetchone()
     if row is None or row[0] != ACTIVE:
         return False
     if row[1] == UNCONFIRMED and m.get("standing") == SUPPORTED:
         return False
+    if row[3] and not m.get("private"):
+        return False  # a private memory said again without --private: it is shared now
     known = {e["handle"] for e in json.loads(row[2])}
     return all(e["handle"] in known for e in m.get("evidence", ()))
 
@@ -198,6 +203,21 @@ def memories_by_id(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
         rows = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk).fetchall()
         out.update((row[0], memory_from_row(row)) for row in rows)
     return out
+
+
+def disputes(conn: Connection) -> dict[str, tuple[str, ...]]:
+    """Replaced memory id -> its active replacements, where there is more than one (two
+    people superseded it differently; ``Memory.replacements``)."""
+    # Few memories supersede another: walk the partial supersedes index (the unary + keeps
+    # the planner off the status index, which would visit every active memory).
+    rows = conn.execute(
+        "SELECT supersedes, id FROM memories WHERE supersedes IS NOT NULL AND +status = ? ORDER BY supersedes, id",
+        (ACTIVE,),
+    ).fetchall()
+    found: dict[str, list[str]] = {}
+    for old, new in rows:
+        found.setdefault(old, []).append(new)
+    return {old: tuple(ids) for old, ids in found.items() if len(ids) > 1}
 
 
 class Batch:
@@ -315,7 +335,7 @@ def evidence_from_json(d: dict[str, Any]) -> Evidence:
 def memory_from_row(row: Any) -> Memory:
     (id_, kind, topic, statement, original, standing, status, recorder, notebook, cell_id, execution_count,
      session, quote, evidence, created_at, valid_from, valid_to, supersedes, superseded_by, retire_reason,
-     confirmed_at) = row
+     confirmed_at, author, private) = row
     return Memory(
         id=id_,
         kind=kind,
@@ -329,13 +349,14 @@ def memory_from_row(row: Any) -> Memory:
         original=original,
         provenance=Provenance(
             recorder=recorder, notebook=notebook, cell_id=cell_id, execution_count=execution_count,
-            session=session, quote=quote,
+            session=session, quote=quote, author=author,
         ),
         evidence=tuple(evidence_from_json(e) for e in json.loads(evidence)),
         supersedes=supersedes,
         superseded_by=superseded_by,
         retire_reason=retire_reason,
         confirmed_at=confirmed_at,
+        private=bool(private),
     )
 
 

@@ -14,6 +14,12 @@ verifies); a purge is itself an event naming what it purged.
 Staged evidence is deliberately *not* in the log: it is a bounded window of
 recent failures, dropped freely, and becomes part of history only when a
 memory cites it (then a copy travels in that memory's record event).
+
+In a repository that shares its memory through git (``share.py``) this log is
+a cache of the ``.jupymem/`` files plus this machine's own events; each event's
+``scope`` says which (``LOCAL``, ``PRIVATE``, ``SHARED``), and the log is kept
+in (time, uid) order, the order every clone replays (``next_at``,
+``replace_log``).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +200,32 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER conversation_ad AFTER DELETE ON conversation BEGIN
         INSERT INTO conversation_fts (conversation_fts, rowid, content) VALUES ('delete', old.id, old.content);
     END;
+    """,
+    # 3: sharing through git (share.py). An event's scope says where it lives: 'local'
+    # (this database only, until `share` writes it out), 'private' (never leaves this
+    # machine) or 'shared' (read from, or written to, the file named by source).
+    # shared_files remembers what was applied from each file, so a read compares stats.
+    # Memories gain the recorder's git identity and a private mark. The indexes are
+    # partial, so a repository that shares nothing pays nothing for them: shared events by
+    # file, memories that replace another (to find two replacements of one), private ones.
+    """
+    ALTER TABLE events ADD COLUMN scope TEXT NOT NULL DEFAULT 'local';
+    ALTER TABLE events ADD COLUMN source TEXT;
+    CREATE INDEX events_shared ON events (source) WHERE scope = 'shared';
+    ALTER TABLE memories ADD COLUMN author TEXT;
+    ALTER TABLE memories ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX memories_supersedes ON memories (supersedes) WHERE supersedes IS NOT NULL;
+    CREATE INDEX memories_private ON memories (status) WHERE private = 1;
+    CREATE TABLE shared_files (
+        name TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        ino INTEGER NOT NULL,
+        lines INTEGER NOT NULL,
+        applied INTEGER NOT NULL,
+        problems TEXT NOT NULL DEFAULT '[]',
+        tail_ok INTEGER NOT NULL DEFAULT 1
+    );
     """,
 )
 
@@ -392,12 +425,25 @@ def last_seq(conn: Connection) -> int:
     return row[0] or 0
 
 
+# Where an event lives (the ``scope`` column, migration 3).
+LOCAL, PRIVATE, SHARED = "local", "private", "shared"
+
+
 def append(
-    conn: Connection, uid: str, type_: str, at: str, payload: dict[str, Any], *, prev: str | None = None
+    conn: Connection,
+    uid: str,
+    type_: str,
+    at: str,
+    payload: dict[str, Any],
+    *,
+    prev: str | None = None,
+    scope: str = LOCAL,
+    source: str | None = None,
 ) -> Event:
     """Append one event; call inside ``transaction`` together with its projection.
 
     ``prev`` saves a query when the caller appends a batch and knows the last hash.
+    ``scope`` and ``source`` say where the event lives (see ``LOCAL``/``PRIVATE``/``SHARED``).
     """
     body = canonical(payload)
     payload_hash = sha256(body)
@@ -405,10 +451,77 @@ def append(
         prev = last_hash(conn)
     h = event_hash(uid, type_, at, payload_hash, prev)
     cur = conn.execute(
-        "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h),
+        "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash, scope, source)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source),
     )
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h)
+
+
+AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def next_at(conn: Connection, after: str | None = None) -> str:
+    """The time for a new event: now, or just after the latest event when that is later
+    (``after``, when the caller knows it, saves the query).
+
+    Every clone replays a shared log in (time, uid) order, so an event written here
+    must sort after everything this database has applied (a teammate's clock may be
+    ahead of ours); then applying it at once gives what a replay gives. The last event
+    is the latest: writes go through here, and share.py applies what sorts after it or
+    replays everything in order.
+    """
+    now = datetime.now(timezone.utc)
+    if after is None:
+        row = conn.execute("SELECT at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        after = row[0] if row is not None else None
+    if after is not None:
+        try:
+            latest = datetime.strptime(after, AT_FORMAT).replace(tzinfo=timezone.utc)
+        except ValueError:  # not our format (a hand-made event): ignore it for ordering
+            latest = None
+        if latest is not None and latest >= now:
+            now = latest + timedelta(microseconds=1)
+    return now.strftime(AT_FORMAT)
+
+
+# One event on its way into the log in bulk: uid, type, at, payload (None once purged),
+# the payload's canonical JSON as stored, payload_hash, scope, source.
+LogItem = tuple[str, str, str, "dict[str, Any] | None", "str | None", str, str, "str | None"]
+
+
+def append_many(conn: Connection, items: list[LogItem], *, prev: str | None = None) -> list[Event]:
+    """Append events in one statement, chained after ``prev`` (default: the last event).
+    Call inside ``transaction``; the payloads were hashed and encoded by the caller."""
+    return _insert_chain(conn, items, last_seq(conn) + 1, last_hash(conn) if prev is None else prev)
+
+
+def replace_log(conn: Connection, items: list[LogItem]) -> list[Event]:
+    """Replace the whole log with ``items``, in that order, chained afresh. Call inside
+    ``transaction``.
+
+    Only a cache rebuild (share.py) does this: the log of a shared repository is the
+    union of its files, so it is re-derived, not edited. Sequence numbers continue after
+    the old ones, so a revision seen before never comes back with other content.
+    """
+    base = last_seq(conn) + 1
+    conn.execute("DELETE FROM events")
+    return _insert_chain(conn, items, base, GENESIS)
+
+
+def _insert_chain(conn: Connection, items: list[LogItem], base: int, prev: str) -> list[Event]:
+    out, rows = [], []
+    for i, (uid, type_, at, payload, body, payload_hash, scope, source) in enumerate(items):
+        h = event_hash(uid, type_, at, payload_hash, prev)
+        rows.append((base + i, uid, type_, at, body, payload_hash, prev, h, scope, source))
+        out.append(Event(base + i, uid, type_, at, payload, payload_hash, prev, h))
+        prev = h
+    conn.executemany(
+        "INSERT INTO events (seq, uid, type, at, payload, payload_hash, prev, hash, scope, source)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return out
 
 
 def events(conn: Connection, after: int = 0) -> Iterator[Event]:

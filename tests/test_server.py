@@ -127,6 +127,7 @@ def test_to_json_is_to_dict(repo: Path, settings: jupymem.Settings) -> None:
         (("evidence",), "GET"),
         (("evidence", "ev-0123abcd", "keep"), "POST"),
         (("block",), "GET"),
+        (("share",), "POST"),
     ],
 )
 async def test_every_route_needs_a_token(fetch: Any, served_repo: Path, jupymem_home: Path, route, method) -> None:

@@ -708,3 +708,86 @@ def test_a_cell_fixed_in_jupyterlab_becomes_a_suggested_lesson(lab: Lab) -> None
             assert not [e for e in errors if "jupymem" in e.lower()], errors
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("lab", ["light"], indirect=True)  # behaviour, not looks: one theme
+def test_sidebar_sharing_switch_author_private_and_two_replacements(lab: Lab) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    from jupymem import sharelog
+    from team import git
+    from test_share_log import Writer, memory_payload
+
+    git(lab.repo, "config", "user.name", "Ana")
+    git(lab.repo, "config", "user.email", "ana@example.com")
+    proj = jupymem.init(lab.repo)
+    old = proj.remember("Join sales to customers on customer_id", kind="decision")
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(f"{lab.url}/lab/tree/proj/nb/analysis.ipynb?reset&token={TOKEN}")
+            tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupymem-sidebar"]')
+            expect(tab).to_be_visible(timeout=60_000)
+            tab.click()
+            sidebar = page.locator("#jupymem-sidebar")
+            expect(sidebar.locator(".jp-jupymem-repo")).to_have_text("proj", timeout=30_000)
+
+            # The recorder's name in the list; sharing is off until someone turns it on.
+            expect(sidebar.locator(f'[data-memory-id="{old.id}"] .jp-jupymem-author')).to_have_text("Ana")
+            switch = sidebar.get_by_role("switch", name="Share through git")
+            expect(switch).not_to_be_checked()
+            expect(sidebar.locator(".jp-jupymem-sharing-label")).to_contain_text("stays on this machine")
+            switch.click()
+            expect(sidebar.locator(".jp-jupymem-notice")).to_contain_text("Sharing is on", timeout=15_000)
+            expect(switch).to_be_checked()
+            expect(sidebar.locator(".jp-jupymem-sharing-label")).to_contain_text("writing as Ana <ana@example.com>")
+            (log,) = sharelog.log_dir(lab.repo).glob("*.jsonl")
+            assert "customer_id" in log.read_text()
+
+            # Recording privately from the panel keeps it out of the files.
+            sidebar.get_by_role("button", name="+ Record").click()
+            form = sidebar.locator(".jp-jupymem-form")
+            form.locator("textarea").fill("My private doubt about the churn label")
+            form.get_by_label("Private (this machine only)").check()
+            form.get_by_role("button", name="Record").click()
+            expect(sidebar.locator(".jp-jupymem-notice")).to_have_text("Recorded.", timeout=10_000)
+            (private,) = [m for m in proj.list() if m.private]
+            assert private.statement == "My private doubt about the churn label"
+            assert "churn label" not in log.read_text()
+            expect(sidebar.locator(f'[data-memory-id="{private.id}"] .jp-jupymem-private')).to_be_visible()
+
+            # Two people replace the same memory differently (Ben's line arrives with a pull).
+            ours = proj.supersede(old.id, "Join on customer_id after trimming it")
+            theirs = memory_payload("Join on customer_id after lower-casing it", kind="decision")
+            Writer(lab.repo).append("supersede", {"old": old.id, "memory": theirs}, "2030-01-01T00:00:00.000000Z")
+            row = sidebar.locator(f'[data-memory-id="{ours.id}"]')
+            expect(row).to_contain_text("1 of 2 replacements", timeout=15_000)
+            row.click()
+            detail = sidebar.locator(".jp-jupymem-detail")
+            expect(detail.locator(".jp-jupymem-disputed")).to_contain_text("one of 2 active replacements")
+            expect(detail.locator(".jp-jupymem-recorder")).to_have_text("person (Ana <ana@example.com>)")
+            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-sharing.png"))
+            detail.get_by_role("button", name=f"Open {theirs['id'][:10]}").click()
+            expect(detail.locator(".jp-jupymem-full-statement")).to_have_text(theirs["statement"])
+            detail.get_by_role("button", name="Retire…").click()
+            detail.get_by_role("button", name="Retire", exact=True).click()
+            expect(sidebar.locator(".jp-jupymem-notice")).to_have_text("Retired.", timeout=10_000)
+            assert proj.get(ours.id).replacements == ()
+            sidebar.locator(".jp-jupymem-back").click()
+
+            # A hand-edited line: named in the panel, and its words are nowhere.
+            text = log.read_text()
+            log.write_text(text.replace("after trimming it", "after ignoring it"))
+            problems = sidebar.locator(".jp-jupymem-share-problems")
+            expect(problems).to_contain_text(f"{log.name} line", timeout=15_000)
+            expect(problems).to_contain_text("fails its hash")
+            expect(sidebar.locator(".jp-jupymem-root")).not_to_contain_text("after ignoring it")
+            sidebar.screenshot(path=str(ARTIFACTS / "sidebar-sharing-problem.png"))
+            assert not [e for e in errors if "jupymem" in e.lower()], errors
+        finally:
+            browser.close()

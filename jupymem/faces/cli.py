@@ -19,6 +19,8 @@ the result to ``render``. Decisions worth knowing:
   when the registry is corrupt (and prints the ``jupymem doctor`` hint).
 * ``-`` as the statement (``remember``, ``supersede``), the query or the
   import file reads standard input; a statement must be UTF-8.
+* ``share`` turns sharing through git on (``--off``: off) and says what it did;
+  ``remember --private`` keeps a memory out of the shared files.
 * ``eval`` and ``bench`` are the evaluation faces (``evaluate.py``, ``bench.py``),
   mounted here with their own options.
 * Exit codes: 0 ok, 1 a failed check, 2 a usage or input error. Every
@@ -156,10 +158,10 @@ def cmd_remember(ctx: Context) -> int:
     before = proj.revision()
     if a.supersedes:  # the replacement keeps the old kind and topic unless told otherwise
         m = proj.supersede(a.supersedes, text, kind=a.kind, topic=a.topic, evidence=a.evidence or (),
-                           provenance=PERSON)
+                           provenance=PERSON, private=a.private)
     else:
         m = proj.remember(text, kind=a.kind or "note", topic=a.topic, evidence=a.evidence or (),
-                          provenance=PERSON)
+                          provenance=PERSON, private=a.private)
     verb = "Already remembered" if proj.revision() == before else "Remembered"
     ctx.emit(render.memory_json(m), f"{verb} {render.memory_line(m)}")
     return 0
@@ -296,6 +298,12 @@ def cmd_import(ctx: Context) -> int:
     return 0
 
 
+def cmd_share(ctx: Context) -> int:
+    report = ctx.project_or_init().share(on=not ctx.args.off)
+    ctx.emit(report, report["message"])
+    return 0
+
+
 def cmd_doctor(ctx: Context) -> int:
     from ..opening import doctor
 
@@ -352,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topic")
     p.add_argument("--evidence", action="append", metavar="ev-…", help="cite a staged failure (repeatable)")
     p.add_argument("--supersedes", metavar="ID", help="the memory this statement replaces")
+    p.add_argument("--private", action="store_true",
+                   help="keep it in this machine's store only: never written to .jupymem/ (shared through git)")
     p = add("search", cmd_search, "search memory; QUERY '-' reads stdin")
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--limit", type=int, default=10)
@@ -386,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE")
     p = add("import", cmd_import, "verify and merge an export without duplicates; FILE '-' reads stdin")
     p.add_argument("file", metavar="FILE")
+    p = add("share", cmd_share, "share this repository's memory through git: a committed .jupymem/ folder "
+                                "that every clone reads (initializes memory)")
+    p.add_argument("--off", action="store_true", help="stop writing there; the files stay as history")
     add("doctor", cmd_doctor, "check the registry and rebuild it from the project databases if needed")
     from .. import bench, evaluate  # evaluation faces with options of their own (their own --json)
 

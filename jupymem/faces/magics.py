@@ -320,6 +320,7 @@ def _subparsers() -> dict[str, MagicArgumentParser]:
     r.add_argument("--kind", choices=KINDS, default="note")
     r.add_argument("--topic")
     r.add_argument("--evidence", action="append", default=[], metavar="ev-...")
+    r.add_argument("--private", action="store_true", help="keep it on this machine: never written to .jupymem/")
     r.add_argument("text", nargs=REMAINDER)
     s = parsers["search"] = p("search", "Search memory; abstains when nothing really matches.")
     s.add_argument("--limit", type=int, default=10)
@@ -351,6 +352,8 @@ def _subparsers() -> dict[str, MagicArgumentParser]:
     parsers["import"] = p("import", "Verify and merge an exported history, without duplicates.")
     parsers["import"].add_argument("file")
     parsers["browse"] = p("browse", "Browse memory with widgets (for front ends without the sidebar).")
+    parsers["share"] = p("share", "Share this repository's memory through git (.jupymem/); --off stops writing there.")
+    parsers["share"].add_argument("--off", action="store_true", help="stop writing there; the files stay as history")
     return parsers
 
 
@@ -393,6 +396,8 @@ class MemoryMagics(Magics):
     @argument("--evidence", action="append", default=[], metavar="ev-...",
               help="cite a staged failure (`last`: this session's newest)")
     @argument("--supersedes", metavar="ID", help="this statement replaces memory ID")
+    @argument("--private", action="store_true",
+              help="keep it in this machine's store only: never written to the shared .jupymem/ folder")
     @cell_magic
     def remember(self, line: str, cell: str) -> None:
         """Record the cell body as a memory of this repository (initializes it if needed)."""
@@ -408,6 +413,7 @@ class MemoryMagics(Magics):
                 evidence=state.resolve_evidence(args.evidence),
                 supersedes=args.supersedes,
                 provenance=state.provenance(),
+                private=args.private,
             )
         except JupymemError as exc:
             raise UsageError(exc.message) from None
@@ -441,7 +447,7 @@ class MemoryMagics(Magics):
         proj = state.project(create=True)
         m = proj.remember(
             " ".join(args.text), kind=args.kind, topic=args.topic,
-            evidence=state.resolve_evidence(args.evidence), provenance=state.provenance(),
+            evidence=state.resolve_evidence(args.evidence), provenance=state.provenance(), private=args.private,
         )
         _display(_render().memory_text(m), _render().memory_html(m))
 
@@ -516,6 +522,10 @@ class MemoryMagics(Magics):
         except OSError as exc:
             raise UsageError(f"Cannot read {args.file}: {exc.strerror}.") from None
         _display(_render().import_text(report))
+
+    def _share(self, args: Any) -> None:
+        report = _state(self.shell).project(create=True).share(on=not args.off)
+        _display(report["message"])
 
     def _browse(self, args: Any) -> None:
         from IPython.display import display

@@ -136,10 +136,24 @@ _MUTED = '<span style="opacity:.65">'
 _ID = '<code style="font-size:.85em;white-space:nowrap">'
 
 
+def _replacement_mark(m: Memory) -> str | None:
+    """``(replaced 2 ways)`` on a memory two people superseded differently, ``(1 of 2
+    replacements)`` on each of its replacements; None when nothing is disputed."""
+    if not m.replacements:
+        return None
+    n = len(m.replacements)
+    return f"(1 of {n} replacements)" if m.id in m.replacements else f"(replaced {n} ways)"
+
+
 def _marks(m: Memory) -> list[str]:
     out = []
     if m.standing == UNCONFIRMED:
         out.append("(unconfirmed)")
+    if m.private:
+        out.append("(private)")
+    mark = _replacement_mark(m)
+    if mark:
+        out.append(mark)
     if m.status != "active":
         out.append(f"[{m.status}]")
     return out
@@ -149,9 +163,22 @@ def _marks_html(m: Memory) -> str:
     out = []
     if m.standing == UNCONFIRMED:
         out.append(_UNCONFIRMED_HTML)
+    if m.private:
+        out.append(f"{_MUTED}(private)</span>")
+    mark = _replacement_mark(m)
+    if mark:
+        out.append(f'<b style="color:#b9770e;white-space:nowrap">{_e(mark)}</b>')
     if m.status != "active":
         out.append(f"{_MUTED}[{_e(m.status)}]</span>")
     return " ".join(out)
+
+
+def author_name(m: Memory) -> str | None:
+    """The recorder's name for one-line listings (``Ana López <ana@…>`` -> ``Ana López``)."""
+    author = m.provenance.author
+    if not author:
+        return None
+    return author.split(" <", 1)[0] if not author.startswith("<") else author
 
 
 def _statement_cell(m: Memory, limit: int = HTML_CLIP_CHARS) -> str:
@@ -194,7 +221,7 @@ def memory_line(m: Memory, width: int = LINE_CHARS) -> str:
 
 def _provenance(m: Memory) -> str:
     p = m.provenance
-    parts = [f"recorded by {p.recorder}"]
+    parts = [f"recorded by {p.recorder}" + (f" ({p.author})" if p.author else "")]
     if p.notebook:
         parts.append(f"notebook {p.notebook}")
     if p.cell_id:
@@ -231,6 +258,17 @@ def _memory_fields(m: Memory) -> list[tuple[str, str]]:
         fields.append(("supersedes", m.supersedes))
     if m.superseded_by:
         fields.append(("superseded by", m.superseded_by))
+    if m.replacements:
+        settle = "retire one, or supersede it again, to settle it"
+        if m.id in m.replacements:
+            others = ", ".join(r for r in m.replacements if r != m.id)
+            fields.append(("disputed", f"one of {len(m.replacements)} replacements of {m.supersedes} "
+                                       f"(also {others}); {settle}"))
+        else:
+            fields.append(("disputed", f"two people replaced it differently: {', '.join(m.replacements)} are "
+                                       f"all active; {settle}"))
+    if m.private:
+        fields.append(("private", "kept on this machine only; never written to .jupymem/"))
     if m.retire_reason:
         fields.append(("retired because", m.retire_reason))
     return [(label, _clean(value)) for label, value in fields]
@@ -338,7 +376,9 @@ def memories_text(memories: Sequence[Memory], empty: str = "No memories.") -> st
         lines.append(f"{kind} ({len(group)})")
         for m in group:
             marks = " ".join(_marks(m))
-            lines.append(f"  {m.id}  {marks + ' ' if marks else ''}{_clip(_one_line(m.statement), LINE_CHARS)}")
+            who = author_name(m)
+            by = f"  ({_one_line(who)})" if who else ""
+            lines.append(f"  {m.id}  {marks + ' ' if marks else ''}{_clip(_one_line(m.statement), LINE_CHARS)}{by}")
     return "\n".join(lines)
 
 
@@ -349,8 +389,9 @@ def memories_html(memories: Sequence[Memory], empty: str = "No memories.") -> st
     for _kind, group in _grouped(memories):
         for m in group:
             marks = _marks_html(m)
-            rows.append((_badge(m.kind), f"{_ID}{_e(m.id)}</code>", (marks + " " if marks else "") + _statement_cell(m)))
-    return _table(rows, header=("kind", "id", "statement"))
+            rows.append((_badge(m.kind), f"{_ID}{_e(m.id)}</code>", (marks + " " if marks else "") + _statement_cell(m),
+                         f"{_MUTED}{_e(author_name(m) or '')}</span>"))
+    return _table(rows, header=("kind", "id", "statement", "by"))
 
 
 # -- search -------------------------------------------------------------------
@@ -489,6 +530,11 @@ def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
                  f"revision {blk.get('revision')}")
             )
         fields.append(("staged", f"{s.get('staged', 0)} failed cells"))
+        sharing = s.get("sharing") or {}
+        if sharing.get("state") not in (None, "none"):
+            fields.append(("sharing", _sharing_line(sharing)))
+            for problem in sharing.get("problems") or []:
+                fields.append(("problem", problem))
         fields.append(("project", str(s.get("project_id"))))
         fields.append(("database", str(s.get("database"))))
     else:
@@ -496,6 +542,22 @@ def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
     if s.get("registry") not in (None, "ok"):
         fields.append(("registry", str(s.get("registry"))))
     return [(label, _clean(value)) for label, value in fields]
+
+
+def _sharing_line(sharing: dict[str, Any]) -> str:
+    files = sharing.get("files") or []
+    parts = [f"{sharing['state']} ({len(files)} file{'s' if len(files) != 1 else ''} in {sharing.get('folder')}/, "
+             f"{sharing.get('shared_events', 0)} shared events)"]
+    if sharing["state"] == "on":
+        who = sharing.get("identity") or "nobody: git has no user.name/user.email here"
+        parts.append(f"writing as {who}" + (f" to {sharing['writer']}" if sharing.get("writer") else ""))
+        if sharing.get("writer_damaged"):
+            parts.append("that file ends in a line that is not applied, so the next memory starts a new one")
+    if sharing.get("private_memories"):
+        parts.append(f"{sharing['private_memories']} private memories stay here")
+    if sharing.get("local_events"):
+        parts.append(f"{sharing['local_events']} older events not shared yet (`jupymem share` writes them)")
+    return "; ".join(parts)
 
 
 def status_text(s: dict[str, Any]) -> str:

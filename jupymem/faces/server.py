@@ -16,7 +16,8 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
 ``     &offset``                       page ``{memories, total, offset, revision}``
 ``POST memories``                      records (initializes on the first record);
                                        body: statement, kind, topic, evidence,
-                                       supersedes, recorder, quote, cell_id
+                                       supersedes, recorder, quote, cell_id,
+                                       private (never written to .jupymem/)
 ``GET  memories/{id}``                 ``{memory, history}``
 ``POST memories/{id}/confirm``         the confirmed ``Memory``
 ``POST memories/{id}/supersede``       the new ``Memory`` (body as for recording)
@@ -24,6 +25,9 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
 ``GET  evidence?session&limit``        ``{evidence: [Evidence]}`` (staged failures)
 ``POST evidence/{handle}/keep``        a ``Memory`` citing the failure
 ``GET  block?cap``                     ``Block``
+``POST share``                         sharing through git on (body ``on``: true,
+                                       the default) or off; ``{message, ...}`` and
+                                       the new ``status``
 =====================================  ==============================================
 
 Errors are translated in one place (``_json_errors``): every ``JupymemError``,
@@ -146,11 +150,12 @@ def to_json(value: Any) -> Any:
 
 
 def memory_json(m: Memory) -> dict[str, Any]:
-    # Every field but these two is a str, int or None.
+    # Every field but these three is a str, int, bool or None.
     out = {name: getattr(m, name) for name in _names(m)}
     prov = m.provenance
     out["provenance"] = {name: getattr(prov, name) for name in _names(prov)}
     out["evidence"] = [to_json(e) for e in m.evidence]
+    out["replacements"] = list(m.replacements)
     return out
 
 
@@ -278,6 +283,15 @@ def _get_str(body: dict[str, Any], name: str, *, required: bool = False, default
     return value
 
 
+def _get_bool(body: dict[str, Any], name: str, default: bool = False) -> bool:
+    value = body.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise BadRequest(f"{name!r} must be true or false.")
+    return value
+
+
 def _get_handles(body: dict[str, Any]) -> list[str]:
     value = body.get("evidence") or []
     if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
@@ -365,6 +379,7 @@ class MemoriesHandler(_Handler):
         handles = _get_handles(body)
         supersedes = _get_str(body, "supersedes")
         provenance = _provenance(body, target)
+        private = _get_bool(body, "private")
 
         def work() -> dict[str, Any]:
             # The first explicit record initializes, as in every face; a refused
@@ -374,7 +389,7 @@ class MemoriesHandler(_Handler):
                 raise InvalidStatement(f"Unknown kind {kind!r}; use one of {', '.join(KINDS)}.")
             # Superseding needs a memory to replace: that is never a first record.
             proj = self.existing(target) if supersedes else jupymem.init(target, settings=self.core)
-            memory = proj.remember(statement, kind, topic, handles, supersedes, provenance=provenance)
+            memory = proj.remember(statement, kind, topic, handles, supersedes, provenance=provenance, private=private)
             return to_json(memory)
 
         self.reply(await self.call(work), status=201)
@@ -479,6 +494,24 @@ class KeepEvidenceHandler(_Handler):
         self.reply(to_json(await self.call(work)), status=201)
 
 
+class ShareHandler(_Handler):
+    """Sharing through git on or off (the sidebar's switch); initializes memory like init."""
+
+    @tornado.web.authenticated
+    @authorized
+    @_json_errors
+    async def post(self) -> None:
+        body = self.body()
+        target = self.target(_get_str(body, "path"))
+        on = _get_bool(body, "on", default=True)
+
+        def work() -> dict[str, Any]:
+            report = jupymem.init(target, settings=self.core).share(on=on)
+            return {**report, "status": self.status_of(target)}
+
+        self.reply(await self.call(work))
+
+
 class BlockHandler(_Handler):
     @tornado.web.authenticated
     @authorized
@@ -508,6 +541,7 @@ HANDLERS: list[tuple[str, type[_Handler]]] = [
     (r"/jupymem/api/evidence", EvidenceHandler),
     (rf"/jupymem/api/evidence/{_ID}/keep", KeepEvidenceHandler),
     (r"/jupymem/api/block", BlockHandler),
+    (r"/jupymem/api/share", ShareHandler),
 ]
 
 

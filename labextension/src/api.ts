@@ -14,6 +14,7 @@ import type {
   IMemoryDetail,
   IRecordRequest,
   ISearchResult,
+  IShareResult,
   IStatus
 } from './tokens';
 
@@ -103,6 +104,11 @@ export class JupymemApi {
 
   block(path: string): Promise<IBlock> {
     return this.get('block', { path });
+  }
+
+  /** Turn sharing through git on or off for the repository holding `path`. */
+  share(path: string, on: boolean): Promise<IShareResult> {
+    return this.post('share', { path, on });
   }
 
   private get<T>(route: string, params: Params): Promise<T> {

@@ -13,6 +13,8 @@ export interface IStatementFormProps {
   submitLabel: string;
   initial?: { statement?: string; kind?: string; topic?: string | null };
   note?: React.ReactNode;
+  /** Offer "private" (this machine only): when the repository shares its memory. */
+  allowPrivate?: boolean;
   busy: boolean;
   onSubmit: (body: IRecordRequest) => void;
   onCancel: () => void;
@@ -22,11 +24,16 @@ export function StatementForm(props: IStatementFormProps): JSX.Element {
   const [statement, setStatement] = React.useState(props.initial?.statement ?? '');
   const [kind, setKind] = React.useState(props.initial?.kind ?? 'note');
   const [topic, setTopic] = React.useState(props.initial?.topic ?? '');
+  const [isPrivate, setPrivate] = React.useState(false);
   const id = React.useId();
   const submit = (e?: React.FormEvent) => {
     e?.preventDefault();
     if (validStatement(statement) && !props.busy) {
-      props.onSubmit({ statement: statement.trim(), kind, topic: topic.trim() || null });
+      const body: IRecordRequest = { statement: statement.trim(), kind, topic: topic.trim() || null };
+      if (props.allowPrivate && isPrivate) {
+        body.private = true;
+      }
+      props.onSubmit(body);
     }
   };
   return (
@@ -77,6 +84,12 @@ export function StatementForm(props: IStatementFormProps): JSX.Element {
           placeholder="optional"
         />
       </div>
+      {props.allowPrivate && (
+        <label className="jp-jupymem-check" title="Never written to the shared .jupymem/ folder">
+          <input type="checkbox" checked={isPrivate} onChange={e => setPrivate(e.target.checked)} /> Private (this
+          machine only)
+        </label>
+      )}
       <div className="jp-jupymem-form-actions">
         <button type="button" className="jp-mod-styled jp-jupymem-cancel" onClick={props.onCancel}>
           Cancel

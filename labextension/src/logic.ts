@@ -5,7 +5,7 @@
  * server.
  */
 import { KINDS } from './tokens';
-import type { IEvidence, IFix, IHistoryEntry, IMemory, IStatus } from './tokens';
+import type { IEvidence, IFix, IHistoryEntry, IMemory, ISharing, IStatus } from './tokens';
 
 const KIND_RANK = new Map<string, number>(KINDS.map((k, i) => [k, i]));
 
@@ -511,4 +511,65 @@ export function fixedIn(fix: IFix): string {
 /** What "Keep as lesson" starts from: the pair's suggested lesson (if any), kind failure. */
 export function lessonDraft(e: Pick<IEvidence, 'suggestion'>): { statement: string; kind: string } {
   return { statement: e.suggestion ?? '', kind: 'failure' };
+}
+
+/**
+ * The mark of a memory two people superseded differently: "replaced 2 ways" on the
+ * replaced one, "1 of 2 replacements" on each replacement; null when nothing is disputed.
+ */
+export function replacementMark(m: IMemory): string | null {
+  const r = m.replacements ?? [];
+  if (r.length < 2) {
+    return null;
+  }
+  return r.includes(m.id) ? `1 of ${r.length} replacements` : `replaced ${r.length} ways`;
+}
+
+/** What the detail view says about a disputed memory, and which other memories to offer. */
+export function disputeText(m: IMemory): { text: string; others: string[] } | null {
+  const r = m.replacements ?? [];
+  if (r.length < 2) {
+    return null;
+  }
+  const settle = 'Retire one, or supersede it again, to settle it.';
+  if (r.includes(m.id)) {
+    const others = r.filter(id => id !== m.id);
+    return {
+      text: `Two people replaced ${shortId(m.supersedes ?? '')} differently; this is one of ${r.length} active replacements. ${settle}`,
+      others
+    };
+  }
+  return { text: `Two people replaced this memory differently: ${r.length} replacements are active. ${settle}`, others: r };
+}
+
+/** "Ana López <ana@example.com>" -> "Ana López" (the name is enough in a list). */
+export function authorName(author: string | null | undefined): string | null {
+  if (!author) {
+    return null;
+  }
+  return author.startsWith('<') ? author : author.split(' <')[0];
+}
+
+export interface ISharingView {
+  /** Whether the switch shows "on". */
+  on: boolean;
+  /** Whether the repository has a .jupymem/ folder at all. */
+  present: boolean;
+  /** One line under the switch. */
+  label: string;
+  problems: string[];
+}
+
+/** The sidebar's sharing switch and its line, from `status.sharing`. */
+export function sharingView(sharing: ISharing | null | undefined): ISharingView {
+  if (!sharing || sharing.state === 'none') {
+    return { on: false, present: false, label: 'Memory stays on this machine.', problems: [] };
+  }
+  const files = sharing.files.length;
+  const where = `${files} file${files === 1 ? '' : 's'} in ${sharing.folder}/`;
+  if (sharing.state === 'off') {
+    return { on: false, present: true, label: `Off: new memories stay here; ${where} kept as history.`, problems: sharing.problems };
+  }
+  const who = sharing.identity ? `as ${sharing.identity}` : 'as nobody (set git user.name)';
+  return { on: true, present: true, label: `Shared through git (${where}), writing ${who}.`, problems: sharing.problems };
 }

@@ -14,7 +14,7 @@ import { ApiError, JupymemApi } from './api';
 import { StatementForm } from './forms';
 import { RevisionPoller, citedHandles, debounce, repoState, statusToken } from './logic';
 import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
-import { BlockPreview, Detail, Failures, GroupedList, Header, SearchResults } from './views';
+import { BlockPreview, Detail, Failures, GroupedList, Header, SearchResults, SharingBar } from './views';
 
 export interface ISidebarOptions {
   api: JupymemApi;
@@ -309,6 +309,11 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       {state.state === 'ready' && status && (
         <>
           <Header status={status} block={block} kind={kind} onKind={setKind} />
+          <SharingBar
+            status={status}
+            busy={busy}
+            onShare={on => void act(() => api.share(pathRef.current, on), r => setNotice(r.message))}
+          />
           {detail ? (
             <Detail
               detail={detail}
@@ -400,6 +405,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                     <StatementForm
                       title="Record a memory"
                       submitLabel="Record"
+                      allowPrivate={status.sharing?.state === 'on'}
                       busy={busy}
                       onCancel={() => setRecording(false)}
                       onSubmit={body =>

@@ -29,6 +29,8 @@ export interface IProvenance {
   execution_count: number | null;
   session: string | null;
   quote: string | null;
+  /** The recorder's git identity, "Name <email>", when git knew it. */
+  author?: string | null;
 }
 
 /** The later run that fixed a staged failure (models.Fix). */
@@ -76,6 +78,13 @@ export interface IMemory {
   superseded_by: string | null;
   retire_reason: string | null;
   confirmed_at: string | null;
+  /** Kept on that machine only: never written to the shared .jupymem/ folder. */
+  private?: boolean;
+  /**
+   * Two people superseded the same memory differently: the active replacements, on the
+   * replaced memory and on each replacement, until someone settles it. Empty otherwise.
+   */
+  replacements?: string[];
 }
 
 export interface IHistoryEntry {
@@ -111,6 +120,36 @@ export interface IBlock {
   omitted: number;
 }
 
+/** `status.sharing`: memory shared through git in the repository's .jupymem/ folder. */
+export interface ISharing {
+  state: 'on' | 'off' | 'none';
+  folder: string;
+  files: { name: string; lines: number; applied: number; problems: number }[];
+  /** One sentence per line that is not applied, naming file and line. */
+  problems: string[];
+  /** This clone's file, relative to the repository root, once it has one. */
+  writer: string | null;
+  /** The git identity written into this clone's lines. */
+  identity: string | null;
+  /** This clone's file ends in a line nobody applies: the next memory starts a new file. */
+  writer_damaged?: boolean;
+  shared_events: number;
+  local_events: number;
+  private_memories: number;
+}
+
+/** `POST share`: what turning sharing on or off did. */
+export interface IShareResult {
+  state: 'on' | 'off' | 'none';
+  was: 'on' | 'off' | 'none';
+  created: string[];
+  written: number;
+  kept_local: number;
+  file: string | null;
+  message: string;
+  status: IStatus;
+}
+
 /** `GET status`: the core's status plus where the repository sits for the server. */
 export interface IStatus {
   path: string; // the path asked about, relative to the server root
@@ -127,6 +166,7 @@ export interface IStatus {
   staged_revision?: number; // changes whenever a failure is staged or gains its fix
   registry?: 'ok' | 'corrupt';
   message?: string; // the core's own explanation, for people
+  sharing?: ISharing | null;
   /** The repository root relative to the server root ("" for the root itself), or null when it is above it. */
   root_path: string | null;
   /** The server root relative to the repository root, when the repository encloses the server root. */
@@ -156,6 +196,8 @@ export interface IRecordRequest {
   topic?: string | null;
   evidence?: string[];
   supersedes?: string | null;
+  /** Keep it on this machine only (never written to .jupymem/). */
+  private?: boolean;
 }
 
 export interface IErrorBody {

@@ -7,19 +7,23 @@ import * as React from 'react';
 
 import { RetireForm, StatementForm } from './forms';
 import {
+  authorName,
   blockCaption,
   blockMeter,
   confidenceOf,
   countChips,
   describeHistory,
   diffLines,
+  disputeText,
   excerptSource,
   fixedIn,
   groupByKind,
   lessonDraft,
   nextRow,
   notebookLink,
+  replacementMark,
   repoRelative,
+  sharingView,
   shortId,
   shortTime
 } from './logic';
@@ -87,11 +91,49 @@ export function Header(props: {
 
 function Badges(props: { memory: IMemory }): JSX.Element {
   const m = props.memory;
+  const disputed = replacementMark(m);
   return (
     <>
       {m.standing === 'unconfirmed' && <span className="jp-jupymem-unconfirmed">(unconfirmed)</span>}
+      {m.private && (
+        <span className="jp-jupymem-private" title="Kept on this machine only; never written to .jupymem/">
+          private
+        </span>
+      )}
+      {disputed && <span className="jp-jupymem-disputed-mark">{disputed}</span>}
       {m.status !== 'active' && <span className="jp-jupymem-inactive">{m.status}</span>}
     </>
+  );
+}
+
+/**
+ * Sharing through git: a switch, what it means here, and any shared line that is not
+ * applied (each names its file and line).
+ */
+export function SharingBar(props: { status: IStatus; busy: boolean; onShare: (on: boolean) => void }): JSX.Element {
+  const view = sharingView(props.status.sharing);
+  return (
+    <div className="jp-jupymem-sharing">
+      <label className="jp-jupymem-switch" title="Keep this repository's memory in a committed .jupymem/ folder">
+        <input
+          type="checkbox"
+          role="switch"
+          aria-checked={view.on}
+          checked={view.on}
+          disabled={props.busy}
+          onChange={e => props.onShare(e.target.checked)}
+        />{' '}
+        Share through git
+      </label>
+      <div className="jp-jupymem-muted jp-jupymem-sharing-label">{view.label}</div>
+      {view.problems.length > 0 && (
+        <ul className="jp-jupymem-error jp-jupymem-share-problems" role="alert" aria-label="Shared lines not applied">
+          {view.problems.map(p => (
+            <li key={p}>{p}</li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
 
@@ -130,6 +172,9 @@ export function MemoryRow(props: IRowProps): JSX.Element {
           )}
         </span>
         <span className="jp-jupymem-statement">{m.statement}</span>
+        {authorName(m.provenance.author) && (
+          <span className="jp-jupymem-author jp-jupymem-muted">{authorName(m.provenance.author)}</span>
+        )}
       </button>
     </li>
   );
@@ -376,6 +421,7 @@ export function Detail(props: IDetailProps): JSX.Element {
   React.useEffect(() => setForm('none'), [m.id, m.status]);
   const p = m.provenance;
   const link = notebookLink(props.status, p.notebook);
+  const dispute = disputeText(m);
   return (
     <div
       className="jp-jupymem-detail"
@@ -399,6 +445,16 @@ export function Detail(props: IDetailProps): JSX.Element {
       <p className="jp-jupymem-full-statement">{m.statement}</p>
       {m.original && m.original !== m.statement && (
         <p className="jp-jupymem-muted">Original words: “{m.original}”</p>
+      )}
+      {dispute && (
+        <div className="jp-jupymem-disputed" role="note">
+          <div>{dispute.text}</div>
+          {dispute.others.map(id => (
+            <button key={id} className="jp-mod-styled" onClick={() => props.onOpenId(id)}>
+              Open {shortId(id)}
+            </button>
+          ))}
+        </div>
       )}
       <div className="jp-jupymem-actions">
         {m.status === 'active' && m.standing === 'unconfirmed' && (
@@ -434,7 +490,10 @@ export function Detail(props: IDetailProps): JSX.Element {
       <h3>Provenance</h3>
       <dl className="jp-jupymem-dl">
         <dt>Recorded by</dt>
-        <dd>{p.recorder}</dd>
+        <dd className="jp-jupymem-recorder">
+          {p.recorder}
+          {p.author ? ` (${p.author})` : ''}
+        </dd>
         <dt>When</dt>
         <dd>{shortTime(m.created_at)}</dd>
         {p.notebook && (

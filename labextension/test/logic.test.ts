@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
   RevisionPoller,
+  authorName,
   blockCaption,
   blockMeter,
   citedHandles,
@@ -10,6 +11,7 @@ import {
   debounce,
   describeHistory,
   diffLines,
+  disputeText,
   excerptSource,
   fixedIn,
   groupByKind,
@@ -18,13 +20,15 @@ import {
   memories,
   nextRow,
   notebookLink,
+  replacementMark,
   repoRelative,
   repoState,
+  sharingView,
   shortTime,
   statusToken,
   validStatement
 } from '../src/logic';
-import type { IMemory, IStatus } from '../src/tokens';
+import type { IMemory, ISharing, IStatus } from '../src/tokens';
 
 function memory(id: string, kind: string, created_at = '2025-01-01T00:00:00Z', extra: Partial<IMemory> = {}): IMemory {
   return {
@@ -423,5 +427,43 @@ describe('statusToken', () => {
     expect(statusToken({ revision: 3, staged_revision: 7 })).toBe('3/7');
     expect(statusToken({ revision: 3, staged_revision: 8 })).not.toBe(statusToken({ revision: 3, staged_revision: 7 }));
     expect(statusToken({ revision: 3 })).toBe('3/0');
+  });
+});
+
+describe('sharing and disputes', () => {
+  it('marks a memory two people replaced, and each replacement', () => {
+    const old = memory('m-old', 'decision', undefined, { status: 'superseded', replacements: ['m-a', 'm-b'] });
+    const a = memory('m-a', 'decision', undefined, { supersedes: 'm-old', replacements: ['m-a', 'm-b'] });
+    expect(replacementMark(old)).toBe('replaced 2 ways');
+    expect(replacementMark(a)).toBe('1 of 2 replacements');
+    expect(replacementMark(memory('m-c', 'fact'))).toBeNull();
+    expect(disputeText(a)?.others).toEqual(['m-b']);
+    expect(disputeText(old)?.others).toEqual(['m-a', 'm-b']);
+    expect(disputeText(old)?.text).toContain('Retire one');
+  });
+
+  it('names the recorder briefly', () => {
+    expect(authorName('Ana López <ana@example.com>')).toBe('Ana López');
+    expect(authorName('<ana@example.com>')).toBe('<ana@example.com>');
+    expect(authorName(null)).toBeNull();
+  });
+
+  it('describes the switch', () => {
+    const base: ISharing = {
+      state: 'on',
+      folder: '.jupymem',
+      files: [{ name: 'ana-0123456789.jsonl', lines: 3, applied: 3, problems: 0 }],
+      problems: [],
+      writer: '.jupymem/log/ana-0123456789.jsonl',
+      identity: 'Ana <ana@example.com>',
+      shared_events: 3,
+      local_events: 0,
+      private_memories: 0
+    };
+    expect(sharingView(base)).toMatchObject({ on: true, present: true });
+    expect(sharingView(base).label).toContain('Ana <ana@example.com>');
+    expect(sharingView({ ...base, state: 'off' })).toMatchObject({ on: false, present: true });
+    expect(sharingView(null)).toMatchObject({ on: false, present: false });
+    expect(sharingView({ ...base, problems: ['x line 2: bad'] }).problems).toEqual(['x line 2: bad']);
   });
 });

@@ -1,0 +1,221 @@
+"""One write to a shared repository: who writes, the journal of its events, the file's tail.
+
+``Project`` writes through ``share.Sharing.writing``, which hands it a ``Journal``: each
+event goes into the database at once and, when the repository shares its memory and the
+event is not private, into a queue of lines that ``flush`` appends to this writer's file
+(and fsyncs) just before the database transaction commits. Every line passes
+``sharelog.check_line`` before it is queued: a line that readers would refuse would stop
+this writer's chain for everyone.
+
+The writer's identity is git's (``user.name``/``user.email``, or ``GIT_AUTHOR_*``); git
+is asked once and asked again only when the environment or a git config file changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from . import store
+from .errors import InvalidStatement, SharingError
+from .sharelog import check_line, encode
+from .store import GENESIS, LOCAL, PRIVATE, SHARED
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str | None
+    email: str | None
+
+    def __str__(self) -> str:
+        if self.name and self.email:
+            return f"{self.name} <{self.email}>"
+        return self.name or f"<{self.email}>"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"name": self.name, "email": self.email}
+
+
+_identities: dict[str, tuple[tuple[Any, ...], Identity | None]] = {}
+_identities_lock = threading.Lock()
+
+
+def _identity_key(root: Path) -> tuple[Any, ...]:
+    """What the git identity depends on, cheaply: the environment and the config files' stats."""
+    env = os.environ
+    home = env.get("HOME") or str(Path.home())
+    xdg = env.get("XDG_CONFIG_HOME") or f"{home}/.config"
+    files = (f"{root}/.git/config", f"{home}/.gitconfig", f"{xdg}/git/config", env.get("GIT_CONFIG_GLOBAL"))
+    stats = []
+    for f in files:
+        try:
+            st = os.stat(f) if f else None
+        except OSError:
+            st = None
+        stats.append((st.st_mtime_ns, st.st_size, st.st_ino) if st else None)
+    keys = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "HOME")
+    return (tuple(env.get(k) for k in keys), tuple(stats))
+
+
+def identity(root: Path) -> Identity | None:
+    """The git identity (``user.name``/``user.email``, or GIT_AUTHOR_*) of whoever writes here.
+
+    Asked of git once and kept until the environment or a git config file changes: a
+    record must stay well under a few milliseconds, and git takes a few to start.
+    """
+    key = _identity_key(root)
+    with _identities_lock:
+        cached = _identities.get(str(root))
+        if cached and cached[0] == key:
+            return cached[1]
+    values: dict[str, str] = {}
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "config", "--get-regexp", r"^user\.(name|email)$"],
+            capture_output=True, text=True, timeout=10, check=False,
+        )
+        for line in out.stdout.splitlines():
+            k, _, v = line.partition(" ")
+            values[k] = v.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    name = os.environ.get("GIT_AUTHOR_NAME") or values.get("user.name") or None
+    email = os.environ.get("GIT_AUTHOR_EMAIL") or values.get("user.email") or None
+    who = Identity(name, email) if (name or email) else None
+    with _identities_lock:
+        _identities[str(root)] = (key, who)
+    return who
+
+
+# -- the journal ---------------------------------------------------------------------------
+
+
+class FileTail:
+    """The writer's open, locked file and the hash its next line follows."""
+
+    def __init__(self, fh: IO[bytes], name: str, writer: dict[str, Any]):
+        self.fh, self.name, self.writer = fh, name, writer
+        self.prev = last_hash(fh)
+
+
+class Journal:
+    """The events of one write: appended to the database at once, and to the writer's file
+    (when sharing is on) by ``flush``, before the transaction commits."""
+
+    def __init__(self, conn: store.Connection, tail: FileTail | None):
+        self.conn = conn
+        self.tail = tail
+        self._lines: list[str] = []
+        self._prev: str | None = None  # the last event's hash: the next one chains to it
+        self._last_at: str | None = None
+        self._last: datetime | None = None  # _last_at, parsed once a burst needs it
+        self._deferred = False
+
+    @property
+    def shared(self) -> bool:
+        return self.tail is not None
+
+    @property
+    def source(self) -> str | None:
+        return self.tail.name if self.tail else None
+
+    def append(self, type_: str, payload: dict[str, Any], *, private: bool = False, uid: str | None = None) -> store.Event:
+        """A new event, in the database now and (unless private or not sharing) in the file at flush."""
+        uid = uid or uuid.uuid4().hex
+        if self._prev is None:  # one query for both the chain and the clock
+            row = self.conn.execute("SELECT hash, at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            self._prev, after = (row[0], row[1]) if row else (GENESIS, None)
+            at = store.next_at(self.conn, after) if after else store.next_at(self.conn)
+        else:
+            at = self._next_at()
+        self._last_at = at
+        shared = self.tail is not None and not private
+        if shared:
+            self.copy(uid, type_, at, payload)
+        scope = PRIVATE if private else (SHARED if shared else LOCAL)
+        ev = store.append(self.conn, uid, type_, at, payload, prev=self._prev, scope=scope,
+                          source=self.source if shared else None)
+        self._prev = ev.hash
+        return ev
+
+    def copy(self, uid: str, type_: str, at: str, payload: dict[str, Any]) -> None:
+        """Queue a line for the file (an event that is, or will be, in the database)."""
+        if self.tail is None:
+            raise InvalidStatement("sharing is off here; nothing can be written to .jupymem/")
+        fields = {"uid": uid, "type": type_, "at": at, "payload": payload, "writer": self.tail.writer}
+        check_line(fields)  # never write a line that readers would refuse (it would stop the chain)
+        line, h = encode(uid, type_, at, payload, self.tail.writer, self.tail.prev)
+        self._lines.append(line)
+        self.tail.prev = h
+
+    def defer(self) -> None:
+        """The queued lines are not in the database (an import): the next read applies them."""
+        self._deferred = True
+
+    @property
+    def deferred(self) -> bool:
+        return self._deferred
+
+    def flush(self) -> int:
+        """Append and fsync the queued lines; returns how many were written."""
+        if self.tail is None or not self._lines:
+            return 0
+        fh = self.tail.fh
+        try:
+            fh.seek(0, os.SEEK_END)
+            fh.write("".join(self._lines).encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        except OSError as exc:  # the transaction rolls back; a cut line is cut off by the next write
+            raise SharingError(
+                f"Cannot append to .jupymem/log/{self.tail.name} ({exc.strerror or exc}); nothing was recorded."
+            ) from None
+        n, self._lines = len(self._lines), []
+        return n
+
+    def _next_at(self) -> str:
+        # A burst: strictly after the event before, kept as a datetime so that a bulk write
+        # parses its own times back only once.
+        if self._last is None:
+            assert self._last_at is not None
+            self._last = datetime.strptime(self._last_at, store.AT_FORMAT).replace(tzinfo=timezone.utc)
+        now = datetime.now(timezone.utc)
+        self._last = now if now > self._last else self._last + timedelta(microseconds=1)
+        return self._last.strftime(store.AT_FORMAT)
+
+
+def fstat(fh: IO[bytes]) -> tuple[int, int, int]:
+    st = os.fstat(fh.fileno())
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def last_hash(fh: IO[bytes]) -> str:
+    """The hash of the file's last line (GENESIS when empty). A line cut short by a crash
+    (no newline at the end) was never committed anywhere; it is cut off first."""
+    fh.seek(0, os.SEEK_END)
+    size = fh.tell()
+    if size == 0:
+        return GENESIS
+    chunk = min(size, 512 * 1024)
+    fh.seek(size - chunk)
+    tail = fh.read(chunk)
+    if not tail.endswith(b"\n"):
+        cut = tail.rfind(b"\n")
+        keep = size - chunk + cut + 1 if cut >= 0 else 0
+        fh.truncate(keep)
+        tail = tail[: cut + 1] if cut >= 0 else b""
+        if keep == 0:
+            return GENESIS
+    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    try:
+        h = json.loads(last.decode("utf-8"))["hash"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return GENESIS  # unreadable: the reader reports it, and this writer moves to a new file
+    return h if isinstance(h, str) else GENESIS

@@ -1,0 +1,334 @@
+"""The shared log's files and the cache that follows them, through the Python API.
+
+Lines are written here the way another clone would write them (``sharelog.encode``,
+the public seam for a teammate's or a crashed writer's line); everything else goes
+through ``Project``. The property under test throughout: whatever order the files
+arrive in, the cache holds what a fresh replay of the files holds.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+import jupymem
+from conftest import make_repo
+from jupymem import capture, projection, sharelog, store
+from jupymem.config import Settings
+from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
+
+from team import git
+
+
+@pytest.fixture
+def shared(repo: Path):
+    git(repo, "config", "user.name", "Ana")
+    git(repo, "config", "user.email", "ana@example.com")
+    proj = jupymem.init(repo)
+    proj.remember("Join sales to customers on customer_id", kind="decision")
+    proj.share()
+    return proj
+
+
+def memory_payload(statement: str, kind: str = "fact", author: str = "Ben <ben@example.com>") -> dict:
+    return {
+        "id": capture.memory_id(statement), "kind": kind, "topic": None, "statement": statement, "original": None,
+        "standing": "supported", "provenance": {"recorder": "person", "author": author}, "evidence": [],
+    }
+
+
+class Writer:
+    """Another clone's writer file, appended to line by line."""
+
+    def __init__(self, root: Path, name: str = "Ben", writer_id: str = "0123456789"):
+        self.path = sharelog.log_dir(root) / sharelog.file_name(writer_id, name)
+        self.fields = {"id": writer_id, "name": name, "email": f"{name.lower()}@example.com"}
+        self.prev = store.GENESIS
+
+    def line(self, type_: str, payload: dict, at: str, uid: str | None = None) -> str:
+        text, self.prev = sharelog.encode(uid or uuid.uuid4().hex, type_, at, payload, self.fields, self.prev)
+        return text
+
+    def append(self, type_: str, payload: dict, at: str, uid: str | None = None) -> None:
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(self.line(type_, payload, at, uid))
+
+
+def reread(repo: Path):
+    return jupymem.project(repo)
+
+
+def fresh_state(repo: Path, tmp_path: Path) -> dict:
+    """What a clone with an empty home makes of the same files."""
+    settings = Settings.from_env().with_(home=tmp_path / f"fresh-{uuid.uuid4().hex[:6]}")
+    from jupymem.opening import find_project
+
+    proj = find_project(repo, settings)
+    return view(proj)
+
+
+def view(proj) -> dict:
+    snap = projection.snapshot(proj.conn)
+    # history carries local sequence numbers; compare it by (memory, time, action, detail)
+    snap["history"] = sorted((m, at, action, detail) for m, _seq, at, action, detail in snap["history"])
+    return snap
+
+
+def test_every_line_names_its_writer_and_chains_to_the_one_before(shared, repo: Path) -> None:
+    shared.remember("Revenue excludes VAT", kind="constraint")
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [x["prev"] for x in lines] == [store.GENESIS, lines[0]["hash"]]
+    assert all(x["writer"] == {"id": path.stem[-10:], "name": "Ana", "email": "ana@example.com"} for x in lines)
+    assert all(sharelog.line_hash(x) == x["hash"] for x in lines)
+    assert lines[1]["payload"]["memory"]["provenance"]["author"] == "Ana <ana@example.com>"
+    assert [m.provenance.author for m in shared.list()] == ["Ana <ana@example.com>"] * 2
+
+
+def test_a_teammates_newer_lines_are_applied_and_older_ones_replayed_in_order(shared, repo: Path, tmp_path) -> None:
+    ben = Writer(repo)
+    ben.append("record", {"memory": memory_payload("Amounts are in cents")}, "2999-01-01T00:00:00.000000Z")
+    proj = reread(repo)
+    assert "Amounts are in cents" in proj.block().text
+    assert view(proj) == fresh_state(repo, tmp_path)
+    # A line from the past (a slow clock, or a branch merged late) interleaves with what is applied.
+    ben.append("record", {"memory": memory_payload("Dates are UTC")}, "2000-01-01T00:00:00.000000Z")
+    proj = reread(repo)
+    assert "Dates are UTC" in proj.block().text
+    assert view(proj) == fresh_state(repo, tmp_path)
+    # Our own next event sorts after everything applied, even the teammate's future clock.
+    mine = proj.remember("Plots use the colorblind palette")
+    assert mine.created_at > "2999-01-01T00:00:00.000000Z"
+    assert proj.verify().ok, proj.verify().problems
+
+
+def test_a_write_cut_short_after_the_file_is_healed_on_the_next_read(shared, repo: Path) -> None:
+    # Our own writer appended a line and died before its database commit.
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    last = json.loads(path.read_text().splitlines()[-1])
+    fields = last["writer"]
+    payload = {"memory": {**memory_payload("Refunds are negative", author="Ana <ana@example.com>")}}
+    text, _ = sharelog.encode(uuid.uuid4().hex, "record", store.next_at(shared.conn), payload, fields, last["hash"])
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(text + '{"half a line')  # and a second write that never finished
+    proj = reread(repo)
+    assert [m.statement for m in proj.list() if "Refunds" in m.statement] == ["Refunds are negative"]
+    assert reread(repo).list() == proj.list()  # applied once, by uid
+    assert any("incomplete" in p for p in proj.sharing_status()["problems"])
+    # The next write cuts the unfinished line off and continues the chain.
+    proj.remember("Quarters follow the fiscal calendar")
+    reading = sharelog.read_file(path)
+    assert not reading.problems and reading.tail_ok and len(reading.entries) == 3
+    assert proj.verify().ok
+
+
+def test_a_union_merge_of_one_writers_two_branches_keeps_both_forks(shared, repo: Path, tmp_path) -> None:
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    base = path.read_text()
+    fields = json.loads(base.splitlines()[-1])["writer"]
+    head = json.loads(base.splitlines()[-1])["hash"]
+    forks = []
+    for statement, at in (("Use the new holiday table", "2030-01-01T00:00:00.000000Z"),
+                          ("Use the fiscal calendar", "2030-01-02T00:00:00.000000Z")):
+        payload = {"memory": memory_payload(statement, author="Ana <ana@example.com>")}
+        forks.append(sharelog.encode(uuid.uuid4().hex, "record", at, payload, fields, head)[0])
+    path.write_text(base + forks[0] + forks[1] + forks[0])  # what merge=union leaves, a line twice
+    reading = sharelog.read_file(path)
+    assert not reading.problems and len(reading.entries) == 3
+    proj = reread(repo)
+    assert {"Use the new holiday table", "Use the fiscal calendar"} <= {m.statement for m in proj.list()}
+    assert view(proj) == fresh_state(repo, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "spoil, why",
+    [
+        (lambda x: {**x, "payload": {"memory": {**x["payload"]["memory"], "statement": "Edited words"}}},
+         "fails its hash"),
+        (lambda x: {**x, "prev": "f" * 64}, "does not follow"),
+        (lambda x: {**x, "writer": {**x["writer"], "id": "9999999999"}}, "another writer"),
+    ],
+)
+def test_a_spoiled_line_and_what_follows_it_are_not_applied(shared, repo: Path, spoil, why: str) -> None:
+    ben = Writer(repo)
+    for i, statement in enumerate(["First of Ben", "Second of Ben", "Third of Ben"]):
+        ben.append("record", {"memory": memory_payload(statement)}, f"2030-01-0{i + 1}T00:00:00.000000Z")
+    lines = [json.loads(x) for x in ben.path.read_text().splitlines()]
+    bad = spoil(lines[1])
+    if why != "fails its hash":  # a forged line with a correct hash of its own
+        bad["hash"] = sharelog.line_hash(bad)
+    lines[1] = bad
+    ben.path.write_text("".join(store.canonical(x).decode() + "\n" for x in lines))
+    proj = reread(repo)
+    statements = {m.statement for m in proj.list()}
+    assert "First of Ben" in statements and not statements & {"Second of Ben", "Third of Ben", "Edited words"}
+    # The first problem names the spoiled line (a re-hashed line also orphans the next one).
+    problem = proj.sharing_status()["problems"][0]
+    assert f"{ben.path.name} line 2: " in problem and why in problem
+    report = proj.verify()
+    assert not report.ok and any(f"{ben.path.name} line 2" in p for p in report.problems)
+
+
+@pytest.mark.parametrize(
+    "event, error",
+    [
+        ({"type": "gc", "payload": {"forgotten": []}}, "not one a shared file can carry"),
+        ({"payload": {"memory": {**memory_payload("A fact"), "id": "m-000000000000"}}}, "is not the id"),
+        ({"payload": {"memory": {**memory_payload("A fact"), "kind": "rumour"}}}, "kind"),
+        ({"payload": {"memory": {**memory_payload("A fact"), "private": True}}}, "private"),
+        ({"payload": {"memory": memory_payload("The key is AKIAIOSFODNN7EXAMPLE")}}, "AWS"),
+        ({"payload": {"memory": {**memory_payload("A fact"), "evidence": [
+            {"handle": "ev-0123abcd", "excerpt": "token = 'ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'"}]}}},
+         "evidence ev-0123abcd"),
+        ({"at": "yesterday"}, "time"),
+        ({"uid": "not-a-uid"}, "uid"),
+    ],
+)
+def test_check_line_refuses_what_must_not_be_applied(event: dict, error: str) -> None:
+    base = {"uid": uuid.uuid4().hex, "type": "record", "at": "2030-01-01T00:00:00.000000Z",
+            "payload": {"memory": memory_payload("A fact")}, "writer": {"id": "0123456789"}}
+    assert sharelog.check_line(dict(base)) == base
+    with pytest.raises((InvalidStatement, SecretRefused)) as info:
+        sharelog.check_line({**base, **event})
+    assert error in info.value.message
+
+
+def test_a_refused_line_never_reaches_the_database(shared, repo: Path) -> None:
+    ben = Writer(repo)
+    ben.append("record", {"memory": memory_payload("The key is AKIAIOSFODNN7EXAMPLE")}, "2030-01-01T00:00:00.000000Z")
+    proj = reread(repo)
+    assert not [m for m in proj.list() if "AKIA" in m.statement]
+    stored = proj.conn.execute("SELECT count(*) FROM events WHERE payload LIKE '%AKIA%'").fetchone()[0]
+    assert stored == 0
+    assert "is refused" in proj.sharing_status()["problems"][0]
+
+
+def test_nothing_unchecked_is_written_either(shared, repo: Path) -> None:
+    # Our own lines pass the same check before they are written: a statement that
+    # today's reader would refuse never reaches the file, and nothing is recorded.
+    from jupymem.models import Provenance
+
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    before, revision = path.read_text(), shared.revision()
+    with pytest.raises(JupymemError) as info:
+        shared.remember("Sessions expire after an hour", provenance=Provenance(session="s\x1b[2J" + "x" * 2000))
+    assert "session" in info.value.message
+    assert path.read_text() == before and shared.revision() == revision
+
+
+def test_a_checkout_to_a_branch_without_the_folder_leaves_local_memory(shared, repo: Path) -> None:
+    private = shared.remember("My private note", private=True)
+    folder = repo / ".jupymem"
+    moved = repo.parent / "elsewhere"
+    folder.rename(moved)
+    proj = reread(repo)
+    assert [m.id for m in proj.list()] == [private.id]
+    moved.rename(folder)
+    assert len(reread(repo).list()) == 2
+
+
+def test_a_repository_with_a_log_has_memory_even_without_a_binding(tmp_path: Path, jupymem_home: Path) -> None:
+    repo = make_repo(tmp_path / "fresh")
+    assert jupymem.project(repo) is None and not jupymem_home.joinpath("registry.json").exists()
+    ben = Writer(repo)
+    ben.path.parent.mkdir(parents=True)
+    ben.append("record", {"memory": memory_payload("Amounts are in cents")}, "2030-01-01T00:00:00.000000Z")
+    proj = jupymem.project(repo)
+    assert proj is not None and [m.statement for m in proj.list()] == ["Amounts are in cents"]
+    assert jupymem.status(repo)["sharing"]["state"] == "on"
+
+
+def test_gc_in_a_shared_repository_stays_on_this_machine(shared, repo: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    m = shared.remember("Use the 2023 price list", kind="note")
+    shared.retire(m.id, reason="superseded by the 2024 list")
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    before = path.read_text()
+    report = shared.gc(now=datetime.now(timezone.utc) + timedelta(days=365))
+    assert m.id in report.forgotten
+    assert path.read_text() == before  # no gc line, and shared lines keep their payloads
+    assert m.id not in {x.id for x in reread(repo).list(include_inactive=True)}
+    assert reread(repo).sharing.rebuild() and m.id not in {x.id for x in reread(repo).list(include_inactive=True)}
+
+
+def test_two_processes_of_one_clone_append_to_one_file_without_breaking_it(shared, repo: Path, jupymem_home) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jupymem\n"
+        "p = jupymem.project(sys.argv[1])\n"
+        "for i in range(15):\n"
+        "    p.remember(f'{sys.argv[2]} statement number {i} about table t{i}')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(repo), who], env=env) for who in ("kernel", "server")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    reading = sharelog.read_file(path)
+    assert not reading.problems and len(reading.entries) == 31
+    proj = reread(repo)
+    assert len(proj.list()) == 31 and proj.verify().ok
+
+
+def test_whatever_order_lines_arrive_in_the_cache_equals_a_fresh_replay(shared, repo: Path, tmp_path) -> None:
+    import random
+
+    rng = random.Random(20260401)
+    ben = Writer(repo)
+    known = [m.id for m in shared.list()]
+    statements = iter(f"Fact number {i} about table t{i % 5}" for i in range(1000))
+    for step in range(12):
+        # Ben's clone writes a few events, dated around ours (his clock is off either way).
+        pending = []
+        for _ in range(rng.randint(1, 4)):
+            at = f"20{rng.choice(['00', '26', '99'])}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T00:00:00.{rng.randint(0, 999999):06d}Z"
+            op = rng.choice(["record", "record", "supersede", "retire", "confirm"])
+            if op == "record" or not known:
+                payload = {"memory": memory_payload(next(statements))}
+                known.append(payload["memory"]["id"])
+                op = "record"
+            elif op == "supersede":
+                payload = {"old": rng.choice(known), "memory": memory_payload(next(statements))}
+                known.append(payload["memory"]["id"])
+            elif op == "retire":
+                payload = {"id": rng.choice(known), "reason": "no longer true"}
+            else:
+                payload = {"id": rng.choice(known), "by": "person"}
+            pending.append(ben.line(op, payload, at))
+        with ben.path.open("a", encoding="utf-8") as fh:
+            fh.write("".join(pending))
+        proj = reread(repo)
+        # And we write in between, as people do.
+        if step % 3 == 0:
+            mine = proj.remember(next(statements))
+            known.append(mine.id)
+        elif step % 3 == 1:
+            active = [m.id for m in proj.list()]
+            if active:
+                try:
+                    proj.retire(rng.choice(active), reason="checked")
+                except JupymemError:
+                    pass
+        assert view(reread(repo)) == fresh_state(repo, tmp_path), f"step {step}"
+    assert reread(repo).verify().ok
+
+
+def test_a_log_that_cannot_be_written_is_said_plainly_and_records_nothing(shared, repo: Path) -> None:
+    from jupymem.errors import SharingError
+
+    (path,) = sharelog.log_dir(repo).glob("*.jsonl")
+    path.unlink()
+    path.mkdir()  # where our file should be, something we cannot append to (even as root)
+    proj = reread(repo)
+    revision = proj.revision()
+    with pytest.raises(SharingError) as info:
+        proj.remember("Amounts are in cents")
+    assert "Cannot write" in info.value.message and "share --off" in info.value.message
+    assert reread(repo).revision() == revision
+    assert not [m for m in reread(repo).list() if "cents" in m.statement]
