@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 
 from .errors import InvalidStatement, SecretRefused
 from .models import Evidence
-from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, redact
+from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, redact, redact_key_blocks
 
 __all__ = [
     "MAX_STATEMENT_BYTES",
@@ -184,7 +184,9 @@ def _message(exc: BaseException) -> str:
         return f"<unprintable {type(exc).__name__}>"
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS].rpartition("\n")[0]
-    return text
+    # A private key spans lines: redacted here, whole, before the message is split into
+    # lines, where its header alone holds nothing secret and its body looks like nothing.
+    return redact_key_blocks(text)
 
 
 def _clean_lines(message: str) -> list[str]:
@@ -220,7 +222,7 @@ def _exception_lines(exc: BaseException) -> list[str]:
         rest = lines[1:]
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, (list, tuple)):
-        rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(note)]
+        rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(redact_key_blocks(note))]
     return [redact(head)] + [redact(line) for line in rest]
 
 
@@ -316,9 +318,13 @@ def excerpt(source: str, exc: BaseException | None) -> str:
     src = (source or "").replace("\r\n", "\n").replace("\r", "\n")
     src = _ANSI.sub("", src)
     if len(src) > 4 * MAX_EXCERPT_BYTES:
-        src = src[-4 * MAX_EXCERPT_BYTES :]
+        start = len(src) - 4 * MAX_EXCERPT_BYTES
+        open_key = _open_key_before(src, start)
+        src = src[start:]
         cut = src.find("\n")
         src = src[cut + 1 :] if cut >= 0 else src
+        if open_key:  # the cut fell inside a key: its body lines would pass for plain text
+            src = _KEY_TAIL.sub("[REDACTED:private-key]", src, count=1) if _KEY_END.search(src) else "[REDACTED:private-key]"
     src = redact(src.rstrip())
     if not errors:
         return _clip_bytes_tail(src, MAX_EXCERPT_BYTES)
@@ -326,6 +332,19 @@ def excerpt(source: str, exc: BaseException | None) -> str:
     room = MAX_EXCERPT_BYTES - len((separator + errors).encode("utf-8"))
     src = _clip_bytes_tail(src, room)
     return f"{src}{separator if src else ''}{errors}"
+
+
+_KEY_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_TAIL = re.compile(r"\A[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+
+
+def _open_key_before(text: str, cut: int) -> bool:
+    """Whether a private key block begins before ``cut`` and has not ended by then."""
+    begin = text.rfind("-----BEGIN", 0, cut)
+    if begin < 0 or not _KEY_BEGIN.match(text, begin):
+        return False
+    return _KEY_END.search(text, begin, cut) is None
 
 
 def new_handle() -> str:
