@@ -324,7 +324,8 @@ def excerpt(source: str, exc: BaseException | None) -> str:
         cut = src.find("\n")
         src = src[cut + 1 :] if cut >= 0 else src
         if open_key:  # the cut fell inside a key: its body lines would pass for plain text
-            src = _KEY_TAIL.sub("[REDACTED:private-key]", src, count=1) if _KEY_END.search(src) else "[REDACTED:private-key]"
+            tail = _KEY_TAIL if _KEY_END.search(src) else _KEY_BODY  # no end: its base64 lines
+            src = tail.sub("[REDACTED:private-key]\n", src, count=1)
     src = redact(src.rstrip())
     if not errors:
         return _clip_bytes_tail(src, MAX_EXCERPT_BYTES)
@@ -336,7 +337,8 @@ def excerpt(source: str, exc: BaseException | None) -> str:
 
 _KEY_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_TAIL = re.compile(r"\A[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_TAIL = re.compile(r"\A[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----\n?")
+_KEY_BODY = re.compile(r"\A(?:[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*(?:\n|\Z))+")
 
 
 def _open_key_before(text: str, cut: int) -> bool:
