@@ -16,6 +16,7 @@ Finding secrets is a job of its own (``secrets_scan``); ``find_secrets``,
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import hashlib
 import re
 import secrets
@@ -40,6 +41,7 @@ __all__ = [
     "excerpt",
     "new_handle",
     "evidence_from_exception",
+    "clean_evidence",
 ]
 
 MAX_STATEMENT_BYTES = 16 * 1024
@@ -400,3 +402,39 @@ def evidence_from_exception(
         execution_count=execution_count,
         notebook=notebook,
     )
+
+
+_EVIDENCE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_KEEP_AS_IS = ("handle", "session", "created_at", "cell_id", "notebook")
+
+
+def clean_evidence(ev: Evidence) -> Evidence:
+    """Staged evidence as it may be cited today: every text field redacted again (the
+    scanner may have learned a shape since the failure was staged), without control
+    characters, and clipped back to its limits. Clean evidence comes back as it was."""
+    changes: dict[str, object] = {}
+    for f in dataclasses.fields(ev):
+        value = getattr(ev, f.name)
+        if f.name in _KEEP_AS_IS:
+            continue
+        if f.name == "diagnosis" and isinstance(value, tuple):
+            new: object = tuple(_clip(_clean_text(line, one_line=True)) for line in value)
+        elif f.name == "evalue" and isinstance(value, str):
+            new = _clip(_clean_text(value), MAX_EVALUE_CHARS)
+        elif f.name == "excerpt" and isinstance(value, str):
+            new = _clip_bytes_tail(_clean_text(value), MAX_EXCERPT_BYTES)
+        elif f.name == "ename" and isinstance(value, str):
+            new = _clean_text(value, one_line=True)
+        elif isinstance(value, str):  # a field this version does not know by name
+            new = _clean_text(value)
+        else:
+            continue
+        if new != value:
+            changes[f.name] = new
+    return dataclasses.replace(ev, **changes) if changes else ev  # type: ignore[arg-type]
+
+
+def _clean_text(text: str, one_line: bool = False) -> str:
+    text = redact(redact_key_blocks(text))
+    text = _EVIDENCE_CONTROL.sub(" ", text)
+    return text.replace("\t", " ").replace("\n", " ") if one_line else text

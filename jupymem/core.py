@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import capture, language, registry, store
+from . import capture, language, registry, store, validate
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings
@@ -28,6 +28,7 @@ from .errors import (
     InvalidStatement,
     InvalidTransition,
     LanguageRefused,
+    ReadOnlyHome,
     UnknownEvidence,
     UnknownMemory,
 )
@@ -318,7 +319,9 @@ class Project:
                 supersedes, statement, kind=kind, topic=topic, evidence=evidence, provenance=provenance,
                 standing=standing,
             )
+        self._writable()
         payload = self._memory_payload(statement, kind, topic, evidence, provenance, standing)
+        validate.check_payload("record", {"memory": payload}, self._known())
         with store.transaction(self.conn):
             if adds_nothing(self.conn, payload):
                 return self.get(payload["id"])
@@ -328,15 +331,17 @@ class Project:
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
         """Record many statements in one transaction (each item: remember()'s keywords)."""
+        self._writable()
         payloads = []
+        known = self._known()
         for item in items:
             item = dict(item)
-            payloads.append(
-                self._memory_payload(
-                    item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
-                    item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
-                )
+            payload = self._memory_payload(
+                item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
+                item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
             )
+            validate.check_payload("record", {"memory": payload}, known)
+            payloads.append(payload)
         ids = [payload["id"] for payload in payloads]
         with store.transaction(self.conn), Batch(self.conn, ids) as batch:
             prev = store.last_hash(self.conn)
@@ -362,18 +367,21 @@ class Project:
         standing: str | None = None,
     ) -> Memory:
         """Replace a memory with a new statement; the old one's validity closes."""
+        self._writable()
         old = self.get(memory_id)
         if old.status != ACTIVE:
             raise InvalidTransition(f"{old.id} is {old.status}; only an active memory can be superseded.")
         payload = self._memory_payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing)
         if payload["id"] == old.id:
             raise InvalidTransition(f"The new statement is the same as {old.id}; nothing to supersede.")
+        validate.check_payload("supersede", {"old": old.id, "memory": payload}, self._known())
         with store.transaction(self.conn):
             ev = store.append(self.conn, _uid(), "supersede", registry.now_iso(), {"old": old.id, "memory": payload})
             apply(self.conn, ev)
         return self.get(payload["id"])
 
     def retire(self, memory_id: str, reason: str | None = None) -> Memory:
+        self._writable()
         m = self.get(memory_id)
         if m.status != ACTIVE:
             raise InvalidTransition(f"{m.id} is already {m.status}.")
@@ -383,6 +391,7 @@ class Project:
         return self.get(m.id)
 
     def confirm(self, memory_id: str, by: str | None = None) -> Memory:
+        self._writable()
         m = self.get(memory_id)
         if m.standing == SUPPORTED:
             return m
@@ -390,7 +399,12 @@ class Project:
         return self.get(m.id)
 
     def stage_failure(self, evidence: Evidence) -> None:
-        """Keep a failure for later citation; the window keeps 64 per kernel session."""
+        """Keep a failure for later citation; the window keeps 64 per kernel session.
+
+        Staging is a convenience, never worth an error in a user's cell: in a read-only
+        home it keeps nothing (the kernel's own window still holds the failure)."""
+        if self.conn.readonly:
+            return
         data = json.dumps(evidence.to_dict(), sort_keys=True, ensure_ascii=False)
         with store.transaction(self.conn):
             self.conn.execute(
@@ -409,6 +423,7 @@ class Project:
         return verify(self.conn)
 
     def rebuild(self) -> int:
+        self._writable()
         n = rebuild(self.conn)
         self._block_cache = None
         self._block_lines.reset()
@@ -418,12 +433,15 @@ class Project:
         return n
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
+        if not dry_run:
+            self._writable()
         return gc(self.conn, dry_run=dry_run, **retention)
 
     def export(self, fp: IO[str]) -> int:
         return export_log(self.conn, fp, project_id=self.id)
 
     def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
+        self._writable()
         return import_log(self.conn, fp, source=source)
 
     # -- internals ------------------------------------------------------------
@@ -432,7 +450,24 @@ class Project:
         row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
         return memory_from_row(row) if row else None
 
+    def _known(self) -> validate.Known:
+        return validate.DatabaseKnown(self.conn)
+
+    @property
+    def readonly(self) -> bool:
+        """True when the memory home could only be opened for reading."""
+        return bool(self.conn.readonly)
+
+    def _writable(self) -> None:
+        if self.conn.readonly:
+            raise ReadOnlyHome(
+                f"{self.database} is read-only here ({self.conn.readonly_reason}): searching and reading "
+                "work, but nothing can be recorded. Make the memory home writable, or point JUPYMEM_HOME "
+                "at a writable directory."
+            )
+
     def _event(self, type_: str, payload: dict[str, Any]) -> None:
+        validate.check_payload(type_, payload, self._known())
         with store.transaction(self.conn):
             ev = store.append(self.conn, _uid(), type_, registry.now_iso(), payload)
             apply(self.conn, ev)
@@ -484,7 +519,7 @@ class Project:
         out: dict[str, Evidence] = {}
         for e in evidence or ():
             item = e if isinstance(e, Evidence) else self.evidence(str(e))
-            out[item.handle] = item
+            out[item.handle] = capture.clean_evidence(item)
         return list(out.values())
 
 

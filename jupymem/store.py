@@ -251,6 +251,7 @@ class Connection:
         self.module = mod
         self.path = path
         self.readonly = readonly
+        self.readonly_reason: str | None = None
         if str(path) == ":memory:":
             self.raw = mod.connect(":memory:", isolation_level=None, check_same_thread=False)
         else:
