@@ -63,6 +63,8 @@ class Project:
         self._dense_index: Any = None
         self._vocab: Any = None
         self._dense_note: str | None = None  # why the dense leg is not answering, for status
+        # Run after every committed write (opening keeps the registry's history mark with it).
+        self.on_write: Any = None
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
@@ -208,6 +210,9 @@ class Project:
         if enc.state == "off" and enc.reason == "JUPYMEM_ENCODER=none":
             self._dense_note = "turned off (JUPYMEM_ENCODER=none)"
             return None
+        if self.conn.readonly:  # vectors are written beside the memories: not here
+            self._dense_note = "the memory home is read-only, so no vectors can be stored"
+            return None
         if enc.state == "off":
             if self.block().omitted == 0:
                 self._dense_note = "not needed yet: every memory fits in the block"
@@ -327,6 +332,7 @@ class Project:
                 return self.get(payload["id"])
             ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload})
             apply(self.conn, ev)
+        self._after_write()
         return self.get(payload["id"])
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
@@ -351,6 +357,7 @@ class Project:
                 ev = store.append(self.conn, _uid(), "record", registry.now_iso(), {"memory": payload}, prev=prev)
                 batch.apply(ev)
                 prev = ev.hash
+        self._after_write()
         # Exact ids, a few queries for all of them (get() also matches prefixes).
         found = memories_by_id(self.conn, ids)
         return [found[i] for i in dict.fromkeys(ids) if i in found]
@@ -378,6 +385,7 @@ class Project:
         with store.transaction(self.conn):
             ev = store.append(self.conn, _uid(), "supersede", registry.now_iso(), {"old": old.id, "memory": payload})
             apply(self.conn, ev)
+        self._after_write()
         return self.get(payload["id"])
 
     def retire(self, memory_id: str, reason: str | None = None) -> Memory:
@@ -435,14 +443,18 @@ class Project:
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
         if not dry_run:
             self._writable()
-        return gc(self.conn, dry_run=dry_run, **retention)
+        report = gc(self.conn, dry_run=dry_run, **retention)
+        self._after_write()
+        return report
 
     def export(self, fp: IO[str]) -> int:
         return export_log(self.conn, fp, project_id=self.id)
 
     def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
         self._writable()
-        return import_log(self.conn, fp, source=source)
+        report = import_log(self.conn, fp, source=source)
+        self._after_write()
+        return report
 
     # -- internals ------------------------------------------------------------
 
@@ -471,6 +483,11 @@ class Project:
         with store.transaction(self.conn):
             ev = store.append(self.conn, _uid(), type_, registry.now_iso(), payload)
             apply(self.conn, ev)
+        self._after_write()
+
+    def _after_write(self) -> None:
+        if self.on_write is not None:
+            self.on_write(self)
 
     def _memory_payload(
         self,

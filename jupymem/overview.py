@@ -13,7 +13,7 @@ from typing import Any
 
 from . import registry
 from .config import Settings
-from .errors import RegistryCorrupt
+from .errors import JupymemError, RegistryCorrupt
 
 
 def status(path: Path, settings: Settings) -> dict[str, Any]:
@@ -34,6 +34,9 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         "database": None,
         # Which search legs answer, and why the dense one does not (Project.dense_status).
         "retrieval": None,
+        # database_damaged / database_lost / storage_error when the database cannot be used
+        "damage": None,
+        "read_only": False,
         "home": str(settings.home),
     }
     root = registry.find_git_root(path)
@@ -48,7 +51,11 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         return out
     from .opening import find_project
 
-    proj = find_project(root, settings)
+    try:
+        proj = find_project(root, settings)
+    except JupymemError as exc:  # a lost or damaged database: said plainly, never "no memory"
+        out.update(memory=True, damage=exc.code, message=exc.message, project_id=reg.project_for_root(root))
+        return out
     if proj is None:
         commit = registry.root_commit(root)
         matches = reg.projects_with_commit(commit)
@@ -75,7 +82,9 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         staged=proj.conn.execute("SELECT count(*) FROM staged_evidence").fetchone()[0],
         block={"bytes": blk.bytes, "cap": blk.cap, "shown": blk.shown, "omitted": blk.omitted, "revision": blk.revision},
         database=str(proj.database),
-        message=f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes.",
+        message=f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes."
+        + (" The memory home is read-only: reading works, recording does not." if proj.readonly else ""),
         retrieval=proj.dense_status(),
+        read_only=proj.readonly,
     )
     return out

@@ -14,6 +14,14 @@ verifies); a purge is itself an event naming what it purged.
 Staged evidence is deliberately *not* in the log: it is a bounded window of
 recent failures, dropped freely, and becomes part of history only when a
 memory cites it (then a copy travels in that memory's record event).
+
+Opening never guesses. A file that is not a database any more (empty, cut
+short, overwritten) is named as damaged before SQLite is asked to read it, and
+a small database passes SQLite's ``quick_check`` first; a home that cannot be
+written is opened read-only (reads work, writes are refused by ``Project``),
+without switching its journal mode. Every driver error that means damage, a
+read-only file or a full disk becomes the ``JupymemError`` that says so
+(``storage_error``), here in ``Connection`` and at the faces as a last resort.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import CorruptLog, SchemaTooNew
+from .errors import CorruptLog, DatabaseDamaged, JupymemError, ReadOnlyHome, SchemaTooNew, StorageError
 
 GENESIS = "0" * 64
 
@@ -235,6 +243,99 @@ def _split_sql(script: str) -> list[str]:
     return out
 
 
+# -- errors -----------------------------------------------------------------------
+
+DOCTOR = "Run `jupymem doctor`: it checks every database and recovers what its event log still holds."
+
+
+def _is_driver_error(exc: BaseException) -> bool:
+    # sqlite3 and sqlean have their own exception classes with the DB-API names.
+    return any(c.__name__ == "DatabaseError" for c in type(exc).__mro__)
+
+
+def storage_error(exc: BaseException, path: Path | str | None = None) -> JupymemError | None:
+    """The ``JupymemError`` a driver error means, or None when it means a bug.
+
+    Damage (a malformed page, a file that is not a database), a read-only file or
+    directory, a full disk and a lock held past the busy timeout are conditions of the
+    machine, not of the code: they get a message naming the file and what to do.
+    """
+    if isinstance(exc, JupymemError):
+        return exc
+    if not _is_driver_error(exc):
+        return None
+    where = f"The memory database {path}" if path else "A memory database"
+    msg = str(exc).lower()
+    if any(h in msg for h in ("malformed", "not a database", "file is encrypted", "corrupt")):
+        return DatabaseDamaged(f"{where} is damaged ({exc}). {DOCTOR}")
+    if any(h in msg for h in ("readonly", "read-only", "attempt to write")):
+        return ReadOnlyHome(
+            f"{where} is read-only here ({exc}): reading works, nothing can be recorded. Make the memory "
+            "home writable, or point JUPYMEM_HOME at a writable directory."
+        )
+    if "unable to open" in msg:
+        return StorageError(f"{where} cannot be opened ({exc}); check that its folder exists and can be read.")
+    if any(h in msg for h in ("disk is full", "disk i/o", "i/o error", "no space")):
+        return StorageError(f"{where} could not be written ({exc}): is the disk full? Nothing was changed.")
+    if "locked" in msg or "busy" in msg:
+        return StorageError(f"{where} stayed locked by another process for 30 s ({exc}); try again.")
+    return None
+
+
+@contextlib.contextmanager
+def translated(path: Path | str | None = None) -> Iterator[None]:
+    """Turn driver errors that mean a condition of the machine into ``JupymemError``."""
+    try:
+        yield
+    except Exception as exc:
+        err = storage_error(exc, path)
+        if err is None or err is exc:
+            raise
+        raise err from None
+
+
+# -- the file, before SQLite reads it --------------------------------------------------
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# quick_check reads every page: ~3 ms per MB here. Above this size it is left to
+# `verify` and `doctor`, and damage shows when a query meets it.
+QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024
+
+
+def check_file(path: Path) -> None:
+    """Raise ``DatabaseDamaged`` for a file that cannot be a healthy database: empty,
+    not starting with SQLite's header, or shorter than its header says. Cheap: one
+    stat and 100 bytes. (A missing file raises ``FileNotFoundError``.)"""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise DatabaseDamaged(f"The memory database {path} is a directory, not a file. {DOCTOR}") from None
+    except OSError as exc:
+        raise StorageError(f"The memory database {path} cannot be read ({exc.strerror or exc}).") from None
+    if size == 0:
+        raise DatabaseDamaged(f"The memory database {path} is empty (0 bytes): its memories are gone from it. {DOCTOR}")
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise DatabaseDamaged(
+            f"The memory database {path} is not a SQLite database any more (its header was overwritten or cut). "
+            f"{DOCTOR}"
+        )
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    header_valid = header[24:28] == header[92:96]  # SQLite's own rule for trusting the page count
+    wal = Path(f"{path}-wal")
+    wal_pending = wal.exists() and wal.stat().st_size > 0  # a checkpoint in flight may extend the file
+    if pages and header_valid and not wal_pending and size < pages * page_size:
+        raise DatabaseDamaged(
+            f"The memory database {path} is cut short: {size:,} bytes of the {pages * page_size:,} its header "
+            f"records. {DOCTOR}"
+        )
+
+
 # -- connections ------------------------------------------------------------------
 
 
@@ -243,40 +344,81 @@ class Connection:
 
     WAL lets readers in other processes proceed while one writer commits; writes
     start with BEGIN IMMEDIATE so two writers queue on the busy timeout instead
-    of failing at COMMIT.
+    of failing at COMMIT. ``readonly`` connections (a home that cannot be written)
+    never change the file: no journal-mode switch, no writes; ``immutable`` ones are
+    for a read-only folder where SQLite cannot even create its shared-memory file.
     """
 
-    def __init__(self, path: Path, *, driver_name: str | None = None, readonly: bool = False):
+    def __init__(
+        self, path: Path, *, driver_name: str | None = None, readonly: bool = False, immutable: bool = False,
+        create: bool = True,
+    ):
         mod = driver(driver_name)
         self.module = mod
         self.path = path
-        self.readonly = readonly
+        self.readonly = readonly or immutable
         self.readonly_reason: str | None = None
         if str(path) == ":memory:":
             self.raw = mod.connect(":memory:", isolation_level=None, check_same_thread=False)
         else:
-            uri = f"file:{path}?mode={'ro' if readonly else 'rwc'}"
+            mode = "ro" if self.readonly else ("rwc" if create else "rw")
+            uri = f"file:{path}?mode={mode}" + ("&immutable=1" if immutable else "")
             self.raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30)
-        self.raw.execute("PRAGMA busy_timeout = 30000")
-        if not readonly:
-            self.raw.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL survives a killed process (not a power cut) and keeps a
-            # record under a few milliseconds.
-            self.raw.execute("PRAGMA synchronous = NORMAL")
         self.lock = threading.RLock()
         self.vec_loaded = False
+        try:
+            self.raw.execute("PRAGMA busy_timeout = 30000")
+            # A read that opens the file (and, in WAL mode, its shared memory): an
+            # unreadable file or folder fails here, not at the first query.
+            journal = self.raw.execute("PRAGMA journal_mode").fetchone()[0]
+            if not self.readonly and str(path) != ":memory:":
+                if journal != "wal":  # set once, when the file is created; a read never switches it
+                    self.raw.execute("PRAGMA journal_mode = WAL")
+                # NORMAL in WAL survives a killed process (not a power cut) and keeps a
+                # record under a few milliseconds.
+                self.raw.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            self.raw.close()
+            raise
 
     def execute(self, sql: str, params: Any = ()) -> Any:
         with self.lock:
-            return self.raw.execute(sql, params)
+            try:
+                return self.raw.execute(sql, params)
+            except Exception as exc:  # inline, not `translated`: this is the hottest call there is
+                err = storage_error(exc, self.path)
+                if err is None:
+                    raise
+                raise err from None
 
     def executemany(self, sql: str, rows: Any) -> Any:
-        with self.lock:
+        with self.lock, translated(self.path):
             return self.raw.executemany(sql, rows)
 
     def close(self) -> None:
         with self.lock:
             self.raw.close()
+
+    def writable(self) -> bool:
+        """Whether this file can take a write here, without writing: a RESERVED lock is
+        what every write starts with, and a read-only file or folder refuses it. A lock
+        held by another writer means the file is writable."""
+        if self.readonly:
+            return False
+        with self.lock:
+            self.raw.execute("PRAGMA busy_timeout = 0")
+            try:
+                self.raw.execute("BEGIN IMMEDIATE")
+                self.raw.execute("ROLLBACK")
+            except Exception as exc:
+                err = storage_error(exc, self.path)
+                if isinstance(err, ReadOnlyHome) or "unable to open" in str(exc).lower():
+                    return False
+                if err is None or not isinstance(err, StorageError):  # busy is fine; damage is not ours to judge
+                    raise
+            finally:
+                self.raw.execute("PRAGMA busy_timeout = 30000")
+        return True
 
     def load_vec(self) -> bool:
         """Load sqlite-vec into this connection; False when this build cannot."""
@@ -309,35 +451,85 @@ def transaction(conn: Any) -> Iterator[Any]:
         if raw.in_transaction:
             yield conn
             return
-        raw.execute("BEGIN IMMEDIATE")
+        with translated(getattr(conn, "path", None)):
+            raw.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
-            raw.execute("ROLLBACK")
+            with contextlib.suppress(Exception):  # a failed COMMIT may have rolled back already
+                raw.execute("ROLLBACK")
             raise
-        raw.execute("COMMIT")
+        with translated(getattr(conn, "path", None)):
+            raw.execute("COMMIT")
     finally:
         if lock is not None:
             lock.release()
 
 
-def open_database(path: Path, *, create: bool, driver_name: str | None = None) -> Connection:
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def open_database(path: Path, *, create: bool, driver_name: str | None = None, check: bool = True) -> Connection:
+    """The migrated database at ``path``; with ``create``, made if missing.
+
+    An existing file is looked at before SQLite reads it (``check_file``) and, when
+    small, passes ``quick_check``. A file or folder that cannot be written is opened
+    read-only (``Connection.readonly``, with the reason), so reading still works.
+    """
     if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ReadOnlyHome(f"Cannot create {path.parent} ({exc.strerror or exc}); is the memory home writable?") from None
     elif not path.exists():
         raise FileNotFoundError(path)
-    conn = Connection(path, driver_name=driver_name)
+    if path.exists():
+        check_file(path)
+    conn = _connect(path, create=create, driver_name=driver_name)
     try:
-        migrate(conn)
+        with translated(path):
+            if check and path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+                result = conn.raw.execute("PRAGMA quick_check").fetchone()[0]
+                if result != "ok":
+                    raise DatabaseDamaged(f"The memory database {path} fails SQLite's integrity check ({result}). {DOCTOR}")
+            migrate(conn)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
+def _connect(path: Path, *, create: bool, driver_name: str | None) -> Connection:
+    """Read-write if the file and its folder allow it, else read-only, else immutable."""
+    first: BaseException | None = None
+    try:
+        conn = Connection(path, driver_name=driver_name, create=create)
+    except Exception as exc:
+        err = storage_error(exc, path)
+        if create or not isinstance(err, (ReadOnlyHome, StorageError)) or isinstance(err, DatabaseDamaged):
+            raise (err or exc) from None
+        first = exc
+    else:
+        if conn.writable():
+            return conn
+        conn.close()
+        first = PermissionError(f"{path} cannot be written")
+    for immutable in (False, True):
+        try:
+            conn = Connection(path, driver_name=driver_name, readonly=True, immutable=immutable, create=False)
+        except Exception as exc:
+            if immutable:
+                raise (storage_error(exc, path) or exc) from None
+            continue
+        conn.readonly_reason = _reason(first)
+        return conn
+    raise AssertionError("unreachable")
+
+
 def memory_database(driver_name: str | None = None) -> Connection:
     """A fresh, migrated in-memory database: the target of a verification replay."""
-    conn = Connection(Path(":memory:"), driver_name=driver_name, readonly=True)
+    conn = Connection(Path(":memory:"), driver_name=driver_name)
     migrate(conn)
     return conn
 
@@ -378,7 +570,7 @@ class Event:
         }
 
 
-def _row_event(row: Any) -> Event:
+def row_event(row: Any) -> Event:
     seq, uid, type_, at, payload, payload_hash, prev, h = row
     return Event(seq, uid, type_, at, json.loads(payload) if payload is not None else None, payload_hash, prev, h)
 
@@ -418,7 +610,7 @@ def events(conn: Connection, after: int = 0) -> Iterator[Event]:
         (after,),
     )
     for row in cur.fetchall():
-        yield _row_event(row)
+        yield row_event(row)
 
 
 def has_uid(conn: Connection, uid: str) -> bool:
