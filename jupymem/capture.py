@@ -58,19 +58,20 @@ MAX_MESSAGE_CHARS = 64 * 1024
 _BINARY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def check_statement(text: str | bytes) -> str:
+def check_statement(text: str | bytes, what: str = "statement") -> str:
     """Return ``text`` cleaned for storage, or raise why it cannot be a memory.
 
     Line endings become ``\\n`` and the ends are stripped; inner newlines stay.
     Raises ``InvalidStatement`` for undecodable, empty, oversized or binary input
-    and ``SecretRefused`` when ``find_secrets`` finds anything.
+    and ``SecretRefused`` when ``find_secrets`` finds anything. ``what`` names the
+    text in messages ("The topic contains ...") when it is not the statement.
     """
     if isinstance(text, (bytes, bytearray, memoryview)):
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidStatement(
-                f"The statement is not valid UTF-8 (bad byte at offset {exc.start}); "
+                f"The {what} is not valid UTF-8 (bad byte at offset {exc.start}); "
                 "save it as UTF-8 text and record it again."
             ) from None
     if not isinstance(text, str):
@@ -81,34 +82,34 @@ def check_statement(text: str | bytes) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidStatement(
-            f"The statement holds an unpaired surrogate (U+{ord(text[exc.start]):04X} at "
+            f"The {what} holds an unpaired surrogate (U+{ord(text[exc.start]):04X} at "
             f"character {exc.start}), usually from bytes decoded with 'surrogateescape'; "
             "decode the source as UTF-8 and record it again."
         ) from None
     text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").strip()
     if not text:
         raise InvalidStatement(
-            "The statement is empty; write the decision, constraint or lesson to remember."
+            f"The {what} is empty; write the decision, constraint or lesson to remember."
         )
     size = len(text.encode("utf-8"))
     if size > MAX_STATEMENT_BYTES:
         raise InvalidStatement(
-            f"The statement is {size:,} bytes; the limit is {MAX_STATEMENT_BYTES:,} bytes. "
+            f"The {what} is {size:,} bytes; the limit is {MAX_STATEMENT_BYTES:,} bytes. "
             "A memory is a statement: keep it short, put long material in a notebook "
             "or file and cite it."
         )
     binary = _BINARY.search(text)
     if binary:
         raise InvalidStatement(
-            f"The statement holds a binary control character (U+{ord(binary.group()):04X} at "
+            f"The {what} holds a binary control character (U+{ord(binary.group()):04X} at "
             f"character {binary.start()}); record plain text, not binary data."
         )
     found = find_secrets(text)
     if found:
-        what = "; ".join(f"{f.label} ({f.masked})" for f in found[:3])
+        found_what = "; ".join(f"{f.label} ({f.masked})" for f in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         raise SecretRefused(
-            f"The statement contains {what}{more}. Secrets are never stored: remove it, "
+            f"The {what} contains {found_what}{more}. Secrets are never stored: remove it, "
             "say where the secret lives instead (e.g. an environment variable name), "
             "and record the statement again."
         )

@@ -394,7 +394,7 @@ class Project:
         if m.status != ACTIVE:
             raise InvalidTransition(f"{m.id} is already {m.status}.")
         if reason is not None:
-            reason = capture.check_statement(reason)
+            reason = capture.check_statement(reason, "reason")
         self._event("retire", {"id": m.id, "reason": reason})
         return self.get(m.id)
 
@@ -512,7 +512,7 @@ class Project:
         prov_dict = {name: getattr(prov, name) for name in _PROVENANCE_FIELDS}  # to_dict(), without the recursion
         prov_dict["notebook"] = _relative(prov.notebook, self.root)
         if prov.quote is not None:
-            prov_dict["quote"] = capture.check_statement(prov.quote)
+            prov_dict["quote"] = capture.check_statement(prov.quote, "quote")
         return {
             "id": capture.memory_id(text),  # identity is keyed on the words as said
             "kind": kind,
@@ -585,7 +585,7 @@ def _check_kind(kind: str) -> None:
 def _check_topic(topic: str | None) -> str | None:
     if topic is None:
         return None
-    t = " ".join(capture.check_statement(topic).split())
+    t = " ".join(capture.check_statement(topic, "topic").split())
     if len(t) > MAX_TOPIC_CHARS:
         raise InvalidStatement(f"A topic is a short label (at most {MAX_TOPIC_CHARS} characters).")
     return t

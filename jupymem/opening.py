@@ -385,14 +385,19 @@ def _recover(
     n = len(salvage.events)
     expected = max(record.events or 0, salvage.total or 0) if record else (salvage.total or 0)
     out: dict[str, Any] = {"project_id": pid, "database": str(path), "problem": why}
-    if n == 0 and expected > 0 and not accept_loss:
+    if n == 0 and not _nothing_recorded(record) and not accept_loss:
+        # Nothing readable, and history may have existed: a person decides (a backup, or --accept-loss).
         return {**out, "state": "damaged",
                 "message": f"{why}; no event could be read from it ({salvage.stopped}). {_WAYS_OUT}"}
     moved = recovery.rebuild_database(path, salvage, recovery.identity_of(record, roots))
     last = salvage.events[-1].hash if salvage.events else store.GENESIS
     missing = f"; events {n + 1}..{expected} could not be recovered ({salvage.stopped})" if expected > n else ""
+    if n == 0:
+        state = "recreated" if _nothing_recorded(record) else "started afresh"
+    else:
+        state = "partly recovered" if expected > n else "recovered"
     return {
-        **out, "state": "started afresh" if n == 0 and expected > 0 else "recovered", "events": n, "last_hash": last, "kept": str(moved) if moved else None,
+        **out, "state": state, "events": n, "last_hash": last, "kept": str(moved) if moved else None,
         "message": f"{why}; rebuilt from {n} events of its log{missing}. The damaged file is kept at {moved}.",
     }
 
@@ -401,7 +406,7 @@ def _updated_marks(home: Path, reg: registry.Registry, reports: list[dict[str, A
     """After recovery or an accepted loss, the registry's marks follow the new history."""
     changed = False
     for r in reports:
-        if r["state"] in ("recovered", "recreated", "started afresh") and r["project_id"] in {
+        if r["state"] in ("recovered", "partly recovered", "recreated", "started afresh") and r["project_id"] in {
             p.project_id for p in reg.projects
         }:
             rec = reg.record(r["project_id"])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -145,7 +146,7 @@ def _text(
     ident: bool = False,
     empty: bool = False,
 ) -> str:
-    """A text field: type, size, characters and secrets, in that order."""
+    """A text field: type, size, secrets and characters, in that order."""
     if not isinstance(value, str):
         raise _fail(field, f"must be text, not {_type_name(value)}.")
     if not empty and not value.strip():
@@ -158,11 +159,14 @@ def _text(
         raise _fail(field, f"holds an unpaired surrogate (U+{ord(value[exc.start]):04X}); it is not valid text.") from None
     if max_bytes is not None and size > max_bytes:
         raise _fail(field, f"is {size:,} bytes long; the limit is {max_bytes:,}.")
+    _no_secret(value, field)  # before the characters: "it holds a token" says more than "a space"
     bad = (_ID_CONTROL if ident else _LINE_CONTROL if one_line else _CONTROL).search(value)
     if bad:
-        what = "a space or an invisible character" if ident else "a control character"
+        c = bad.group()
+        what = "a control character" if unicodedata.category(c) == "Cc" else "a space" if c.isspace() else (
+            "an invisible character"
+        )
         raise _fail(field, f"holds {what} (U+{ord(bad.group()):04X} at character {bad.start()}).")
-    _no_secret(value, field)
     return value
 
 
@@ -181,11 +185,11 @@ def _statement(value: Any, field: str) -> str:
     if not isinstance(value, str):
         raise _fail(field, f"must be text, not {_type_name(value)}.")
     try:
-        clean = capture.check_statement(value)
+        clean = capture.check_statement(value, field)
     except SecretRefused as exc:
-        raise SecretRefused(exc.message.replace("The statement", field, 1)) from None
+        raise SecretRefused(exc.message.replace(f"The {field}", field, 1)) from None
     except InvalidStatement as exc:
-        raise InvalidField(field, f"{field}: {exc.message}") from None
+        raise InvalidField(field, exc.message.replace(f"The {field}", field, 1)) from None
     if clean != value:
         raise _fail(field, "is not in the form jupymem stores (surrounding blanks or \\r line ends).")
     return value
