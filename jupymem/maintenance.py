@@ -84,10 +84,11 @@ def verify(conn: store.Connection) -> VerifyReport:
     for table in live:
         if live[table] != replayed[table]:
             problems.append(f"table {table} differs from a replay of the log; `rebuild` recreates it.")
-    try:
-        conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
-    except Exception as exc:  # the driver's DatabaseError: the index no longer matches its table
-        problems.append(f"the search index is out of step ({exc}); `rebuild` recreates it.")
+    if not conn.readonly:  # FTS5's check is spelled as an INSERT, which a read-only file refuses
+        try:
+            conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+        except Exception as exc:  # the driver's DatabaseError: the index no longer matches its table
+            problems.append(f"the search index is out of step ({exc}); `rebuild` recreates it.")
     check = conn.execute("PRAGMA quick_check").fetchone()[0]
     if check != "ok":
         problems.append(f"SQLite quick_check: {check}")

@@ -78,6 +78,9 @@ def _open_readonly(path: Path) -> Any:
     for suffix in ("", "&immutable=1"):
         try:
             raw = mod.connect(f"file:{path}?mode=ro{suffix}", uri=True, isolation_level=None)
+            # SQLite refuses a file shorter than its header says unless the schema is
+            # "writable"; on a read-only connection that only lets it read what is there.
+            raw.execute("PRAGMA writable_schema = ON")
             raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return raw
         except Exception as exc:

@@ -223,7 +223,7 @@ def _project_json(p: ProjectRecord) -> dict[str, object]:
 
 def _unwritable(home: Path, exc: OSError) -> ReadOnlyHome:
     return ReadOnlyHome(
-        f"Cannot write in the memory home {home} ({exc.strerror or exc}): reading works, nothing can be "
+        f"The memory home {home} is read-only here ({exc.strerror or exc}): reading works, nothing can be "
         "recorded or bound. Make it writable, or point JUPYMEM_HOME at a writable directory."
     )
 
