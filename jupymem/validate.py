@@ -233,14 +233,14 @@ def _count(value: Any, field: str) -> int | None:
 
 
 def _object(value: Any, field: str, allowed: set[str], required: set[str] = frozenset()) -> Mapping[str, Any]:  # type: ignore[assignment]
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict) and not isinstance(value, Mapping):  # dict first: the ABC check is slow
         raise _fail(field, f"must be an object, not {_type_name(value)}.")
-    unknown = sorted(str(k) for k in value if k not in allowed)
-    if unknown:
+    keys = value.keys()
+    if not keys <= allowed:
+        unknown = sorted(str(k) for k in keys - allowed)
         raise _fail(field, f"has a field jupymem does not write: {unknown[0][:40]!r}.")
-    missing = sorted(required - set(value))
-    if missing:
-        raise _fail(field, f"lacks {missing[0]!r}.")
+    if not required <= keys:
+        raise _fail(field, f"lacks {sorted(required - keys)[0]!r}.")
     return value
 
 
