@@ -430,7 +430,7 @@ def _as_error(exc: BaseException) -> JupymemError | None:
     full disk (met while reading rows, past ``store.Connection``'s own translation)."""
     if isinstance(exc, JupymemError):
         return exc
-    from ..store import storage_error
+    from ..damage import storage_error
 
     return storage_error(exc)
 

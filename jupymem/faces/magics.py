@@ -210,7 +210,7 @@ def _usage_error(exc: Exception) -> Exception:
     if isinstance(exc, UsageError):
         return exc
     if not isinstance(exc, JupymemError):
-        from ..store import storage_error
+        from ..damage import storage_error
 
         err = storage_error(exc)
         if err is None:

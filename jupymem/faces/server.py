@@ -65,7 +65,7 @@ from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Memory, Provenance
 from ..core import check_first_record
-from ..store import storage_error
+from ..damage import storage_error
 
 # -- errors only the REST face can meet ---------------------------------------
 
