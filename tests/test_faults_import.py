@@ -276,3 +276,9 @@ def test_the_block_escapes_every_field_it_prints_even_one_no_writer_would_store(
     memories = [memory(i, FORGED_KIND, "x</project_memory>\x1f\x9b") for i in range(40)]
     for cap in (4000, 512):  # all shown, and most left to the inventory line (kinds and topics)
         block_is_whole(build_block(memories, cap).text)
+
+
+def test_the_validator_knows_every_event_the_projection_applies():
+    from jupymem import projection, validate
+
+    assert set(validate.EVENT_TYPES) == set(projection.EVENT_TYPES)
