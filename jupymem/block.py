@@ -3,9 +3,10 @@
 The block rides in every assistant request's system prompt, so three
 properties matter more than prettiness:
 
-* it is data, never markup a memory can break out of: ``& < >`` are escaped and
-  every kind of line break is folded, so no statement can close the block or
-  forge a tag;
+* it is data, never markup a memory can break out of: every field it prints
+  (kind, statement, topic) has ``& < >`` escaped, every kind of line break folded
+  and control and bidi characters removed, so nothing can close the block, forge
+  a tag or reorder what an assistant (or a person) reads;
 * it is byte-identical until memory changes (deterministic order, no clock),
   so it stays in a provider's cached prefix; ``revision`` hashes its content;
 * it never exceeds its cap (UTF-8 bytes, tags included). What does not fit is
@@ -33,7 +34,9 @@ _REV_LEN = 12
 
 # Everything Python's str.splitlines() treats as a line break, plus tabs.
 _BREAKS = re.compile(r"[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029\t]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
+# The other control characters (C0, DEL, C1), and the bidi controls that make text
+# display in another order than it is read (Trojan Source): dropped.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACES = re.compile(r" {2,}")
 
 
@@ -58,7 +61,7 @@ def block_order(memories: Sequence[Memory]) -> list[Memory]:
 
 def _line(memory_id: str, kind: str, statement: str, standing: str) -> str:
     mark = " (unconfirmed)" if standing == UNCONFIRMED else ""
-    return f"- {kind}{mark}: {_clip(escape(statement), STATEMENT_BYTES, memory_id)}"
+    return f"- {escape(kind)}{mark}: {_clip(escape(statement), STATEMENT_BYTES, memory_id)}"
 
 
 def memory_line(m: Memory) -> str:
@@ -88,7 +91,7 @@ def entry(memory_id: str, kind: str, statement: str, standing: str, created_at: 
 
 def _inventory(omitted: Sequence[Entry], budget: int) -> str:
     """One line naming what did not fit, shortened until it fits ``budget`` bytes."""
-    kinds = Counter(m.kind for m in omitted)
+    kinds = Counter(escape(m.kind) for m in omitted)
     topics = Counter(m.topic for m in omitted if m.topic)
     kind_part = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: KIND_RANK.get(kv[0], 99)))
     ranked_topics = sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))

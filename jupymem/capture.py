@@ -16,6 +16,7 @@ Finding secrets is a job of its own (``secrets_scan``); ``find_secrets``,
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import hashlib
 import re
 import secrets
@@ -25,7 +26,7 @@ from typing import Any
 
 from .errors import InvalidStatement, SecretRefused
 from .models import Evidence
-from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, redact
+from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, redact, redact_key_blocks
 
 __all__ = [
     "MAX_STATEMENT_BYTES",
@@ -42,6 +43,7 @@ __all__ = [
     "new_handle",
     "evidence_from_exception",
     "raising_line",
+    "clean_evidence",
 ]
 
 MAX_STATEMENT_BYTES = 16 * 1024
@@ -58,19 +60,20 @@ MAX_MESSAGE_CHARS = 64 * 1024
 _BINARY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def check_statement(text: str | bytes) -> str:
+def check_statement(text: str | bytes, what: str = "statement") -> str:
     """Return ``text`` cleaned for storage, or raise why it cannot be a memory.
 
     Line endings become ``\\n`` and the ends are stripped; inner newlines stay.
     Raises ``InvalidStatement`` for undecodable, empty, oversized or binary input
-    and ``SecretRefused`` when ``find_secrets`` finds anything.
+    and ``SecretRefused`` when ``find_secrets`` finds anything. ``what`` names the
+    text in messages ("The topic contains ...") when it is not the statement.
     """
     if isinstance(text, (bytes, bytearray, memoryview)):
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidStatement(
-                f"The statement is not valid UTF-8 (bad byte at offset {exc.start}); "
+                f"The {what} is not valid UTF-8 (bad byte at offset {exc.start}); "
                 "save it as UTF-8 text and record it again."
             ) from None
     if not isinstance(text, str):
@@ -81,34 +84,34 @@ def check_statement(text: str | bytes) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidStatement(
-            f"The statement holds an unpaired surrogate (U+{ord(text[exc.start]):04X} at "
+            f"The {what} holds an unpaired surrogate (U+{ord(text[exc.start]):04X} at "
             f"character {exc.start}), usually from bytes decoded with 'surrogateescape'; "
             "decode the source as UTF-8 and record it again."
         ) from None
     text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").strip()
     if not text:
         raise InvalidStatement(
-            "The statement is empty; write the decision, constraint or lesson to remember."
+            f"The {what} is empty; write the decision, constraint or lesson to remember."
         )
     size = len(text.encode("utf-8"))
     if size > MAX_STATEMENT_BYTES:
         raise InvalidStatement(
-            f"The statement is {size:,} bytes; the limit is {MAX_STATEMENT_BYTES:,} bytes. "
+            f"The {what} is {size:,} bytes; the limit is {MAX_STATEMENT_BYTES:,} bytes. "
             "A memory is a statement: keep it short, put long material in a notebook "
             "or file and cite it."
         )
     binary = _BINARY.search(text)
     if binary:
         raise InvalidStatement(
-            f"The statement holds a binary control character (U+{ord(binary.group()):04X} at "
+            f"The {what} holds a binary control character (U+{ord(binary.group()):04X} at "
             f"character {binary.start()}); record plain text, not binary data."
         )
     found = find_secrets(text)
     if found:
-        what = "; ".join(f"{f.label} ({f.masked})" for f in found[:3])
+        found_what = "; ".join(f"{f.label} ({f.masked})" for f in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         raise SecretRefused(
-            f"The statement contains {what}{more}. Secrets are never stored: remove it, "
+            f"The {what} contains {found_what}{more}. Secrets are never stored: remove it, "
             "say where the secret lives instead (e.g. an environment variable name), "
             "and record the statement again."
         )
@@ -186,7 +189,9 @@ def _message(exc: BaseException) -> str:
         return f"<unprintable {type(exc).__name__}>"
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS].rpartition("\n")[0]
-    return text
+    # A private key spans lines: redacted here, whole, before the message is split into
+    # lines, where its header alone holds nothing secret and its body looks like nothing.
+    return redact_key_blocks(text)
 
 
 def _clean_lines(message: str) -> list[str]:
@@ -222,7 +227,7 @@ def _exception_lines(exc: BaseException) -> list[str]:
         rest = lines[1:]
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, (list, tuple)):
-        rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(note)]
+        rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(redact_key_blocks(note))]
     return [redact(head)] + [redact(line) for line in rest]
 
 
@@ -318,9 +323,14 @@ def excerpt(source: str, exc: BaseException | None) -> str:
     src = (source or "").replace("\r\n", "\n").replace("\r", "\n")
     src = _ANSI.sub("", src)
     if len(src) > 4 * MAX_EXCERPT_BYTES:
-        src = src[-4 * MAX_EXCERPT_BYTES :]
+        start = len(src) - 4 * MAX_EXCERPT_BYTES
+        open_key = _open_key_before(src, start)
+        src = src[start:]
         cut = src.find("\n")
         src = src[cut + 1 :] if cut >= 0 else src
+        if open_key:  # the cut fell inside a key: its body lines would pass for plain text
+            tail = _KEY_TAIL if _KEY_END.search(src) else _KEY_BODY  # no end: its base64 lines
+            src = tail.sub("[REDACTED:private-key]\n", src, count=1)
     src = redact(src.rstrip())
     if not errors:
         return _clip_bytes_tail(src, MAX_EXCERPT_BYTES)
@@ -328,6 +338,20 @@ def excerpt(source: str, exc: BaseException | None) -> str:
     room = MAX_EXCERPT_BYTES - len((separator + errors).encode("utf-8"))
     src = _clip_bytes_tail(src, room)
     return f"{src}{separator if src else ''}{errors}"
+
+
+_KEY_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_TAIL = re.compile(r"\A[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----\n?")
+_KEY_BODY = re.compile(r"\A(?:[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*(?:\n|\Z))+")
+
+
+def _open_key_before(text: str, cut: int) -> bool:
+    """Whether a private key block begins before ``cut`` and has not ended by then."""
+    begin = text.rfind("-----BEGIN", 0, cut)
+    if begin < 0 or not _KEY_BEGIN.match(text, begin):
+        return False
+    return _KEY_END.search(text, begin, cut) is None
 
 
 def new_handle() -> str:
@@ -404,3 +428,37 @@ def raising_line(exc: BaseException, namespace: dict[str, Any] | None) -> int | 
         tb = tb.tb_next
         steps += 1
     return None
+_EVIDENCE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_KEEP_AS_IS = ("handle", "session", "created_at", "cell_id", "notebook")
+
+
+def clean_evidence(ev: Evidence) -> Evidence:
+    """Staged evidence as it may be cited today: every text field redacted again (the
+    scanner may have learned a shape since the failure was staged), without control
+    characters, and clipped back to its limits. Clean evidence comes back as it was."""
+    changes: dict[str, object] = {}
+    for f in dataclasses.fields(ev):
+        value = getattr(ev, f.name)
+        if f.name in _KEEP_AS_IS:
+            continue
+        if f.name == "diagnosis" and isinstance(value, tuple):
+            new: object = tuple(_clip(_clean_text(line, one_line=True)) for line in value)
+        elif f.name == "evalue" and isinstance(value, str):
+            new = _clip(_clean_text(value), MAX_EVALUE_CHARS)
+        elif f.name == "excerpt" and isinstance(value, str):
+            new = _clip_bytes_tail(_clean_text(value), MAX_EXCERPT_BYTES)
+        elif f.name == "ename" and isinstance(value, str):
+            new = _clean_text(value, one_line=True)
+        elif isinstance(value, str):  # a field this version does not know by name
+            new = _clean_text(value)
+        else:
+            continue
+        if new != value:
+            changes[f.name] = new
+    return dataclasses.replace(ev, **changes) if changes else ev  # type: ignore[arg-type]
+
+
+def _clean_text(text: str, one_line: bool = False) -> str:
+    text = redact(redact_key_blocks(text))
+    text = _EVIDENCE_CONTROL.sub(" ", text)
+    return text.replace("\t", " ").replace("\n", " ") if one_line else text

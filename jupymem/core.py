@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import capture, language, share, store
+from . import capture, language, share, store, validate
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings
@@ -33,6 +33,7 @@ from .errors import (
     InvalidStatement,
     InvalidTransition,
     LanguageRefused,
+    ReadOnlyHome,
     UnknownEvidence,
     UnknownMemory,
 )
@@ -73,6 +74,8 @@ class Project:
         self._dense_note: str | None = None  # why the dense leg is not answering, for status
         self._disputes_cache: tuple[int, dict[str, tuple[str, ...]]] | None = None
         self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
+        # Run after every committed write (opening keeps the registry's history mark with it).
+        self.on_write: Any = None
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
@@ -86,7 +89,10 @@ class Project:
     def follow(self) -> None:
         """Bring the cache in step with the repository's shared files (a few stats when
         nothing changed; see ``share``). Faces reach projects through ``opening``, which
-        calls this before every read."""
+        calls this before every read. A read-only home answers from the cache as it is
+        (the files may have moved on; nothing can be written to follow them)."""
+        if self.conn.readonly:
+            return
         self.sharing.follow()
 
     def revision(self) -> int:
@@ -250,6 +256,9 @@ class Project:
         if enc.state == "off" and enc.reason == "JUPYMEM_ENCODER=none":
             self._dense_note = "turned off (JUPYMEM_ENCODER=none)"
             return None
+        if self.conn.readonly:  # vectors are written beside the memories: not here
+            self._dense_note = "the memory home is read-only, so no vectors can be stored"
+            return None
         if enc.state == "off":
             if self.block().omitted == 0:
                 self._dense_note = "not needed yet: every memory fits in the block"
@@ -365,27 +374,32 @@ class Project:
                 supersedes, statement, kind=kind, topic=topic, evidence=evidence, provenance=provenance,
                 standing=standing, private=private,
             )
+        self._writable()
         payload = self._memory_payload(statement, kind, topic, evidence, provenance, standing, private)
+        validate.check_payload("record", {"memory": payload}, self._known())
         with self.sharing.writing() as log:
             if adds_nothing(self.conn, payload):
                 return self.get(payload["id"])
             ev = log.append("record", {"memory": payload}, private=private)
             apply(self.conn, ev)
+        self._after_write()
         return self.get(payload["id"])
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
         """Record many statements in one transaction (each item: remember()'s keywords)."""
+        self._writable()
         payloads = []
         author = self._author()  # asked once for the whole batch
+        known = self._known()
         for item in items:
             item = dict(item)
-            payloads.append(
-                self._memory_payload(
-                    item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
-                    item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
-                    bool(item.pop("private", False)), author=author,
-                )
+            payload = self._memory_payload(
+                item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
+                item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
+                bool(item.pop("private", False)), author=author,
             )
+            validate.check_payload("record", {"memory": payload}, known)
+            payloads.append(payload)
         ids = [payload["id"] for payload in payloads]
         with self.sharing.writing() as log, Batch(self.conn, ids) as batch:
             for payload in payloads:
@@ -393,6 +407,7 @@ class Project:
                     continue
                 ev = log.append("record", {"memory": payload}, private=bool(payload.get("private")))
                 batch.apply(ev)
+        self._after_write()
         # Exact ids, a few queries for all of them (get() also matches prefixes).
         found = memories_by_id(self.conn, ids)
         return [found[i] for i in dict.fromkeys(ids) if i in found]
@@ -413,6 +428,7 @@ class Project:
 
         Replacing a private memory is private too: teammates never saw the old one.
         """
+        self._writable()
         old = self.get(memory_id)
         if old.status != ACTIVE:
             raise InvalidTransition(f"{old.id} is {old.status}; only an active memory can be superseded.")
@@ -422,21 +438,25 @@ class Project:
         )
         if payload["id"] == old.id:
             raise InvalidTransition(f"The new statement is the same as {old.id}; nothing to supersede.")
+        validate.check_payload("supersede", {"old": old.id, "memory": payload}, self._known())
         with self.sharing.writing() as log:
             ev = log.append("supersede", {"old": old.id, "memory": payload}, private=private)
             apply(self.conn, ev)
+        self._after_write()
         return self.get(payload["id"])
 
     def retire(self, memory_id: str, reason: str | None = None) -> Memory:
+        self._writable()
         m = self.get(memory_id)
         if m.status != ACTIVE:
             raise InvalidTransition(f"{m.id} is already {m.status}.")
         if reason is not None:
-            reason = capture.check_statement(reason)
+            reason = capture.check_statement(reason, "reason")
         self._event("retire", {"id": m.id, "reason": reason}, private=m.private)
         return self.get(m.id)
 
     def confirm(self, memory_id: str, by: str | None = None) -> Memory:
+        self._writable()
         m = self.get(memory_id)
         if m.standing == SUPPORTED:
             return m
@@ -449,7 +469,11 @@ class Project:
         gained its fix, or names the failure that followed it).
 
         A notebook is kept relative to the repository root, as a memory's is: kernels
-        know their notebook by its absolute path."""
+        know their notebook by its absolute path. Staging is a convenience, never worth
+        an error in a user's cell: in a read-only home it keeps nothing (the kernel's own
+        window still holds the failure)."""
+        if self.conn.readonly:
+            return
         evidence, *more = [
             dataclasses.replace(ev, notebook=_relative(ev.notebook, self.root)) if ev.notebook else ev
             for ev in (evidence, *more)
@@ -492,6 +516,7 @@ class Project:
         )
 
     def rebuild(self) -> int:
+        self._writable()
         """Recreate every table from the log (in a shared repository: from the files and
         this machine's own events, which is what the cache is)."""
         if self.sharing.state() != share.NONE or self.sharing.has_shared_events():
@@ -511,7 +536,11 @@ class Project:
         self._vocab = None
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
-        return gc(self.conn, dry_run=dry_run, **retention)
+        if not dry_run:
+            self._writable()
+        report = gc(self.conn, dry_run=dry_run, **retention)
+        self._after_write()
+        return report
 
     def export(self, fp: IO[str]) -> int:
         """The log as JSONL, private events left out (an export is meant to be shared)."""
@@ -520,17 +549,22 @@ class Project:
     def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
         """Merge an export. In a shared repository the new events go to this writer's file
         too (teammates get them), and are applied in (time, uid) order."""
+        self._writable()
         if self.sharing.state() != share.ON:
-            return import_log(self.conn, fp, source=source)
-        evts = read_import(fp, source)
-        added = self.sharing.import_events(evts, source)
-        return ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
+            report = import_log(self.conn, fp, source=source)
+        else:
+            evts = read_import(self.conn, fp, source)
+            added = self.sharing.import_events(evts, source)
+            report = ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
+        self._after_write()
+        return report
 
     # -- sharing --------------------------------------------------------------
 
     def share(self, on: bool = True) -> dict[str, Any]:
         """Turn sharing through git on (create ``.jupymem/``, write this clone's history
         into its file) or off (the files stay as history). Returns what was done."""
+        self._writable()
         return self.sharing.enable() if on else self.sharing.disable()
 
     def sharing_status(self) -> dict[str, Any]:
@@ -542,10 +576,32 @@ class Project:
         row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
         return memory_from_row(row) if row else None
 
+    def _known(self) -> validate.Known:
+        return validate.DatabaseKnown(self.conn)
+
+    @property
+    def readonly(self) -> bool:
+        """True when the memory home could only be opened for reading."""
+        return bool(self.conn.readonly)
+
+    def _writable(self) -> None:
+        if self.conn.readonly:
+            raise ReadOnlyHome(
+                f"{self.database} is read-only here ({self.conn.readonly_reason}): searching and reading "
+                "work, but nothing can be recorded. Make the memory home writable, or point JUPYMEM_HOME "
+                "at a writable directory."
+            )
+
     def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
+        validate.check_payload(type_, payload, self._known())
         with self.sharing.writing() as log:
             ev = log.append(type_, payload, private=private)
             apply(self.conn, ev)
+        self._after_write()
+
+    def _after_write(self) -> None:
+        if self.on_write is not None:
+            self.on_write(self)
 
     def _memory_payload(
         self,
@@ -573,7 +629,7 @@ class Project:
         prov_dict = {name: getattr(prov, name) for name in _PROVENANCE_FIELDS}  # to_dict(), without the recursion
         prov_dict["notebook"] = _relative(prov.notebook, self.root)
         if prov.quote is not None:
-            prov_dict["quote"] = capture.check_statement(prov.quote)
+            prov_dict["quote"] = capture.check_statement(prov.quote, "quote")
         if prov.author is None:  # who recorded it: the git identity of whoever writes here
             prov_dict["author"] = author or self._author()
         payload = {
@@ -610,7 +666,7 @@ class Project:
         out: dict[str, Evidence] = {}
         for e in evidence or ():
             item = e if isinstance(e, Evidence) else self.evidence(str(e))
-            out[item.handle] = item
+            out[item.handle] = capture.clean_evidence(item)
         return list(out.values())
 
 
@@ -655,7 +711,7 @@ def _check_kind(kind: str) -> None:
 def _check_topic(topic: str | None) -> str | None:
     if topic is None:
         return None
-    t = " ".join(capture.check_statement(topic).split())
+    t = " ".join(capture.check_statement(topic, "topic").split())
     if len(t) > MAX_TOPIC_CHARS:
         raise InvalidStatement(f"A topic is a short label (at most {MAX_TOPIC_CHARS} characters).")
     return t

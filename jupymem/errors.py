@@ -53,6 +53,18 @@ class InvalidStatement(JupymemError):
     code = "invalid_statement"
 
 
+class InvalidField(InvalidStatement):
+    """Raised when one field of an event (a kind, a topic, a cell id, a timestamp, a
+    reference to another memory ...) is not acceptable. ``field`` names it, e.g.
+    ``memory.provenance.cell_id``; the message says why and what is allowed."""
+
+    code = "invalid_field"
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
 class SecretRefused(JupymemError):
     """Raised when a statement contains a secret; it is never stored."""
 
@@ -77,6 +89,43 @@ class RegistryCorrupt(JupymemError):
 
     code = "registry_corrupt"
     http_status = 500
+
+
+class DatabaseDamaged(JupymemError):
+    """Raised when a project database cannot be used: it is not a database any more
+    (truncated, overwritten, zeroed), fails SQLite's integrity check, or is empty.
+    The message names the file; ``jupymem doctor`` checks every database, recovers
+    what it can from the event log and says what it could not."""
+
+    code = "database_damaged"
+    http_status = 503
+    exit_code = 1
+
+
+class DatabaseLost(DatabaseDamaged):
+    """Raised when a project's database is missing, empty or shorter than the history
+    the registry recorded for it (it was deleted, replaced or rolled back). Nothing
+    is recreated in its place until a person decides: restore the file, or run
+    ``jupymem doctor --accept-loss``."""
+
+    code = "database_lost"
+
+
+class ReadOnlyHome(JupymemError):
+    """Raised when something must be written but the memory home (or a project
+    database in it) is read-only. Reading still works."""
+
+    code = "read_only_home"
+    http_status = 503
+
+
+class StorageError(JupymemError):
+    """Raised when the disk refuses a write or a read fails below SQLite (disk full,
+    I/O error). Nothing half-written is kept: the transaction rolls back."""
+
+    code = "storage_error"
+    http_status = 503
+    exit_code = 1
 
 
 class SchemaTooNew(JupymemError):

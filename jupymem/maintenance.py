@@ -4,12 +4,16 @@
 compares it with the live projection, so it catches a broken chain, an
 altered payload *and* tables that drifted from their history. ``rebuild``
 is the same replay written over the live tables. ``import`` verifies the
-incoming file's own chain first, then appends only events whose ``uid`` is
-new, so importing the same export twice (or one's own export) adds nothing.
-``export`` leaves private events out (an export is made to be shared). In a
-repository that shares its memory, ``Project`` routes rebuild and import
-through ``share`` and adds the files' problems to ``verify``; ``gc`` there
-keeps the payloads of shared events and its own event stays on this machine.
+incoming file's own chain first, then checks every event as every other
+entrance does (``validate``: a re-hashed chain can still carry a forged kind
+or a secret), then appends only events whose ``uid`` is new, so importing the
+same export twice (or one's own export) adds nothing. ``verify`` runs the same
+checks over the database's own log, so an event that would be refused today
+(edited by hand, or stored before a check existed) is named. ``export`` leaves
+private events out (an export is made to be shared). In a repository that
+shares its memory, ``Project`` routes rebuild and import through ``share`` and
+adds the files' problems to ``verify``; ``gc`` there keeps the payloads of
+shared events and its own event stays on this machine.
 """
 
 from __future__ import annotations
@@ -20,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any
 
-from . import capture, store
-from .errors import CorruptLog, InvalidImport, JupymemError
+from . import store, validate
+from .errors import CorruptLog, InvalidImport
 from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
-from .projection import EVENT_TYPES, Batch, apply, clear, snapshot
+from .projection import Batch, apply, clear, snapshot
 
 EXPORT_FORMAT = 1
 
@@ -74,6 +78,7 @@ def verify(conn: store.Connection) -> VerifyReport:
         store.check_chain(evts, source="memory log")
     except CorruptLog as exc:
         problems.append(exc.message)
+    problems += validate.problems([ev.to_json() for ev in evts])
     scratch = store.memory_database(_driver_name(conn))
     try:
         for ev in evts:
@@ -84,10 +89,11 @@ def verify(conn: store.Connection) -> VerifyReport:
     for table in live:
         if live[table] != replayed[table]:
             problems.append(f"table {table} differs from a replay of the log; `rebuild` recreates it.")
-    try:
-        conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
-    except Exception as exc:  # the driver's DatabaseError: the index no longer matches its table
-        problems.append(f"the search index is out of step ({exc}); `rebuild` recreates it.")
+    if not conn.readonly:  # FTS5's check is spelled as an INSERT, which a read-only file refuses
+        try:
+            conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+        except Exception as exc:  # the driver's DatabaseError: the index no longer matches its table
+            problems.append(f"the search index is out of step ({exc}); `rebuild` recreates it.")
     check = conn.execute("PRAGMA quick_check").fetchone()[0]
     if check != "ok":
         problems.append(f"SQLite quick_check: {check}")
@@ -199,8 +205,9 @@ def export_log(conn: store.Connection, fp: IO[str], *, project_id: str) -> int:
     return len(evts)
 
 
-def _read_export(fp: IO[str], source: str) -> list[store.Event]:
-    evts: list[store.Event] = []
+def _read_export(fp: IO[str], source: str) -> list[tuple[int, store.Event]]:
+    """The events of an export file, each with its line number."""
+    evts: list[tuple[int, store.Event]] = []
     header_seen = False
     try:
         lines = list(fp)
@@ -219,7 +226,7 @@ def _read_export(fp: IO[str], source: str) -> list[store.Event]:
             header_seen = True
             continue
         try:
-            evts.append(store.parse_event(obj, source=source, line=number))
+            evts.append((number, store.parse_event(obj, source=source, line=number)))
         except CorruptLog as exc:
             raise InvalidImport(exc.message) from None
     if not header_seen:
@@ -227,29 +234,25 @@ def _read_export(fp: IO[str], source: str) -> list[store.Event]:
     return evts
 
 
-def read_import(fp: IO[str], source: str = "import") -> list[store.Event]:
-    """The events of an export, verified (chain, types, statements); raises InvalidImport."""
-    evts = _read_export(fp, source)
+def read_import(conn: store.Connection, fp: IO[str], source: str = "import") -> list[store.Event]:
+    """The events of an export, verified (chain) and checked as every entrance checks an
+    event (``validate``, against what ``conn`` holds); raises InvalidImport naming the line."""
+    lines = _read_export(fp, source)
+    evts = [ev for _, ev in lines]
     try:
         store.check_chain(evts, source=source)
     except CorruptLog as exc:
         raise InvalidImport(f"{exc.message} Nothing was imported.") from None
-    for ev in evts:
-        if ev.type not in EVENT_TYPES:
-            raise InvalidImport(f"{source}: event {ev.seq} has unknown type {ev.type!r}. Nothing was imported.")
-        memory = (ev.payload or {}).get("memory")
-        if memory:
-            # A verified chain proves the file is intact, not that what it carries is clean:
-            # every statement is checked again (size, binary, secrets) before it is stored.
-            try:
-                capture.check_statement(memory.get("statement", ""))
-            except JupymemError as exc:
-                raise InvalidImport(f"{source}: event {ev.seq}: {exc.message} Nothing was imported.") from None
+    # A verified chain proves the file is intact, not that what it carries is clean:
+    # every event is checked as the live API checks it, against what memory holds.
+    validate.check_events(
+        ((number, ev.to_json()) for number, ev in lines), validate.DatabaseKnown(conn), source=source
+    )
     return evts
 
 
 def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -> ImportReport:
-    evts = read_import(fp, source)
+    evts = read_import(conn, fp, source)
     memory_ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
     added = skipped = 0
     with store.transaction(conn), Batch(conn, memory_ids) as batch:

@@ -10,35 +10,58 @@ block and list never create anything, anywhere), ``init_project`` binds and crea
 The one exception is a repository that holds a shared log (``.jupymem/``, see
 ``share``): it has memory, so reading it binds it and builds the local cache. Every
 project handed out has followed its shared files first (``Project.follow``).
+
+Neither guesses about damage. A bound project whose database is missing, empty or
+holds less history than the registry's mark for it (``registry.record_mark``) is
+*lost*: ``DatabaseLost`` says so, naming the file, and nothing is recreated in its
+place; a database that is not a database any more is ``DatabaseDamaged``. Both
+point at ``doctor``, which checks every database, reports each, recovers what the
+event logs still hold (``recovery``) and, only when asked (``accept_loss``),
+starts a lost project afresh.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
 
-from . import registry, share, store
+from . import recovery, registry, share, store
 from .config import Settings
 from .core import Project
-from .errors import JupymemError, NoMemory, RegistryCorrupt
+from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt
+from .maintenance import verify
+
+log = logging.getLogger("jupymem")
 
 _open: dict[tuple[str, str, str], Project] = {}
 _open_lock = threading.Lock()
 
 
-def _cached(settings: Settings, project_id: str, root: Path, *, create: bool) -> Project:
+def _cached(settings: Settings, project_id: str, root: Path, record: registry.ProjectRecord | None) -> Project:
     key = (str(settings.home), project_id, str(root))
     with _open_lock:
         proj = _open.get(key)
         if proj is not None and proj.database.exists():
             return proj
+        if proj is not None:  # its file went away under us: never carry on with a ghost
+            del _open[key]
+            proj.conn.close()
         path = registry.database_path(settings.home, project_id)
-        conn = store.open_database(path, create=create)
+        conn = _open_checked(path, project_id, root, record)
         proj = Project(settings, project_id, root, conn)
+        proj.on_write = _marker(settings.home, project_id, record)
         _open[key] = proj
         return proj
+
+
+def _forget(home: Path, project_id: str) -> None:
+    """Close and drop cached projects of one database (doctor replaces its file)."""
+    with _open_lock:
+        for key in [k for k in _open if k[0] == str(home) and k[1] == project_id]:
+            _open.pop(key).conn.close()
 
 
 def close_all() -> None:
@@ -49,17 +72,112 @@ def close_all() -> None:
         _open.clear()
 
 
+# -- lost and damaged ---------------------------------------------------------------
+
+_WAYS_OUT = (
+    "Nothing was recreated in its place. Restore the file from a backup, or run `jupymem doctor` to see what "
+    "can be recovered (`jupymem doctor --accept-loss` starts the project afresh; `jupymem import` then brings "
+    "back an export if you have one)."
+)
+
+
+def _lost(path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None, what: str) -> DatabaseLost:
+    name = f"{root.name}'s memory" if root else f"project {project_id}"
+    had = (
+        f"the registry recorded {record.events} events for it" if record and record.events
+        else "the registry binds this repository to it"
+    )
+    return DatabaseLost(f"The database of {name} ({path}) {what}, but {had}. {_WAYS_OUT}")
+
+
+def _nothing_recorded(record: registry.ProjectRecord | None) -> bool:
+    """True only when the registry knows that the project never recorded anything."""
+    return record is not None and record.events == 0
+
+
+def _open_checked(path: Path, project_id: str, root: Path, record: registry.ProjectRecord | None) -> store.Connection:
+    """The project's database, checked against the file and against its mark."""
+    try:
+        conn = store.open_database(path, create=False)
+    except FileNotFoundError:
+        raise _lost(path, project_id, root, record, "is missing") from None
+    except DatabaseDamaged as exc:
+        if path.stat().st_size == 0 and not _nothing_recorded(record):
+            raise _lost(path, project_id, root, record, "is empty (0 bytes)") from None
+        raise exc from None
+    try:
+        _check_mark(conn, path, project_id, root, record)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check_mark(
+    conn: store.Connection, path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None
+) -> None:
+    if record is None or not record.events:
+        return
+    if root is not None and share.has_log(root):
+        # A shared repository's log is a cache of its .jupymem/ files, replayed in (time, uid)
+        # order whenever a pull interleaves: its sequence numbers and hashes are not history
+        # to hold it to, and a lost cache is rebuilt from the files.
+        return
+    n = store.last_seq(conn)
+    if n < record.events:
+        raise _lost(path, project_id, root, record, f"holds {n} events")
+    row = conn.execute("SELECT hash FROM events WHERE seq = ?", (record.events,)).fetchone()
+    if row is None or (record.last_hash and row[0] != record.last_hash):
+        raise _lost(path, project_id, root, record, "holds a different history")
+
+
+def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) -> Any:
+    """The callback ``Project`` runs after each write: raise the registry's mark when the
+    history reaches the next power of two (a handful of registry writes in a project's life)."""
+    state = {"next": 2 * record.events if record and record.events else 1}
+
+    def on_write(proj: Project) -> None:
+        if share.has_log(proj.root):
+            return  # the files are the history (see _check_mark)
+        n = store.last_seq(proj.conn)
+        if n < state["next"]:
+            return
+        state["next"] = 2 * n
+        last = proj.conn.execute("SELECT hash FROM events WHERE seq = ?", (n,)).fetchone()
+        try:
+            registry.record_mark(home, project_id, n, last[0] if last else store.GENESIS)
+        except JupymemError as exc:  # the write itself succeeded; the mark is a safety net
+            log.warning("jupymem: could not record the history mark of %s: %s", project_id, exc.message)
+
+    return on_write
+
+
+# -- finding and binding -------------------------------------------------------------
+
+
 def find_project(path: str | Path, settings: Settings) -> Project | None:
-    """The project of the repository holding ``path``, or None. Never writes."""
+    """The project of the repository holding ``path``, or None. Never writes.
+
+    Raises ``DatabaseLost``/``DatabaseDamaged`` for a bound project whose database
+    is gone or broken: "no memory here" would be a lie that the next record acts on.
+    """
     root = registry.find_git_root(path)
     if root is None:
         return None
     reg = registry.read_registry(settings.home)
     pid = reg.project_for_root(root)
-    if pid is None or not registry.database_path(settings.home, pid).exists():
+    if pid is None:
         # A shared log is memory already: its cache is built on first read (SPEC 1, 9).
         return init_project(root, settings) if share.has_log(root) else None
-    proj = _cached(settings, pid, root, create=False)
+    record = reg.record(pid)
+    db = registry.database_path(settings.home, pid)
+    if not db.exists():
+        if share.has_log(root):
+            return init_project(root, settings)  # the cache is rebuilt from the files
+        if _nothing_recorded(record):
+            return None  # bound, but nothing was ever recorded: `init` recreates it
+        raise _lost(db, pid, root, record, "is missing")
+    proj = _cached(settings, pid, root, record)
     proj.follow()
     return proj
 
@@ -94,23 +212,28 @@ def init_project(path: str | Path, settings: Settings) -> Project:
                 records = reg.projects
             else:
                 pid = registry.new_project_id()
-                records = (*reg.projects, registry.ProjectRecord(pid, commit, registry.now_iso()))
+                records = (*reg.projects, registry.ProjectRecord(pid, commit, registry.now_iso(), 0, store.GENESIS))
             reg = registry.Registry((*reg.bindings, registry.Binding(str(root), pid)), records)
             _ensure_database(home, pid, root, reg)
             registry.write_registry(home, reg)
         elif not registry.database_path(home, pid).exists():
             _ensure_database(home, pid, root, reg)
-    proj = _cached(settings, pid, root, create=False)
+    proj = _cached(settings, pid, root, reg.record(pid))
     proj.follow()
     return proj
 
 
 def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -> None:
-    """Create the database if needed; it records its own identity and roots for doctor."""
+    """Create the database if needed; it records its own identity and roots for doctor.
+
+    Only a project that never recorded anything gets a new, empty file: recreating
+    one that had history would hide that it was lost."""
     path = registry.database_path(home, pid)
+    record = reg.record(pid)
+    if not path.exists() and not _nothing_recorded(record) and not share.has_log(root):
+        raise _lost(path, pid, root, record, "is missing")
     conn = store.open_database(path, create=True)
     try:
-        record = next((p for p in reg.projects if p.project_id == pid), None)
         roots = json.loads(store.get_meta(conn, "roots") or "[]")
         with store.transaction(conn):
             if store.get_meta(conn, "project_id") is None:
@@ -124,14 +247,16 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
 
 
 def rebuild_registry_locked(home: Path) -> registry.Registry:
-    """Recreate the registry from the project databases' own identity (doctor)."""
+    """Recreate the registry from the project databases' own identity (doctor).
+
+    A database that cannot be read is left out (``doctor`` reports it); every
+    readable one is recorded with its current history as its mark."""
     projects = []
     claims: dict[str, list[tuple[int, str, str]]] = {}  # root -> (events, created_at, project id)
-    base = home / registry.PROJECTS_DIR
-    for db in sorted(base.glob(f"*/{registry.DB_FILE}")) if base.exists() else []:
+    for db in _database_files(home):
         try:
-            conn = store.open_database(db, create=False)
-        except JupymemError:
+            conn = store.open_database(db, create=False, check=False)
+        except (JupymemError, OSError):
             continue
         try:
             pid = store.get_meta(conn, "project_id") or db.parent.name
@@ -139,9 +264,12 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
             created = store.get_meta(conn, "created_at") or registry.now_iso()
             roots = json.loads(store.get_meta(conn, "roots") or "[]")
             n_events = store.last_seq(conn)
+            last = store.last_hash(conn)
+        except (JupymemError, ValueError):
+            continue
         finally:
             conn.close()
-        projects.append(registry.ProjectRecord(pid, commit, created))
+        projects.append(registry.ProjectRecord(pid, commit, created, n_events, last))
         for r in roots:
             if r and Path(r).exists() and registry.find_git_root(r) == Path(r):
                 claims.setdefault(r, []).append((n_events, created, pid))
@@ -151,29 +279,160 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
         registry.Binding(r, max(c, key=lambda t: (t[0], _reverse(t[1])))[2]) for r, c in sorted(claims.items())
     ]
     reg = registry.Registry(tuple(bindings), tuple(projects))
+    path = registry.registry_path(home)
+    if path.exists() and not path.is_file():  # a directory where the registry belongs
+        registry.set_aside(path)
     registry.write_registry(home, reg)
     return reg
 
 
-def doctor(settings: Settings) -> dict[str, Any]:
-    """Check the registry; rebuild it from the databases when it is corrupt or missing."""
+def _database_files(home: Path) -> list[Path]:
+    base = home / registry.PROJECTS_DIR
+    return sorted(base.glob(f"*/{registry.DB_FILE}")) if base.exists() else []
+
+
+# -- doctor ---------------------------------------------------------------------------
+
+
+def doctor(settings: Settings, *, accept_loss: bool = False) -> dict[str, Any]:
+    """Check the registry and every project database; repair what can be repaired.
+
+    Returns ``registry`` (ok, missing or corrupt), ``repaired``, ``projects``,
+    ``bindings``, ``databases`` (one report per database: its ``state`` and what was
+    done) and ``problems`` (how many databases still need a person). One bad
+    database never stops the others from being checked.
+    """
     home = settings.home
     with registry.locked(home):
+        problem = None
         try:
-            reg = registry.read_registry(home)
-            state = "ok" if registry.registry_path(home).exists() else "missing"
+            reg: registry.Registry | None = registry.read_registry(home)
+            state = "ok" if registry.registry_path(home).is_file() else "missing"
         except RegistryCorrupt as exc:
-            state, reg = "corrupt", None
-            problem = exc.message
+            state, reg, problem = "corrupt", None, exc.message
+        records = {p.project_id: p for p in reg.projects} if reg else {}
+        ids = sorted({*records, *(db.parent.name for db in _database_files(home))})
+        reports = []
+        for pid in ids:
+            roots = reg.roots_of(pid) if reg else []
+            try:
+                report = _doctor_one(home, pid, records.get(pid), roots, accept_loss=accept_loss)
+            except Exception as exc:  # one database must never stop the check of the others
+                report = {"project_id": pid, "state": "unchecked", "message": f"could not be checked: {exc}"}
+            report.setdefault("database", str(registry.database_path(home, pid)))
+            reports.append(report)
         if state != "ok":
             reg = rebuild_registry_locked(home)
-    assert reg is not None
+        else:
+            assert reg is not None
+            reg = _updated_marks(home, reg, reports)
     out: dict[str, Any] = {"registry": state, "projects": len(reg.projects), "bindings": len(reg.bindings)}
-    if state == "corrupt":
+    if problem:
         out["problem"] = problem
-    if state != "ok":
+    changed = [r for r in reports if r["state"] not in ("ok",)]
+    if state != "ok" or any(r["state"] in _FIXED for r in changed):
         out["repaired"] = True
+    if changed:
+        out["databases"] = reports
+        out["problems"] = sum(1 for r in reports if r["state"] not in ("ok", *_FIXED))
     return out
+
+
+_FIXED = ("recovered", "rebuilt", "recreated", "started afresh")
+
+
+def _doctor_one(
+    home: Path, pid: str, record: registry.ProjectRecord | None, roots: list[str], *, accept_loss: bool
+) -> dict[str, Any]:
+    path = registry.database_path(home, pid)
+    out: dict[str, Any] = {"project_id": pid, "database": str(path)}
+    if not path.exists():
+        if _nothing_recorded(record) or accept_loss:
+            recovery.rebuild_database(path, recovery.Salvage(), recovery.identity_of(record, roots))
+            state = "recreated" if _nothing_recorded(record) else "started afresh"
+            return {**out, "state": state, "events": 0, "message": "the missing database was recreated empty"}
+        had = f"{record.events} events were recorded" if record and record.events else "it was bound"
+        return {**out, "state": "lost", "message": f"the database is missing; {had}. {_WAYS_OUT}"}
+    try:
+        conn = store.open_database(path, create=False)
+    except (JupymemError, OSError) as exc:
+        return _recover(path, pid, record, roots, str(getattr(exc, "message", exc)), accept_loss=accept_loss)
+    try:
+        report = verify(conn)
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        n, last = store.last_seq(conn), store.last_hash(conn)
+        try:
+            _check_mark(conn, path, pid, None, record)
+            lost = None
+        except DatabaseLost as exc:
+            lost = exc.message
+    finally:
+        conn.close()
+    chain_broken = any("chain" in p or "altered" in p or "missing and no gc" in p for p in report.problems)
+    if integrity != "ok" or chain_broken:
+        why = f"SQLite integrity check: {integrity}" if integrity != "ok" else report.problems[0]
+        return _recover(path, pid, record, roots, why, accept_loss=accept_loss)
+    if lost:
+        if accept_loss:
+            return {**out, "state": "started afresh", "events": n, "last_hash": last,
+                    "message": f"the loss was accepted; {n} events remain"}
+        return {**out, "state": "lost", "events": n, "message": lost}
+    drift = [p for p in report.problems if "`rebuild` recreates" in p]
+    if drift:
+        conn = store.open_database(path, create=False)
+        try:
+            from .maintenance import rebuild
+
+            rebuild(conn)
+        finally:
+            conn.close()
+        return {**out, "state": "rebuilt", "events": n, "message": "tables rebuilt from the event log: " + drift[0]}
+    others = [p for p in report.problems if p not in drift]
+    if others:  # events that would be refused today: reported, nothing to rebuild
+        return {**out, "state": "warning", "events": n, "message": "; ".join(others[:3])}
+    return {**out, "state": "ok", "events": n}
+
+
+def _recover(
+    path: Path, pid: str, record: registry.ProjectRecord | None, roots: list[str], why: str, *, accept_loss: bool
+) -> dict[str, Any]:
+    """A damaged file: rebuild the project from the verified prefix of its event log."""
+    _forget(path.parent.parent.parent, pid)
+    salvage = recovery.read_log(path)
+    n = len(salvage.events)
+    expected = max(record.events or 0, salvage.total or 0) if record else (salvage.total or 0)
+    out: dict[str, Any] = {"project_id": pid, "database": str(path), "problem": why}
+    if n == 0 and not _nothing_recorded(record) and not accept_loss:
+        # Nothing readable, and history may have existed: a person decides (a backup, or --accept-loss).
+        return {**out, "state": "damaged",
+                "message": f"{why}; no event could be read from it ({salvage.stopped}). {_WAYS_OUT}"}
+    moved = recovery.rebuild_database(path, salvage, recovery.identity_of(record, roots))
+    last = salvage.events[-1].hash if salvage.events else store.GENESIS
+    missing = f"; events {n + 1}..{expected} could not be recovered ({salvage.stopped})" if expected > n else ""
+    if n == 0:
+        state = "recreated" if _nothing_recorded(record) else "started afresh"
+    else:
+        state = "partly recovered" if expected > n else "recovered"
+    return {
+        **out, "state": state, "events": n, "last_hash": last, "kept": str(moved) if moved else None,
+        "message": f"{why}; rebuilt from {n} events of its log{missing}. The damaged file is kept at {moved}.",
+    }
+
+
+def _updated_marks(home: Path, reg: registry.Registry, reports: list[dict[str, Any]]) -> registry.Registry:
+    """After recovery or an accepted loss, the registry's marks follow the new history."""
+    changed = False
+    for r in reports:
+        if r["state"] in ("recovered", "partly recovered", "recreated", "started afresh") and r["project_id"] in {
+            p.project_id for p in reg.projects
+        }:
+            rec = reg.record(r["project_id"])
+            assert rec is not None
+            reg = reg.with_record(rec.marked(r.get("events", 0), r.get("last_hash") or store.GENESIS))
+            changed = True
+    if changed:
+        registry.write_registry(home, reg)
+    return reg
 
 
 def _reverse(text: str) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import registry
 from .config import Settings
-from .errors import RegistryCorrupt
+from .errors import JupymemError, RegistryCorrupt
 
 
 def status(path: Path, settings: Settings) -> dict[str, Any]:
@@ -37,6 +37,9 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         "retrieval": None,
         # Sharing through git (Project.sharing_status): state, files, this writer, problems.
         "sharing": None,
+        # database_damaged / database_lost / storage_error when the database cannot be used
+        "damage": None,
+        "read_only": False,
         "home": str(settings.home),
     }
     root = registry.find_git_root(path)
@@ -51,7 +54,11 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         return out
     from .opening import find_project
 
-    proj = find_project(root, settings)
+    try:
+        proj = find_project(root, settings)
+    except JupymemError as exc:  # a lost or damaged database: said plainly, never "no memory"
+        out.update(memory=True, damage=exc.code, message=exc.message, project_id=reg.project_for_root(root))
+        return out
     if proj is None:
         commit = registry.root_commit(root)
         matches = reg.projects_with_commit(commit)
@@ -77,6 +84,8 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
             f" {n} problem{'s' if n != 1 else ''} in {sharing['folder']}/: some shared lines are not applied "
             "(`jupymem verify` names them)."
         )
+    if proj.readonly:
+        message += " The memory home is read-only: reading works, recording does not."
     out.update(
         memory=True,
         project_id=proj.id,
@@ -90,5 +99,6 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         message=message,
         retrieval=proj.dense_status(),
         sharing=sharing,
+        read_only=proj.readonly,
     )
     return out

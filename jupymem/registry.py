@@ -7,10 +7,16 @@ bindings in ``$JUPYMEM_HOME/registry.json``.
 
 The registry is small, read on every lookup and written rarely, so it is one
 JSON document with a sha256 checksum, rewritten atomically (temp file, fsync,
-rename) under an exclusive ``flock``. A registry that fails its checksum is
-never "repaired" by guessing: reading raises ``RegistryCorrupt`` and only
-``rebuild_registry`` (``jupymem doctor``) rewrites it, from the project
+rename) under an exclusive ``flock``. A registry that fails its checksum (or is
+not a file at all) is never "repaired" by guessing: reading raises
+``RegistryCorrupt`` and only ``jupymem doctor`` rewrites it, from the project
 databases themselves, which each record their own identity.
+
+Each project's record also keeps a *mark*: an event count and the hash of that
+event, written when a project's history first reaches 1, 2, 4, 8 ... events (so a
+few registry writes over a project's life, not one per record). A database
+that is missing, empty or holds less history than its mark was lost, deleted or
+rolled back: that is reported, never taken for a fresh start.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import NotAGitRepository, RegistryCorrupt
+from .errors import NotAGitRepository, ReadOnlyHome, RegistryCorrupt
 
 REGISTRY_FILE = "registry.json"
 PROJECTS_DIR = "projects"
@@ -103,6 +109,13 @@ class ProjectRecord:
     project_id: str
     root_commit: str | None
     created_at: str
+    # The mark: this many events, the last of them with this hash, were seen in the
+    # project's database. None: not known (a registry written before marks existed).
+    events: int | None = None
+    last_hash: str | None = None
+
+    def marked(self, events: int, last_hash: str) -> ProjectRecord:
+        return ProjectRecord(self.project_id, self.root_commit, self.created_at, events, last_hash)
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,13 @@ class Registry:
 
     def roots_of(self, project_id: str) -> list[str]:
         return [b.root for b in self.bindings if b.project_id == project_id]
+
+    def record(self, project_id: str) -> ProjectRecord | None:
+        return next((p for p in self.projects if p.project_id == project_id), None)
+
+    def with_record(self, record: ProjectRecord) -> Registry:
+        others = tuple(p for p in self.projects if p.project_id != record.project_id)
+        return Registry(self.bindings, (*others, record))
 
 
 def _checksum(body: dict) -> str:
@@ -154,6 +174,8 @@ def read_registry(home: Path) -> Registry:
         if any((home / PROJECTS_DIR).glob(f"*/{DB_FILE}")):
             raise RegistryCorrupt(f"The jupymem registry {path} is missing. {fix}") from None
         return Registry()
+    except OSError as exc:  # a directory in its place, no permission to read it
+        raise RegistryCorrupt(f"The jupymem registry {path} cannot be read ({exc.strerror or exc}). {fix}") from None
     try:
         doc = json.loads(raw.decode("utf-8"))
         body = {"version": doc["version"], "bindings": doc["bindings"], "projects": doc["projects"]}
@@ -168,10 +190,14 @@ def read_registry(home: Path) -> Registry:
         return Registry(
             bindings=tuple(Binding(b["root"], b["project_id"]) for b in body["bindings"]),
             projects=tuple(
-                ProjectRecord(p["project_id"], p.get("root_commit"), p["created_at"]) for p in body["projects"]
+                ProjectRecord(
+                    p["project_id"], p.get("root_commit"), p["created_at"], _mark(p.get("events")),
+                    p.get("last_hash") if isinstance(p.get("last_hash"), str) else None,
+                )
+                for p in body["projects"]
             ),
         )
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         raise RegistryCorrupt(f"The jupymem registry {path} has malformed entries. {fix}") from None
 
 
@@ -179,19 +205,38 @@ def _serialize(reg: Registry) -> bytes:
     body = {
         "version": _VERSION,
         "bindings": [{"root": b.root, "project_id": b.project_id} for b in sorted(reg.bindings, key=lambda b: b.root)],
-        "projects": [
-            {"project_id": p.project_id, "root_commit": p.root_commit, "created_at": p.created_at}
-            for p in sorted(reg.projects, key=lambda p: p.project_id)
-        ],
+        "projects": [_project_json(p) for p in sorted(reg.projects, key=lambda p: p.project_id)],
     }
     return (json.dumps({**body, "checksum": _checksum(body)}, indent=2, sort_keys=True) + "\n").encode()
+
+
+def _mark(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _project_json(p: ProjectRecord) -> dict[str, object]:
+    out: dict[str, object] = {"project_id": p.project_id, "root_commit": p.root_commit, "created_at": p.created_at}
+    if p.events is not None:
+        out.update(events=p.events, last_hash=p.last_hash)
+    return out
+
+
+def _unwritable(home: Path, exc: OSError) -> ReadOnlyHome:
+    return ReadOnlyHome(
+        f"The memory home {home} is read-only here ({exc.strerror or exc}): reading works, nothing can be "
+        "recorded or bound. Make it writable, or point JUPYMEM_HOME at a writable directory."
+    )
 
 
 @contextlib.contextmanager
 def locked(home: Path) -> Iterator[None]:
     """Exclusive lock over registry changes, across threads and processes."""
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / "registry.lock", "a+b") as fh:
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        fh = open(home / "registry.lock", "a+b")  # noqa: SIM115 - closed below, after the lock
+    except OSError as exc:
+        raise _unwritable(home, exc) from None
+    with fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -201,6 +246,22 @@ def locked(home: Path) -> Iterator[None]:
 
 def write_registry(home: Path, reg: Registry) -> None:
     """Atomic replace; call only while holding ``locked(home)``."""
+    try:
+        _write_registry(home, reg)
+    except OSError as exc:
+        raise _unwritable(home, exc) from None
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged file (or whatever stands in its place) beside itself, never
+    deleting it: ``name.damaged-<UTC time>``. Returns the new path."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    os.replace(path, target)
+    return target
+
+
+def _write_registry(home: Path, reg: Registry) -> None:
     path = registry_path(home)
     fd, tmp = tempfile.mkstemp(prefix=".registry-", dir=home)
     try:
@@ -218,3 +279,13 @@ def write_registry(home: Path, reg: Registry) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def record_mark(home: Path, project_id: str, events: int, last_hash: str) -> None:
+    """Raise the project's mark to ``events`` (never lower it; doctor resets it)."""
+    with locked(home):
+        reg = read_registry(home)
+        rec = reg.record(project_id)
+        if rec is None or (rec.events is not None and rec.events >= events):
+            return
+        write_registry(home, reg.with_record(rec.marked(events, last_hash)))

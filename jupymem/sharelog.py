@@ -19,7 +19,7 @@ Reading is strict and never partial about a line: a line that is not JSON, fails
 hash, follows no valid line, is not this file's writer's, or fails ``check_line`` is
 not applied, and neither is any line that descends from it; each such cause is one
 ``Problem`` naming file and line. Every line read from a shared file goes through
-``check_line``, the one place to plug a stricter validator in.
+``check_line``, which applies the validator every entrance uses (``validate``).
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import capture
+from . import validate
 from .errors import InvalidStatement, JupymemError
-from .models import KINDS, SUPPORTED, UNCONFIRMED
 from .store import GENESIS, canonical, sha256
 
 FORMAT = 1
@@ -43,16 +42,12 @@ SUFFIX = ".jsonl"
 # The types a shared file may carry; gc is a local retention decision and never shared.
 SHARED_TYPES = frozenset({"record", "supersede", "retire", "confirm"})
 
-MAX_TOPIC_CHARS = 80  # as core.MAX_TOPIC_CHARS
 MAX_AUTHOR_CHARS = 200
-MAX_EVIDENCE = 64
 MAX_LINE_BYTES = 256 * 1024  # a statement is at most 16 KB; evidence at most 64 x ~3 KB
 
 _NAME = re.compile(r"^(?:[a-z0-9][a-z0-9-]*-)?(?P<id>[0-9a-f]{10})\.jsonl$")
 _UID = re.compile(r"^[0-9a-f]{32}$")
 _AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
-_MEMORY_ID = re.compile(r"^m-[0-9a-f]{12}$")
-_HANDLE = re.compile(r"^ev-[0-9a-f]{8}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -252,11 +247,14 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     """Refuse an event from a shared file that this machine must not apply; return it.
 
     Every line read from ``.jupymem/`` and every line about to be written passes here.
-    It applies the checks jupymem has for its own input: a known event type, a known
-    kind and standing, ids derived from statements as ``capture.memory_id`` derives
-    them, timestamps and uids in our format, sizes, and no secret in any free text
-    (``capture.check_statement``, ``capture.find_secrets``). Raises ``InvalidStatement``
-    or ``SecretRefused`` naming the field.
+    The event itself is checked by the validator every entrance uses (``validate``:
+    kinds, standings, ids derived from statements, timestamps, the sizes, characters
+    and secrets of every text field); on top of it a shared line must be one of the
+    types a shared file carries, have a uid and time in the shared format, name its
+    writer in short lines, and never carry a private memory. References to other
+    memories are checked for their form only: the memory a line retires may come
+    from another writer's file, read in any order, and replay applies events in
+    (time, uid) order. Raises a ``JupymemError`` naming the field.
     """
     uid, type_, at, payload = event.get("uid"), event.get("type"), event.get("at"), event.get("payload")
     if not isinstance(uid, str) or not _UID.match(uid):
@@ -271,92 +269,21 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     if isinstance(writer, dict):
         for key in ("name", "email"):
             _short_text(writer.get(key), f"writer {key}", MAX_AUTHOR_CHARS)
-    if type_ in ("record", "supersede"):
-        memory = _check_memory(payload.get("memory"))
-        if type_ == "supersede":
-            old = _memory_id(payload.get("old"), "the superseded id")
-            if old == memory["id"]:
-                raise InvalidStatement("it supersedes a memory with itself")
-    elif type_ == "retire":
-        _memory_id(payload.get("id"), "the retired id")
-        reason = payload.get("reason")
-        if reason is not None:
-            _text(reason, "the reason")
-    else:  # confirm
-        _memory_id(payload.get("id"), "the confirmed id")
-        _short_text(payload.get("by"), "who confirmed", MAX_AUTHOR_CHARS)
+    memory = payload.get("memory")
+    if isinstance(memory, dict) and memory.get("private"):
+        raise InvalidStatement("a private memory cannot be in a shared file")
+    validate.check_event({"uid": uid, "type": type_, "at": at, "payload": payload}, _ANY_ID, purged_ok=False)
     return event
 
 
-def _check_memory(m: Any) -> dict[str, Any]:
-    if not isinstance(m, dict):
-        raise InvalidStatement("it carries no memory")
-    memory_id = _memory_id(m.get("id"), "the memory id")
-    if m.get("kind") not in KINDS:
-        raise InvalidStatement(f"kind {m.get('kind')!r} is not one of {', '.join(KINDS)}")
-    if m.get("standing") not in (SUPPORTED, UNCONFIRMED):
-        raise InvalidStatement(f"standing {m.get('standing')!r} is not supported or unconfirmed")
-    if m.get("private"):
-        raise InvalidStatement("a private memory cannot be in a shared file")
-    statement = _text(m.get("statement"), "the statement")
-    original = m.get("original")
-    if original is not None:
-        _text(original, "the original words")
-    # Identity is keyed on the words as said (the original when it was translated).
-    if capture.memory_id(original if original is not None else statement) != memory_id:
-        raise InvalidStatement(f"{memory_id} is not the id of its statement")
-    topic = m.get("topic")
-    if topic is not None and len(_text(topic, "the topic")) > MAX_TOPIC_CHARS:
-        raise InvalidStatement(f"the topic is longer than {MAX_TOPIC_CHARS} characters")
-    prov = m.get("provenance", {})
-    if not isinstance(prov, dict):
-        raise InvalidStatement("its provenance is not an object")
-    if prov.get("recorder", "person") not in ("person", "assistant"):
-        raise InvalidStatement("its recorder is neither person nor assistant")
-    for key in ("notebook", "cell_id", "session", "author"):
-        _short_text(prov.get(key), key, 1024)
-    if prov.get("quote") is not None:
-        _text(prov["quote"], "the quote")
-    count = prov.get("execution_count")
-    if count is not None and (not isinstance(count, int) or isinstance(count, bool)):
-        raise InvalidStatement("its execution count is not a number")
-    _check_evidence(m.get("evidence", []))
-    return m
+class _AnyId:
+    """Every well-formed memory id may exist (see check_line)."""
+
+    def exists(self, memory_id: str) -> bool:
+        return True
 
 
-def _check_evidence(items: Any) -> None:
-    if not isinstance(items, list) or len(items) > MAX_EVIDENCE:
-        raise InvalidStatement("its evidence is not a list of at most 64 failures")
-    for e in items:
-        if not isinstance(e, dict) or not isinstance(e.get("handle"), str) or not _HANDLE.match(e["handle"]):
-            raise InvalidStatement("it cites evidence without an ev-xxxxxxxx handle")
-        texts = [e.get("excerpt"), e.get("evalue"), e.get("ename"), *(e.get("diagnosis") or [])]
-        for text in texts:
-            if text is None:
-                continue
-            if not isinstance(text, str) or len(text.encode("utf-8")) > 4 * capture.MAX_EXCERPT_BYTES:
-                raise InvalidStatement(f"evidence {e['handle']} holds an oversized or non-text field")
-            found = capture.find_secrets(text)
-            if found:
-                raise InvalidStatement(f"evidence {e['handle']} holds {found[0].label} ({found[0].masked})")
-
-
-def _memory_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not _MEMORY_ID.match(value):
-        raise InvalidStatement(f"{what} is not an id like m-3f9a2c1d4e5f")
-    return value
-
-
-def _text(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidStatement(f"{what} is not text")
-    try:
-        cleaned = capture.check_statement(value)
-    except JupymemError as exc:
-        raise type(exc)(f"{what}: {exc.message}") from None
-    if cleaned != value:
-        raise InvalidStatement(f"{what} is not in the form jupymem stores (stray whitespace or line ends)")
-    return value
+_ANY_ID = _AnyId()
 
 
 def _short_text(value: Any, what: str, limit: int) -> None:

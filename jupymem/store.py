@@ -20,6 +20,13 @@ a cache of the ``.jupymem/`` files plus this machine's own events; each event's
 ``scope`` says which (``LOCAL``, ``PRIVATE``, ``SHARED``), and the log is kept
 in (time, uid) order, the order every clone replays (``next_at``,
 ``replace_log``).
+Opening never guesses. A file that is not a database any more is named as
+damaged before SQLite is asked to read it (``damage.check_file``), and a small
+database passes SQLite's ``quick_check`` first; a home that cannot be written is
+opened read-only (reads work, writes are refused by ``Project``), without
+switching its journal mode. Driver errors that mean damage, a read-only file or a
+full disk become the ``JupymemError`` that says so (``damage.storage_error``), in
+``Connection`` and at the faces as a last resort.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import CorruptLog, SchemaTooNew
+from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, storage_error, translated
+from .errors import CorruptLog, DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
 
 GENESIS = "0" * 64
 
@@ -276,39 +284,81 @@ class Connection:
 
     WAL lets readers in other processes proceed while one writer commits; writes
     start with BEGIN IMMEDIATE so two writers queue on the busy timeout instead
-    of failing at COMMIT.
+    of failing at COMMIT. ``readonly`` connections (a home that cannot be written)
+    never change the file: no journal-mode switch, no writes; ``immutable`` ones are
+    for a read-only folder where SQLite cannot even create its shared-memory file.
     """
 
-    def __init__(self, path: Path, *, driver_name: str | None = None, readonly: bool = False):
+    def __init__(
+        self, path: Path, *, driver_name: str | None = None, readonly: bool = False, immutable: bool = False,
+        create: bool = True,
+    ):
         mod = driver(driver_name)
         self.module = mod
         self.path = path
-        self.readonly = readonly
+        self.readonly = readonly or immutable
+        self.readonly_reason: str | None = None
         if str(path) == ":memory:":
             self.raw = mod.connect(":memory:", isolation_level=None, check_same_thread=False)
         else:
-            uri = f"file:{path}?mode={'ro' if readonly else 'rwc'}"
+            mode = "ro" if self.readonly else ("rwc" if create else "rw")
+            uri = f"file:{path}?mode={mode}" + ("&immutable=1" if immutable else "")
             self.raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30)
-        self.raw.execute("PRAGMA busy_timeout = 30000")
-        if not readonly:
-            self.raw.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL survives a killed process (not a power cut) and keeps a
-            # record under a few milliseconds.
-            self.raw.execute("PRAGMA synchronous = NORMAL")
         self.lock = threading.RLock()
         self.vec_loaded = False
+        try:
+            self.raw.execute("PRAGMA busy_timeout = 30000")
+            # A read that opens the file (and, in WAL mode, its shared memory): an
+            # unreadable file or folder fails here, not at the first query.
+            journal = self.raw.execute("PRAGMA journal_mode").fetchone()[0]
+            if not self.readonly and str(path) != ":memory:":
+                if journal != "wal":  # set once, when the file is created; a read never switches it
+                    self.raw.execute("PRAGMA journal_mode = WAL")
+                # NORMAL in WAL survives a killed process (not a power cut) and keeps a
+                # record under a few milliseconds.
+                self.raw.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            self.raw.close()
+            raise
 
     def execute(self, sql: str, params: Any = ()) -> Any:
         with self.lock:
-            return self.raw.execute(sql, params)
+            try:
+                return self.raw.execute(sql, params)
+            except Exception as exc:  # inline, not `translated`: this is the hottest call there is
+                err = storage_error(exc, self.path)
+                if err is None:
+                    raise
+                raise err from None
 
     def executemany(self, sql: str, rows: Any) -> Any:
-        with self.lock:
+        with self.lock, translated(self.path):
             return self.raw.executemany(sql, rows)
 
     def close(self) -> None:
         with self.lock:
             self.raw.close()
+
+    def writable(self) -> bool:
+        """Whether this file can take a write here, without writing: a RESERVED lock is
+        what every write starts with, and a read-only file or folder refuses it. A lock
+        held by another writer means the file is writable."""
+        if self.readonly:
+            return False
+        with self.lock:
+            self.raw.execute("PRAGMA busy_timeout = 0")
+            try:
+                self.raw.execute("BEGIN IMMEDIATE")
+                self.raw.execute("ROLLBACK")
+            except Exception as exc:
+                err = storage_error(exc, self.path)
+                if isinstance(err, ReadOnlyHome) or "unable to open" in str(exc).lower():
+                    return False
+                if err is None or not isinstance(err, StorageError):  # busy is fine; damage is not ours to judge
+                    raise
+            finally:
+                self.raw.execute("PRAGMA busy_timeout = 30000")
+        return True
 
     def load_vec(self) -> bool:
         """Load sqlite-vec into this connection; False when this build cannot."""
@@ -341,35 +391,85 @@ def transaction(conn: Any) -> Iterator[Any]:
         if raw.in_transaction:
             yield conn
             return
-        raw.execute("BEGIN IMMEDIATE")
+        with translated(getattr(conn, "path", None)):
+            raw.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
-            raw.execute("ROLLBACK")
+            with contextlib.suppress(Exception):  # a failed COMMIT may have rolled back already
+                raw.execute("ROLLBACK")
             raise
-        raw.execute("COMMIT")
+        with translated(getattr(conn, "path", None)):
+            raw.execute("COMMIT")
     finally:
         if lock is not None:
             lock.release()
 
 
-def open_database(path: Path, *, create: bool, driver_name: str | None = None) -> Connection:
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def open_database(path: Path, *, create: bool, driver_name: str | None = None, check: bool = True) -> Connection:
+    """The migrated database at ``path``; with ``create``, made if missing.
+
+    An existing file is looked at before SQLite reads it (``check_file``) and, when
+    small, passes ``quick_check``. A file or folder that cannot be written is opened
+    read-only (``Connection.readonly``, with the reason), so reading still works.
+    """
     if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ReadOnlyHome(f"Cannot create {path.parent} ({exc.strerror or exc}); is the memory home writable?") from None
     elif not path.exists():
         raise FileNotFoundError(path)
-    conn = Connection(path, driver_name=driver_name)
+    if path.exists():
+        check_file(path)
+    conn = _connect(path, create=create, driver_name=driver_name)
     try:
-        migrate(conn)
+        with translated(path):
+            if check and path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+                result = conn.raw.execute("PRAGMA quick_check").fetchone()[0]
+                if result != "ok":
+                    raise DatabaseDamaged(f"The memory database {path} fails SQLite's integrity check ({result}). {DOCTOR}")
+            migrate(conn)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
+def _connect(path: Path, *, create: bool, driver_name: str | None) -> Connection:
+    """Read-write if the file and its folder allow it, else read-only, else immutable."""
+    first: BaseException | None = None
+    try:
+        conn = Connection(path, driver_name=driver_name, create=create)
+    except Exception as exc:
+        err = storage_error(exc, path)
+        if create or not isinstance(err, (ReadOnlyHome, StorageError)) or isinstance(err, DatabaseDamaged):
+            raise (err or exc) from None
+        first = exc
+    else:
+        if conn.writable():
+            return conn
+        conn.close()
+        first = PermissionError(f"{path} cannot be written")
+    for immutable in (False, True):
+        try:
+            conn = Connection(path, driver_name=driver_name, readonly=True, immutable=immutable, create=False)
+        except Exception as exc:
+            if immutable:
+                raise (storage_error(exc, path) or exc) from None
+            continue
+        conn.readonly_reason = _reason(first)
+        return conn
+    raise AssertionError("unreachable")
+
+
 def memory_database(driver_name: str | None = None) -> Connection:
     """A fresh, migrated in-memory database: the target of a verification replay."""
-    conn = Connection(Path(":memory:"), driver_name=driver_name, readonly=True)
+    conn = Connection(Path(":memory:"), driver_name=driver_name)
     migrate(conn)
     return conn
 
@@ -410,7 +510,7 @@ class Event:
         }
 
 
-def _row_event(row: Any) -> Event:
+def row_event(row: Any) -> Event:
     seq, uid, type_, at, payload, payload_hash, prev, h = row
     return Event(seq, uid, type_, at, json.loads(payload) if payload is not None else None, payload_hash, prev, h)
 
@@ -530,7 +630,7 @@ def events(conn: Connection, after: int = 0) -> Iterator[Event]:
         (after,),
     )
     for row in cur.fetchall():
-        yield _row_event(row)
+        yield row_event(row)
 
 
 def has_uid(conn: Connection, uid: str) -> bool:

@@ -18,6 +18,7 @@ import pytest
 import jupymem
 from conftest import make_repo
 from jupymem import store
+from jupymem.capture import memory_id
 from jupymem.errors import SecretRefused
 from jupymem.models import Evidence, Provenance
 
@@ -130,7 +131,8 @@ def test_import_skips_a_uid_repeated_inside_the_file(proj, tmp_path: Path) -> No
     header, line = buf.getvalue().splitlines()
     first = json.loads(line)
     # A second event, properly chained, that reuses the first one's uid: the log keeps the first.
-    payload = {"memory": {**first["payload"]["memory"], "id": "m-000000000001", "statement": "Another one"}}
+    # (with an id derived from its words: import refuses one that is not)
+    payload = {"memory": {**first["payload"]["memory"], "id": memory_id("Another one"), "statement": "Another one"}}
     payload_hash = store.sha256(store.canonical(payload))
     second = {
         **first, "seq": 2, "payload": payload, "payload_hash": payload_hash, "prev": first["hash"],

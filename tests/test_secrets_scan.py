@@ -21,6 +21,7 @@ import pytest
 
 from jupymem import capture, secrets_scan
 from jupymem.secrets_scan import _scan, find_secrets
+from secret_shapes import PROSE, SHAPES
 
 DATA = Path(__file__).parent / "data"
 
@@ -50,6 +51,11 @@ TRIGGERS = {
     "secret": ["secret = 'p@ssw0rd'", "client_secret: 8f3b2a1c9d7e6f5a"],
     "token": ["?token=3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a", "refresh_token := 'abc123def456'"],
 }
+# Every token shape the scanner knows (tests/secret_shapes.py), bare and in a sentence.
+for _kind, _token, _ in SHAPES.values():
+    TRIGGERS.setdefault(_kind, []).append(_token)
+for _kind, _text, _ in PROSE:
+    TRIGGERS.setdefault(_kind, []).append(_text)
 # What case folding makes equal to an ASCII letter in a regex that ignores case.
 TWINS = {"s": "ſ", "k": "\u212a", "i": "ı", "K": "\u212a"}
 FILLER = ["Use", "the", "join", "key", "value", "token", "count", "password", "policy", "é", "—", "日本", "=", ":"]
@@ -103,7 +109,7 @@ def test_case_twins_are_found_like_the_rules_find_them():
 
 def test_plain_prose_is_clean_and_needs_no_rule():
     text = "Join orders to customers on customer_id after deduplicating the daily export."
-    assert secrets_scan._hints(text) == (False, False)
+    assert secrets_scan._candidates(text) == []
     assert find_secrets(text) == []
 
 

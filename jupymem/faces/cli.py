@@ -16,7 +16,8 @@ the result to ``render``. Decisions worth knowing:
   terminal, so ``jupymem block > f`` holds exactly the block.
 * ``search`` exits 0 when it abstains: abstaining is an answer (``status``
   says which). ``verify`` exits 1 when it finds problems; ``status`` exits 1
-  when the registry is corrupt (and prints the ``jupymem doctor`` hint).
+  when the registry is corrupt or the database lost or damaged (and prints the
+  ``jupymem doctor`` hint); ``doctor`` exits 1 when a database still needs a person.
 * ``-`` as the statement (``remember``, ``supersede``), the query or the
   import file reads standard input; a statement must be UTF-8.
 * ``share`` turns sharing through git on (``--off``: off) and says what it did;
@@ -144,7 +145,7 @@ def cmd_status(ctx: Context) -> int:
     ctx.emit(s, render.status_text(s))
     if not s["git"]:
         return 2
-    return 1 if s["registry"] == "corrupt" else 0
+    return 1 if s["registry"] == "corrupt" or s.get("damage") else 0
 
 
 def cmd_remember(ctx: Context) -> int:
@@ -311,13 +312,17 @@ def cmd_doctor(ctx: Context) -> int:
         ctx.emit({"registry": "none", "home": str(ctx.settings.home)},
                  f"No jupymem home at {ctx.settings.home}; nothing to check.")
         return 0
-    report = doctor(ctx.settings)
-    lines = [f"registry: {report['registry']}{' (repaired from the project databases)' if report.get('repaired') else ''}",
+    report = doctor(ctx.settings, accept_loss=ctx.args.accept_loss)
+    rebuilt = report["registry"] != "ok"
+    lines = [f"registry: {report['registry']}{' (repaired from the project databases)' if rebuilt else ''}",
              f"projects: {report['projects']}, bindings: {report['bindings']}"]
     if report.get("problem"):
         lines.append(f"problem was: {report['problem']}")
+    for db in report.get("databases", ()):
+        detail = f": {db['message']}" if db.get("message") else ""
+        lines.append(f"{db['project_id']} {db['state']}{detail}")
     ctx.emit(report, "\n".join(lines))
-    return 0
+    return 1 if report.get("problems") else 0
 
 
 def cmd_eval(ctx: Context) -> int:
@@ -399,7 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("share", cmd_share, "share this repository's memory through git: a committed .jupymem/ folder "
                                 "that every clone reads (initializes memory)")
     p.add_argument("--off", action="store_true", help="stop writing there; the files stay as history")
-    add("doctor", cmd_doctor, "check the registry and rebuild it from the project databases if needed")
+    p = add("doctor", cmd_doctor, "check the registry and every project database; repair what can be repaired")
+    p.add_argument("--accept-loss", action="store_true",
+                   help="start lost or unrecoverable projects afresh (damaged files are kept aside, never deleted)")
     from .. import bench, evaluate  # evaluation faces with options of their own (their own --json)
 
     for name, mod, func, text in (
@@ -417,15 +424,28 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ctx = Context(args, sys.stdout)
         return args.func(ctx)
-    except JupymemError as exc:  # the one place errors become messages and exit codes
-        sys.stderr.write(f"jupymem: {' '.join(exc.message.split())}\n")  # always one line
-        return exc.exit_code
     except BrokenPipeError:  # `jupymem export | head`: the reader left, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # the one place errors become messages and exit codes
+        err = _as_error(exc)
+        if err is None:
+            raise
+        sys.stderr.write(f"jupymem: {' '.join(err.message.split())}\n")  # always one line
+        return err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("jupymem: interrupted\n")
         return 130
+
+
+def _as_error(exc: BaseException) -> JupymemError | None:
+    """A ``JupymemError``, or a driver error that means damage, a read-only home or a
+    full disk (met while reading rows, past ``store.Connection``'s own translation)."""
+    if isinstance(exc, JupymemError):
+        return exc
+    from ..damage import storage_error
+
+    return storage_error(exc)
 
 
 if __name__ == "__main__":

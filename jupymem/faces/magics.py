@@ -300,6 +300,22 @@ def _check_first_record(statement: str, settings: Settings) -> None:
     check_first_record(statement, settings)
 
 
+def _usage_error(exc: Exception) -> Exception:
+    """What the person sees: a ``JupymemError`` (or a driver error that means a damaged
+    database, a read-only home or a full disk) as a ``UsageError``; anything else is a
+    bug and keeps its traceback."""
+    if isinstance(exc, UsageError):
+        return exc
+    if not isinstance(exc, JupymemError):
+        from ..damage import storage_error
+
+        err = storage_error(exc)
+        if err is None:
+            return exc
+        exc = err
+    return UsageError(exc.message)
+
+
 def _display(text: str, html: str | None = None) -> None:
     from IPython.display import display
 
@@ -384,8 +400,8 @@ class MemoryMagics(Magics):
         args = parser.parse_args(rest)
         try:
             getattr(self, "_" + action)(args)
-        except JupymemError as exc:
-            raise UsageError(exc.message) from None
+        except Exception as exc:
+            raise _usage_error(exc) from None
         _after_change(self.shell)
 
     memory.__doc__ = (memory.__doc__ or "") + "\n\nActions:\n" + _SUMMARY  # type: ignore[operator]
@@ -415,8 +431,8 @@ class MemoryMagics(Magics):
                 provenance=state.provenance(),
                 private=args.private,
             )
-        except JupymemError as exc:
-            raise UsageError(exc.message) from None
+        except Exception as exc:
+            raise _usage_error(exc) from None
         _after_change(self.shell)
         _display(_render().memory_text(m), _render().memory_html(m))
 

@@ -32,9 +32,16 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
 
 Errors are translated in one place (``_json_errors``): every ``JupymemError``,
 including the REST-only ones defined here, becomes
-``{"error": code, "message": ...}`` with its ``http_status``. Reading never
-initializes a repository; only ``POST init`` and recording (``POST memories``)
-do, as everywhere else.
+``{"error": code, "message": ...}`` with its ``http_status``; so does a driver
+error that means a damaged database, a read-only home or a full disk (5xx with
+its code). Reading never initializes a repository; only ``POST init`` and
+recording (``POST memories``) do, as everywhere else.
+
+Every entrance is bounded before the core sees it: a body is a JSON object of at
+most ``max_body_bytes`` and ``MAX_JSON_DEPTH`` levels, holding only the fields its
+route takes, each of its type (400 names the field); a ``path`` is at most
+``MAX_PATH_BYTES`` (and ``MAX_NAME_BYTES`` per component), so the file system is
+never asked about a name it would refuse.
 """
 
 from __future__ import annotations
@@ -62,6 +69,7 @@ from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Memory, Provenance
 from ..core import check_first_record
+from ..damage import storage_error
 
 # -- errors only the REST face can meet ---------------------------------------
 
@@ -100,6 +108,18 @@ class BodyTooLarge(JupymemError):
     http_status = 413
 
 
+class PathTooLong(JupymemError):
+    """Raised when ``path`` (or one of its components) is longer than any file system takes."""
+
+    code = "path_too_long"
+
+
+MAX_JSON_DEPTH = 16  # the deepest body a route takes is 3 levels
+MAX_PATH_BYTES = 4096  # PATH_MAX
+MAX_NAME_BYTES = 255  # NAME_MAX
+MAX_HANDLES = 64  # the staging window
+
+
 # -- the one translation helper -------------------------------------------------
 
 F = TypeVar("F", bound=Callable[..., Awaitable[None]])
@@ -115,9 +135,12 @@ def _json_errors(method: F) -> F:
     async def wrapper(self: _Handler, *args: Any, **kwargs: Any) -> None:
         try:
             await method(self, *args, **kwargs)
-        except JupymemError as exc:
-            self.set_status(exc.http_status)
-            self.finish({"error": exc.code, "message": exc.message})
+        except Exception as exc:
+            err = exc if isinstance(exc, JupymemError) else storage_error(exc)
+            if err is None:
+                raise
+            self.set_status(err.http_status)
+            self.finish({"error": err.code, "message": err.message})
 
     return wrapper  # type: ignore[return-value]
 
@@ -173,16 +196,26 @@ def resolve_path(server_root: str | os.PathLike[str], raw: str | None) -> Path:
     raw = raw or ""
     if "\x00" in raw:
         raise BadRequest("path contains a NUL byte.")
+    size = len(raw.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATH_BYTES:
+        raise PathTooLong(f"path is {size:,} bytes long; the limit is {MAX_PATH_BYTES:,}.")
+    longest = max((len(part.encode("utf-8", "surrogatepass")) for part in raw.replace("\\", "/").split("/")), default=0)
+    if longest > MAX_NAME_BYTES:
+        raise PathTooLong(f"path has a component of {longest:,} bytes; the limit is {MAX_NAME_BYTES}.")
     text = raw.replace("\\", "/")
     if text.startswith("/") or _DRIVE.match(text) or os.path.isabs(raw):
         raise PathOutsideRoot(f"{raw!r} is absolute; give a path relative to the Jupyter server's root.")
     if ".." in PurePosixPath(text).parts:
         raise PathOutsideRoot(f"{raw!r} climbs out with '..'; give a path inside the Jupyter server's root.")
     root = Path(server_root).resolve()
-    target = (root / text).resolve()
+    try:
+        target = (root / text).resolve()
+        exists = target.exists()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a name the system refuses
+        raise BadRequest(f"{raw[:200]!r} cannot be resolved ({getattr(exc, 'strerror', None) or exc}).") from None
     if target != root and root not in target.parents:
         raise PathOutsideRoot(f"{raw!r} leads outside the Jupyter server's root (through a symlink).")
-    if not target.exists():
+    if not exists:
         raise PathNotFound(f"{raw!r} does not exist under the Jupyter server's root.")
     return target
 
@@ -214,7 +247,8 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
     def target(self, raw: str | None) -> Path:
         return resolve_path(self.server_root, raw)
 
-    def body(self) -> dict[str, Any]:
+    def body(self, *fields: str) -> dict[str, Any]:
+        """The JSON object sent, holding only ``fields`` (and ``path``)."""
         data = self.request.body or b""
         if len(data) > self.extensionapp.max_body_bytes:
             raise BodyTooLarge(
@@ -227,8 +261,17 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
             parsed = json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:
             raise BadJson(f"The request body is not valid JSON ({exc}).") from None
+        except RecursionError:
+            raise BadJson(f"The request body is nested too deeply (the limit is {MAX_JSON_DEPTH} levels).") from None
         if not isinstance(parsed, dict):
             raise BadJson("The request body must be a JSON object.")
+        if _depth(parsed) > MAX_JSON_DEPTH:
+            raise BadJson(f"The request body is nested too deeply (the limit is {MAX_JSON_DEPTH} levels).")
+        unknown = sorted(k for k in parsed if k not in ("path", *fields))
+        if unknown:
+            raise BadRequest(
+                f"{unknown[0][:40]!r} is not a field of this request; it takes: {', '.join(('path', *fields))}."
+            )
         return parsed
 
     def arg_str(self, name: str, default: str | None = None) -> str | None:
@@ -272,6 +315,19 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
         return out
 
 
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            todo.extend((v, level + 1) for v in item if isinstance(v, (dict, list)))
+    return deepest
+
+
 def _get_str(body: dict[str, Any], name: str, *, required: bool = False, default: str | None = None) -> str | None:
     value = body.get(name, default)
     if value is None:
@@ -293,9 +349,13 @@ def _get_bool(body: dict[str, Any], name: str, default: bool = False) -> bool:
 
 
 def _get_handles(body: dict[str, Any]) -> list[str]:
-    value = body.get("evidence") or []
-    if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+    value = body.get("evidence")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(h, str) and 0 < len(h) <= 64 for h in value):
         raise BadRequest("'evidence' must be a list of handles such as ['ev-0123abcd'].")
+    if len(value) > MAX_HANDLES:
+        raise BadRequest(f"'evidence' cites {len(value)} failures; the limit is {MAX_HANDLES}.")
     return value
 
 
@@ -371,7 +431,7 @@ class MemoriesHandler(_Handler):
     @authorized
     @_json_errors
     async def post(self) -> None:
-        body = self.body()
+        body = self.body(*RECORD_FIELDS)
         target = self.target(_get_str(body, "path"))
         statement = _get_str(body, "statement", required=True)
         kind = _get_str(body, "kind", default="note")
@@ -417,7 +477,7 @@ class MemoryActionHandler(_Handler):
     @authorized
     @_json_errors
     async def post(self, memory_id: str, action: str) -> None:
-        body = self.body()
+        body = self.body(*ACTION_FIELDS[action])
         target = self.target(_get_str(body, "path"))
         if action == "confirm":
 
@@ -471,8 +531,11 @@ class KeepEvidenceHandler(_Handler):
     @authorized
     @_json_errors
     async def post(self, handle: str) -> None:
-        body = self.body()
+        body = self.body(*RECORD_FIELDS)
         target = self.target(_get_str(body, "path"))
+        if _get_handles(body) not in ([], [handle]) or _get_str(body, "supersedes") is not None:
+            raise BadRequest("Keeping a failure cites that failure and replaces nothing: "
+                             "leave out 'evidence' and 'supersedes'.")
         statement = _get_str(body, "statement", required=True)
         kind = _get_str(body, "kind", default="failure")
         topic = _get_str(body, "topic")
@@ -526,6 +589,14 @@ class BlockHandler(_Handler):
 
         self.reply(await self.call(work))
 
+
+# The fields each POST takes besides `path` (the sidebar's IRecordRequest, src/tokens.ts).
+RECORD_FIELDS = ("statement", "kind", "topic", "evidence", "supersedes", "recorder", "quote", "cell_id")
+ACTION_FIELDS = {
+    "confirm": (),
+    "retire": ("reason",),
+    "supersede": ("statement", "kind", "topic", "evidence", "recorder", "quote", "cell_id"),
+}
 
 LIST_PAGE = 200  # memories per list response unless `limit` says otherwise
 LIST_MAX = 10_000

@@ -1,0 +1,114 @@
+"""Telling a broken store from a bug.
+
+A project database can be damaged (emptied, cut short, overwritten, with a bad
+page), read-only (a home on a read-only mount, files a person may not write) or
+out of room. None of that is a bug in jupymem, and none of it may reach a person
+as a driver traceback. This module holds the two tools for it:
+
+* ``check_file``: what the first 100 bytes and the size of a file say about it,
+  before SQLite is asked to read it (SQLite takes a zero-byte file for a new, empty
+  database, which is how 300 memories once vanished without a word);
+* ``storage_error``: a driver error as the ``JupymemError`` it means, or None when
+  it means a bug. ``store.Connection`` applies it to every statement; the faces
+  apply it once more to errors met while reading rows.
+
+Stdlib only, no SQLite connection of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from .errors import DatabaseDamaged, JupymemError, ReadOnlyHome, StorageError
+
+DOCTOR = "Run `jupymem doctor`: it checks every database and recovers what its event log still holds."
+
+
+def _is_driver_error(exc: BaseException) -> bool:
+    # sqlite3 and sqlean have their own exception classes with the DB-API names.
+    return any(c.__name__ == "DatabaseError" for c in type(exc).__mro__)
+
+
+def storage_error(exc: BaseException, path: Path | str | None = None) -> JupymemError | None:
+    """The ``JupymemError`` a driver error means, or None when it means a bug.
+
+    Damage (a malformed page, a file that is not a database), a read-only file or
+    directory, a full disk and a lock held past the busy timeout are conditions of the
+    machine, not of the code: they get a message naming the file and what to do.
+    """
+    if isinstance(exc, JupymemError):
+        return exc
+    if not _is_driver_error(exc):
+        return None
+    where = f"The memory database {path}" if path else "A memory database"
+    msg = str(exc).lower()
+    if any(h in msg for h in ("malformed", "not a database", "file is encrypted", "corrupt")):
+        return DatabaseDamaged(f"{where} is damaged ({exc}). {DOCTOR}")
+    if any(h in msg for h in ("readonly", "read-only", "attempt to write")):
+        return ReadOnlyHome(
+            f"{where} is read-only here ({exc}): reading works, nothing can be recorded. Make the memory "
+            "home writable, or point JUPYMEM_HOME at a writable directory."
+        )
+    if "unable to open" in msg:
+        return StorageError(f"{where} cannot be opened ({exc}); check that its folder exists and can be read.")
+    if any(h in msg for h in ("disk is full", "disk i/o", "i/o error", "no space")):
+        return StorageError(f"{where} could not be written ({exc}): is the disk full? Nothing was changed.")
+    if "locked" in msg or "busy" in msg:
+        return StorageError(f"{where} stayed locked by another process for 30 s ({exc}); try again.")
+    return None
+
+
+@contextlib.contextmanager
+def translated(path: Path | str | None = None) -> Iterator[None]:
+    """Turn driver errors that mean a condition of the machine into ``JupymemError``."""
+    try:
+        yield
+    except Exception as exc:
+        err = storage_error(exc, path)
+        if err is None or err is exc:
+            raise
+        raise err from None
+
+
+# -- the file, before SQLite reads it --------------------------------------------------
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# quick_check reads every page: ~3 ms per MB here. Above this size it is left to
+# `verify` and `doctor`, and damage shows when a query meets it.
+QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024
+
+
+def check_file(path: Path) -> None:
+    """Raise ``DatabaseDamaged`` for a file that cannot be a healthy database: empty,
+    not starting with SQLite's header, or shorter than its header says. Cheap: one
+    stat and 100 bytes. (A missing file raises ``FileNotFoundError``.)"""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise DatabaseDamaged(f"The memory database {path} is a directory, not a file. {DOCTOR}") from None
+    except OSError as exc:
+        raise StorageError(f"The memory database {path} cannot be read ({exc.strerror or exc}).") from None
+    if size == 0:
+        raise DatabaseDamaged(f"The memory database {path} is empty (0 bytes): its memories are gone from it. {DOCTOR}")
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise DatabaseDamaged(
+            f"The memory database {path} is not a SQLite database any more (its header was overwritten or cut). "
+            f"{DOCTOR}"
+        )
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    header_valid = header[24:28] == header[92:96]  # SQLite's own rule for trusting the page count
+    wal = Path(f"{path}-wal")
+    wal_pending = wal.exists() and wal.stat().st_size > 0  # a checkpoint in flight may extend the file
+    if pages and header_valid and not wal_pending and size < pages * page_size:
+        raise DatabaseDamaged(
+            f"The memory database {path} is cut short: {size:,} bytes of the {pages * page_size:,} its header "
+            f"records. {DOCTOR}"
+        )

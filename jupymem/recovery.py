@@ -1,0 +1,172 @@
+"""Getting a project back from a damaged database: whatever its event log still holds.
+
+The tables that answer questions are a projection of the event log (``store``),
+so a database whose pages are damaged can be recovered completely as long as its
+``events`` table can still be read, and partly when only its first events can:
+the longest prefix that still verifies (each event's hash links it to the one
+before, so nothing after a gap can be trusted). ``read_log`` reads that prefix
+from the damaged file without writing to it; ``rebuild_database`` writes a new
+database from it beside the damaged one and swaps them, keeping the damaged file
+(and its WAL) renamed, never deleted.
+
+Used by ``opening.doctor``; nothing else writes over a database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import registry, store
+from .maintenance import rebuild
+
+_COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash"
+_CHUNK = 500
+
+
+@dataclass
+class Salvage:
+    """What could be read from a database file."""
+
+    events: list[store.Event] = field(default_factory=list)  # the verified prefix
+    meta: dict[str, str] = field(default_factory=dict)
+    total: int | None = None  # the highest seq the file claims, when readable
+    stopped: str | None = None  # why reading stopped before the end
+
+
+def read_log(path: Path) -> Salvage:
+    """The verified prefix of the event log in ``path``, read-only, never raising for damage."""
+    out = Salvage()
+    try:
+        raw = _open_readonly(path)
+    except Exception as exc:  # the driver's error for a file that is not a database
+        out.stopped = f"the file cannot be opened as a database ({exc})"
+        return out
+    try:
+        with contextlib.suppress(Exception):
+            out.meta = {k: v for k, v in raw.execute("SELECT key, value FROM meta").fetchall()}
+        with contextlib.suppress(Exception):
+            out.total = raw.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+        rows = _rows(raw, out)
+    finally:
+        raw.close()
+    prev = store.GENESIS
+    for row in rows:
+        try:
+            ev = store.row_event(row)
+        except ValueError as exc:  # a payload that is not JSON any more
+            out.stopped = f"event {row[0]} is unreadable ({exc})"
+            break
+        if ev.prev != prev or store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash:
+            out.stopped = f"event {ev.seq} does not verify"
+            break
+        if ev.payload is not None and store.sha256(store.canonical(ev.payload)) != ev.payload_hash:
+            out.stopped = f"the payload of event {ev.seq} does not verify"
+            break
+        out.events.append(ev)
+        prev = ev.hash
+    return out
+
+
+def _open_readonly(path: Path) -> Any:
+    mod = store.driver()
+    last: Exception | None = None
+    for suffix in ("", "&immutable=1"):
+        try:
+            raw = mod.connect(f"file:{path}?mode=ro{suffix}", uri=True, isolation_level=None)
+            # SQLite refuses a file shorter than its header says unless the schema is
+            # "writable"; on a read-only connection that only lets it read what is there.
+            raw.execute("PRAGMA writable_schema = ON")
+            raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return raw
+        except Exception as exc:
+            last = exc
+            with contextlib.suppress(Exception):
+                raw.close()
+    assert last is not None
+    raise last
+
+
+def _rows(raw: Any, out: Salvage) -> list[tuple[Any, ...]]:
+    """Rows in seq order from 1, in chunks, then one by one past a damaged page, up to
+    the first row that cannot be read or is missing."""
+    rows: list[tuple[Any, ...]] = []
+    after = 0
+    while True:
+        try:
+            chunk = raw.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after, _CHUNK)
+            ).fetchall()
+        except Exception:
+            break
+        if not chunk:
+            return rows
+        for row in chunk:
+            if row[0] != after + 1:
+                out.stopped = f"event {after + 1} is missing"
+                return rows
+            rows.append(row)
+            after = row[0]
+    # A damaged page somewhere after `after`: single rows, until one cannot be read.
+    while True:
+        try:
+            row = raw.execute(f"SELECT {_COLUMNS} FROM events WHERE seq = ?", (after + 1,)).fetchone()
+        except Exception as exc:
+            out.stopped = f"event {after + 1} is in a damaged part of the file ({exc})"
+            return rows
+        if row is None:
+            if out.total is not None and after < out.total:
+                out.stopped = f"event {after + 1} is missing"
+            return rows
+        rows.append(row)
+        after += 1
+
+
+def rebuild_database(path: Path, salvage: Salvage, identity: dict[str, str]) -> Path | None:
+    """Write a new database at ``path`` from ``salvage`` and return where the old file
+    went (None when there was none). ``identity``: meta values to keep (project id,
+    root commit, created_at, roots) where the damaged file's own are unreadable."""
+    tmp = path.with_name(path.name + ".recovering")
+    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+    conn = store.open_database(tmp, create=True, check=False)
+    try:
+        with store.transaction(conn):
+            for key, value in {**identity, **salvage.meta}.items():
+                store.set_meta(conn, key, value)
+            conn.executemany(
+                f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (ev.seq, ev.uid, ev.type, ev.at,
+                     None if ev.payload is None else store.canonical(ev.payload).decode("utf-8"),
+                     ev.payload_hash, ev.prev, ev.hash)
+                    for ev in salvage.events
+                ],
+            )
+        rebuild(conn)
+    finally:
+        conn.close()
+    moved = registry.set_aside(path) if path.exists() else None
+    for suffix in ("-wal", "-shm"):  # the old WAL must never be replayed onto the new file
+        side = Path(f"{path}{suffix}")
+        if side.exists():
+            registry.set_aside(side)
+    os.replace(tmp, path)
+    return moved
+
+
+def identity_of(record: registry.ProjectRecord | None, roots: list[str]) -> dict[str, str]:
+    """The meta rows a recreated database needs, from what the registry knows."""
+    if record is None:
+        return {"roots": json.dumps(roots)}
+    return {
+        "project_id": record.project_id,
+        "root_commit": record.root_commit or "",
+        "created_at": record.created_at,
+        "roots": json.dumps(roots),
+    }

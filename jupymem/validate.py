@@ -1,0 +1,456 @@
+"""One check for every event, wherever it comes from.
+
+Events enter memory through several doors: the live API (``Project`` writes, from
+every face), ``import`` of an exported log, and lines pulled from a shared log in
+the repository. A verified hash chain proves that a file is intact, not that what
+it carries is clean: an export edited and re-hashed verifies perfectly. So every
+event passes here before it is stored, the same way whichever door it used:
+
+* its type, its ``at`` (an ISO 8601 UTC time) and its uid;
+* kinds and standings from the fixed lists; a memory's id derived from its words
+  (``capture.memory_id``); supersede, retire and confirm naming known memories;
+* every text field (statement, original, quote, topic, provenance, evidence, a
+  retirement's reason ...): its type, its length, its characters, and secrets;
+* no field that the writers do not write: an unknown field would be stored
+  unchecked.
+
+Validation never rewrites an event: it is either in the form jupymem's writers
+produce or refused, with an ``InvalidField`` (or ``SecretRefused``) naming the
+field and why. Rewriting would change the event's hash and make two copies of one
+log disagree. ``check_events`` is the batch form for files: it names the line and
+refuses the whole batch at the first bad event, so a refused import imports nothing.
+
+Stdlib only; it runs on every record, so the checks are plain comparisons and the
+secret scan, which is cheap on ordinary text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any, Protocol
+
+from . import capture
+from .errors import InvalidField, InvalidImport, InvalidStatement, JupymemError, SecretRefused
+from .models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Provenance
+from .secrets_scan import find_secrets
+
+__all__ = [
+    "EVENT_TYPES", "Known", "DatabaseKnown", "Replay", "check_event", "check_payload", "check_memory",
+    "check_events", "problems",
+]
+
+EVENT_TYPES = ("record", "supersede", "retire", "confirm", "gc")
+STANDINGS = (SUPPORTED, UNCONFIRMED)
+RECORDERS = ("person", "assistant")
+
+MAX_TOPIC_CHARS = 80
+MAX_PATH_CHARS = 4096  # PATH_MAX
+MAX_ID_CHARS = 1024  # cell ids are short, but VS Code sends a URI with the notebook's path
+MAX_LABEL_CHARS = 200  # an exception name, who confirmed
+MAX_EVIDENCE = 64  # the staging window: a memory cannot cite more than one session holds
+MAX_DEPTH = 4  # nesting of an evidence field that this version does not know by name
+
+_MEMORY_ID = re.compile(r"m-[0-9a-f]{12}")
+_HANDLE = re.compile(r"ev-[0-9a-f]{8}")
+_UID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.:-]{7,127}")
+_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z")
+# Control characters (Unicode Cc) but tab and newline, for text that may span lines;
+# every Cc for one-line text; and for identifiers also the invisible format characters
+# that reorder or hide text (bidi controls, zero widths) and spaces.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ID_CONTROL = re.compile(r"[\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2069\u3000\ufeff]")
+
+_EVENT_KEYS = {"uid", "type", "at", "payload"}
+_CHAIN_KEYS = {"seq", "payload_hash", "prev", "hash"}  # an exported line carries these too
+# "private": kept on this machine only (a shared file refuses it: sharelog.check_line).
+_MEMORY_KEYS = {"id", "kind", "topic", "statement", "original", "standing", "provenance", "evidence", "private"}
+_PROVENANCE_KEYS = {f.name for f in dataclasses.fields(Provenance)}
+_EVIDENCE_KEYS = {f.name for f in dataclasses.fields(Evidence)}
+_EVIDENCE_REQUIRED = {"handle", "session", "ename", "evalue", "diagnosis", "excerpt", "created_at"}
+
+
+# -- what the validator needs to know about memory ------------------------------------
+
+
+class Known(Protocol):
+    """Which memory ids exist: a database, or a replay of events seen so far."""
+
+    def exists(self, memory_id: str) -> bool: ...
+
+
+class DatabaseKnown:
+    """The memories of a project database (one primary-key lookup per question)."""
+
+    def __init__(self, conn: Any):
+        self.conn = conn
+
+    def exists(self, memory_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+
+
+class Replay:
+    """What exists after the events of a batch seen so far, over a base (or nothing).
+
+    ``forgotten``: ids that gc forgot somewhere in the batch. Their record events are
+    purged from an exported log, but a supersede that replaced one still names it.
+    """
+
+    def __init__(self, base: Known | None = None, forgotten: Iterable[str] = ()):
+        self.base = base
+        self.added: set[str] = set()
+        self.removed: set[str] = set()
+        self.forgotten = set(forgotten)
+
+    def exists(self, memory_id: str) -> bool:
+        if memory_id in self.added or memory_id in self.forgotten:
+            return True
+        if memory_id in self.removed:
+            return False
+        return self.base is not None and self.base.exists(memory_id)
+
+    def follow(self, type_: str, payload: Mapping[str, Any] | None) -> None:
+        if payload is None:
+            return
+        if type_ in ("record", "supersede"):
+            self.added.add(payload["memory"]["id"])
+            self.removed.discard(payload["memory"]["id"])
+        elif type_ == "gc":
+            self.removed.update(payload.get("forgotten", ()))
+            self.added.difference_update(payload.get("forgotten", ()))
+
+
+# -- fields ---------------------------------------------------------------------------
+
+
+def _fail(field: str, why: str) -> InvalidField:
+    return InvalidField(field, f"{field} {why}")
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else {dict: "an object", list: "a list", str: "text", bool: "true/false"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _text(
+    value: Any,
+    field: str,
+    *,
+    max_chars: int | None = None,
+    max_bytes: int | None = None,
+    one_line: bool = False,
+    ident: bool = False,
+    empty: bool = False,
+) -> str:
+    """A text field: type, size, secrets and characters, in that order."""
+    if not isinstance(value, str):
+        raise _fail(field, f"must be text, not {_type_name(value)}.")
+    if not empty and not value.strip():
+        raise _fail(field, "is empty.")
+    if max_chars is not None and len(value) > max_chars:
+        raise _fail(field, f"is {len(value):,} characters long; the limit is {max_chars:,}.")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise _fail(field, f"holds an unpaired surrogate (U+{ord(value[exc.start]):04X}); it is not valid text.") from None
+    if max_bytes is not None and size > max_bytes:
+        raise _fail(field, f"is {size:,} bytes long; the limit is {max_bytes:,}.")
+    _no_secret(value, field)  # before the characters: "it holds a token" says more than "a space"
+    bad = (_ID_CONTROL if ident else _LINE_CONTROL if one_line else _CONTROL).search(value)
+    if bad:
+        c = bad.group()
+        what = "a control character" if unicodedata.category(c) == "Cc" else "a space" if c.isspace() else (
+            "an invisible character"
+        )
+        raise _fail(field, f"holds {what} (U+{ord(bad.group()):04X} at character {bad.start()}).")
+    return value
+
+
+def _no_secret(value: str, field: str) -> None:
+    found = find_secrets(value)
+    if found:
+        what = "; ".join(f"{f.label} ({f.masked})" for f in found[:3])
+        raise SecretRefused(
+            f"{field} contains {what}. Secrets are never stored: remove it, say where the secret "
+            "lives instead (e.g. an environment variable name), and try again."
+        )
+
+
+def _statement(value: Any, field: str) -> str:
+    """Text as a statement must be: ``capture.check_statement``'s rules, in its normal form."""
+    if not isinstance(value, str):
+        raise _fail(field, f"must be text, not {_type_name(value)}.")
+    try:
+        clean = capture.check_statement(value, field)
+    except SecretRefused as exc:
+        raise SecretRefused(exc.message.replace(f"The {field}", field, 1)) from None
+    except InvalidStatement as exc:
+        raise InvalidField(field, exc.message.replace(f"The {field}", field, 1)) from None
+    if clean != value:
+        raise _fail(field, "is not in the form jupymem stores (surrounding blanks or \\r line ends).")
+    return value
+
+
+def _optional_statement(value: Any, field: str) -> str | None:
+    return None if value is None else _statement(value, field)
+
+
+def _choice(value: Any, field: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        shown = repr(value) if isinstance(value, str) and len(value) <= 40 else _type_name(value)
+        if isinstance(value, str) and len(value) > 40:
+            shown = f"{value[:37]!r}…"
+        raise _fail(field, f"{shown} is not one of: {', '.join(choices)}.")
+    return value
+
+
+def _pattern(value: Any, field: str, pattern: re.Pattern[str], example: str) -> str:
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        shown = f"{value[:40]!r}" if isinstance(value, str) else _type_name(value)
+        raise _fail(field, f"{shown} is not of the form {example}.")
+    return value
+
+
+def _time(value: Any, field: str) -> str:
+    _pattern(value, field, _AT, "2024-05-01T12:00:00.000000Z")
+    try:
+        datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        raise _fail(field, f"{value!r} is not a real time.") from None
+    return value
+
+
+def _count(value: Any, field: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _fail(field, f"must be a whole number of 0 or more, not {_type_name(value)}.")
+    return value
+
+
+def _object(value: Any, field: str, allowed: set[str], required: set[str] = frozenset()) -> Mapping[str, Any]:  # type: ignore[assignment]
+    if not isinstance(value, dict) and not isinstance(value, Mapping):  # dict first: the ABC check is slow
+        raise _fail(field, f"must be an object, not {_type_name(value)}.")
+    keys = value.keys()
+    if not keys <= allowed:
+        unknown = sorted(str(k) for k in keys - allowed)
+        raise _fail(field, f"has a field jupymem does not write: {unknown[0][:40]!r}.")
+    if not required <= keys:
+        raise _fail(field, f"lacks {sorted(required - keys)[0]!r}.")
+    return value
+
+
+def _known(value: Any, field: str, known: Known) -> str:
+    _pattern(value, field, _MEMORY_ID, "m-3f9a2c1d4e5f")
+    if not known.exists(value):
+        raise _fail(field, f"{value!r} names no memory that exists here.")
+    return value
+
+
+# -- records ------------------------------------------------------------------------
+
+
+def check_memory(m: Any, field: str = "memory") -> Mapping[str, Any]:
+    """A memory as a record or supersede event carries it; returns it unchanged."""
+    _object(m, field, _MEMORY_KEYS, {"id", "kind", "statement", "standing"})
+    _choice(m["kind"], f"{field}.kind", KINDS)
+    _choice(m["standing"], f"{field}.standing", STANDINGS)
+    statement = _statement(m["statement"], f"{field}.statement")
+    original = _optional_statement(m.get("original"), f"{field}.original")
+    memory_id = _pattern(m["id"], f"{field}.id", _MEMORY_ID, "m-3f9a2c1d4e5f")
+    expected = capture.memory_id(original if original is not None else statement)
+    if memory_id != expected:
+        raise _fail(f"{field}.id", f"{memory_id!r} does not derive from its words (they give {expected}).")
+    topic = m.get("topic")
+    if topic is not None:
+        _text(topic, f"{field}.topic", max_chars=MAX_TOPIC_CHARS, one_line=True)
+        if topic != " ".join(topic.split()):
+            raise _fail(f"{field}.topic", "must be one line with single spaces.")
+    if "private" in m and not isinstance(m["private"], bool):
+        raise _fail(f"{field}.private", f"must be true or false, not {_type_name(m['private'])}.")
+    _provenance(m.get("provenance"), f"{field}.provenance")
+    evidence = m.get("evidence")
+    if evidence is not None:
+        if not isinstance(evidence, list):
+            raise _fail(f"{field}.evidence", f"must be a list, not {_type_name(evidence)}.")
+        if len(evidence) > MAX_EVIDENCE:
+            raise _fail(f"{field}.evidence", f"cites {len(evidence)} failures; the limit is {MAX_EVIDENCE}.")
+        for i, item in enumerate(evidence):
+            _evidence(item, f"{field}.evidence[{i}]")
+    return m
+
+
+def _provenance(p: Any, field: str) -> None:
+    if p is None:
+        return
+    _object(p, field, _PROVENANCE_KEYS)
+    if "recorder" in p:
+        _choice(p["recorder"], f"{field}.recorder", RECORDERS)
+    _ids_and_places(p, field)
+    if p.get("author") is not None:  # "Name <email>" from git
+        _text(p["author"], f"{field}.author", max_chars=MAX_LABEL_CHARS, one_line=True)
+    if p.get("quote") is not None:
+        _statement(p["quote"], f"{field}.quote")
+
+
+def _ids_and_places(d: Mapping[str, Any], field: str) -> None:
+    """The fields that provenance and evidence share: where and when a cell ran."""
+    if d.get("notebook") is not None:
+        _text(d["notebook"], f"{field}.notebook", max_chars=MAX_PATH_CHARS, one_line=True)
+    if d.get("cell_id") is not None:
+        _text(d["cell_id"], f"{field}.cell_id", max_chars=MAX_ID_CHARS, ident=True)
+    if d.get("session") is not None:
+        _text(d["session"], f"{field}.session", max_chars=MAX_ID_CHARS, ident=True)
+    _count(d.get("execution_count"), f"{field}.execution_count")
+
+
+def _evidence(e: Any, field: str) -> None:
+    _object(e, field, _EVIDENCE_KEYS, _EVIDENCE_REQUIRED)
+    _pattern(e["handle"], f"{field}.handle", _HANDLE, "ev-0123abcd")
+    _text(e["ename"], f"{field}.ename", max_chars=MAX_LABEL_CHARS, one_line=True)
+    _text(e["evalue"], f"{field}.evalue", max_chars=capture.MAX_EVALUE_CHARS, empty=True)
+    _text(e["excerpt"], f"{field}.excerpt", max_bytes=capture.MAX_EXCERPT_BYTES, empty=True)
+    diagnosis = e["diagnosis"]
+    if not isinstance(diagnosis, list):
+        raise _fail(f"{field}.diagnosis", f"must be a list of lines, not {_type_name(diagnosis)}.")
+    if len(diagnosis) > capture.MAX_DIAGNOSIS_LINES:
+        raise _fail(f"{field}.diagnosis", f"has {len(diagnosis)} lines; the limit is {capture.MAX_DIAGNOSIS_LINES}.")
+    for i, line in enumerate(diagnosis):
+        _text(line, f"{field}.diagnosis[{i}]", max_chars=capture.MAX_LINE_CHARS, one_line=True)
+    _time(e["created_at"], f"{field}.created_at")
+    _ids_and_places(e, field)
+    if e["session"] is None:
+        raise _fail(f"{field}.session", "is missing.")
+    # Fields a newer capture may add: whatever they are, their text is text and holds no secret.
+    for name in sorted(set(e) - _EVIDENCE_REQUIRED - {"notebook", "cell_id", "execution_count"}):
+        _plain(e[name], f"{field}.{name}", 0)
+
+
+def _plain(value: Any, field: str, depth: int) -> None:
+    if value is None or isinstance(value, (bool, int, float)):
+        return
+    if isinstance(value, str):
+        _text(value, field, max_bytes=capture.MAX_STATEMENT_BYTES, empty=True)
+        return
+    if depth >= MAX_DEPTH:
+        raise _fail(field, "is nested too deeply.")
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _plain(item, f"{field}[{i}]", depth + 1)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _plain(item, f"{field}.{str(key)[:40]}", depth + 1)
+    else:
+        raise _fail(field, f"must be plain data, not {_type_name(value)}.")
+
+
+# -- events -------------------------------------------------------------------------
+
+
+def check_payload(type_: str, payload: Any, known: Known) -> Mapping[str, Any]:
+    """One event's payload, for its type; returns it unchanged or raises naming the field."""
+    if type_ == "record":
+        _object(payload, "payload", {"memory"}, {"memory"})
+        check_memory(payload["memory"])
+    elif type_ == "supersede":
+        _object(payload, "payload", {"old", "memory"}, {"old", "memory"})
+        old = _known(payload["old"], "supersede.old", known)
+        check_memory(payload["memory"])
+        if payload["memory"]["id"] == old:
+            raise _fail("supersede.old", "is the memory that replaces it.")
+    elif type_ == "retire":
+        _object(payload, "payload", {"id", "reason"}, {"id"})
+        _known(payload["id"], "retire.id", known)
+        _optional_statement(payload.get("reason"), "retire.reason")
+    elif type_ == "confirm":
+        _object(payload, "payload", {"id", "by"}, {"id"})
+        _known(payload["id"], "confirm.id", known)
+        if payload.get("by") is not None:
+            _text(payload["by"], "confirm.by", max_chars=MAX_LABEL_CHARS, one_line=True)
+    elif type_ == "gc":
+        _object(payload, "payload", {"forgotten", "purged_uids", "rules"}, {"forgotten"})
+        _list_of(payload["forgotten"], "gc.forgotten", lambda v, f: _pattern(v, f, _MEMORY_ID, "m-3f9a2c1d4e5f"))
+        _list_of(payload.get("purged_uids", []), "gc.purged_uids", lambda v, f: _pattern(v, f, _UID, "a uuid"))
+        rules = payload.get("rules", {})
+        _object(rules, "gc.rules", {"closed_days", "unconfirmed_days", "evidence_days"})
+        for name, value in rules.items():
+            _count(value, f"gc.rules.{name}")
+    else:
+        _choice(type_, "type", EVENT_TYPES)
+    return payload
+
+
+def _list_of(value: Any, field: str, check: Any) -> None:
+    if not isinstance(value, list):
+        raise _fail(field, f"must be a list, not {_type_name(value)}.")
+    for i, item in enumerate(value):
+        check(item, f"{field}[{i}]")
+
+
+def check_event(event: Any, known: Known, *, purged_ok: bool = True) -> dict[str, Any]:
+    """A whole event: ``{"uid", "type", "at", "payload"}`` (an exported line's chain
+    fields are allowed and left out). Returns the event as a plain dict of those four
+    fields. A ``payload`` of None is an event gc purged; ``purged_ok`` accepts it (the
+    chain check is what proves a purge happened)."""
+    _object(event, "event", _EVENT_KEYS | _CHAIN_KEYS, _EVENT_KEYS)
+    type_ = _choice(event["type"], "type", EVENT_TYPES)
+    uid = _pattern(event["uid"], "uid", _UID, "a uuid")
+    at = _time(event["at"], "at")
+    payload = event["payload"]
+    if payload is None and purged_ok:
+        return {"uid": uid, "type": type_, "at": at, "payload": None}
+    check_payload(type_, payload, known)
+    return {"uid": uid, "type": type_, "at": at, "payload": payload}
+
+
+def _forgotten(events: list[Mapping[str, Any]]) -> set[str]:
+    out: set[str] = set()
+    for ev in events:
+        payload = ev.get("payload") if isinstance(ev, Mapping) else None
+        if isinstance(ev, Mapping) and ev.get("type") == "gc" and isinstance(payload, Mapping):
+            forgotten = payload.get("forgotten")
+            if isinstance(forgotten, list):
+                out.update(f for f in forgotten if isinstance(f, str))
+    return out
+
+
+def check_events(
+    items: Iterable[tuple[int, Mapping[str, Any]]], known: Known | None, *, source: str
+) -> list[dict[str, Any]]:
+    """Every event of a file, in order, each against what the ones before it made known.
+
+    ``items`` are ``(line number, event)``. Raises ``InvalidImport`` naming the first
+    bad line ("line 17: memory.kind 'admin' is not one of ..."); nothing is returned,
+    so nothing is stored, unless every event passes.
+    """
+    pairs = list(items)
+    replay = Replay(known, _forgotten([ev for _, ev in pairs]))
+    out = []
+    for line, event in pairs:
+        try:
+            checked = check_event(event, replay)
+        except JupymemError as exc:
+            raise InvalidImport(f"{source}: line {line}: {exc.message} Nothing was imported.") from None
+        replay.follow(checked["type"], checked["payload"])
+        out.append(checked)
+    return out
+
+
+def problems(events: Iterable[Mapping[str, Any]], *, label: str = "event") -> list[str]:
+    """Every event of a log that would be refused today, as messages (``verify``)."""
+    pairs = list(events)
+    replay = Replay(None, _forgotten(pairs))
+    out = []
+    for ev in pairs:
+        try:
+            checked = check_event(ev, replay)
+        except JupymemError as exc:
+            out.append(f"{label} {ev.get('seq', '?')}: {exc.message}")
+            continue
+        replay.follow(checked["type"], checked["payload"])
+    return out
