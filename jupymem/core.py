@@ -507,7 +507,8 @@ class Project:
     def verify(self) -> VerifyReport:
         """The database's own chain and projection, and, in a shared repository, every
         line of every ``.jupymem/`` file (problems name file and line)."""
-        report = verify(self.conn)
+        shared = self.sharing.state() != share.NONE or self.sharing.has_shared_events()
+        report = verify(self.conn, shared=shared)
         if self.sharing.state() == share.NONE:
             return report
         lines, problems = self.sharing.verify_files()
@@ -516,9 +517,9 @@ class Project:
         )
 
     def rebuild(self) -> int:
-        self._writable()
         """Recreate every table from the log (in a shared repository: from the files and
         this machine's own events, which is what the cache is)."""
+        self._writable()
         if self.sharing.state() != share.NONE or self.sharing.has_shared_events():
             return self.sharing.rebuild()
         n = rebuild(self.conn)

@@ -71,14 +71,16 @@ class ImportReport:
         return {"events": self.events, "added": self.added, "skipped": self.skipped}
 
 
-def verify(conn: store.Connection) -> VerifyReport:
+def verify(conn: store.Connection, *, shared: bool = False) -> VerifyReport:
+    """``shared``: the log is a cache of a shared repository's files (see
+    ``validate.problems``)."""
     problems: list[str] = []
     evts = list(store.events(conn))
     try:
         store.check_chain(evts, source="memory log")
     except CorruptLog as exc:
         problems.append(exc.message)
-    problems += validate.problems([ev.to_json() for ev in evts])
+    problems += validate.problems([ev.to_json() for ev in evts], references_by_replay=shared)
     scratch = store.memory_database(_driver_name(conn))
     try:
         for ev in evts:

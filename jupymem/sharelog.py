@@ -272,18 +272,9 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     memory = payload.get("memory")
     if isinstance(memory, dict) and memory.get("private"):
         raise InvalidStatement("a private memory cannot be in a shared file")
-    validate.check_event({"uid": uid, "type": type_, "at": at, "payload": payload}, _ANY_ID, purged_ok=False)
+    validate.check_event({"uid": uid, "type": type_, "at": at, "payload": payload}, validate.ANY_ID, purged_ok=False)
     return event
 
-
-class _AnyId:
-    """Every well-formed memory id may exist (see check_line)."""
-
-    def exists(self, memory_id: str) -> bool:
-        return True
-
-
-_ANY_ID = _AnyId()
 
 
 def _short_text(value: Any, what: str, limit: int) -> None:

@@ -39,7 +39,7 @@ from .models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Provenance
 from .secrets_scan import find_secrets
 
 __all__ = [
-    "EVENT_TYPES", "Known", "DatabaseKnown", "Replay", "check_event", "check_payload", "check_memory",
+    "EVENT_TYPES", "Known", "DatabaseKnown", "AnyId", "ANY_ID", "Replay", "check_event", "check_payload", "check_memory",
     "check_events", "problems",
 ]
 
@@ -91,6 +91,18 @@ class DatabaseKnown:
 
     def exists(self, memory_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+
+
+class AnyId:
+    """Every well-formed memory id may exist: for events whose references are resolved
+    by replay, not by the order they are read in (lines of several writers' shared
+    files, each dated by its own clock)."""
+
+    def exists(self, memory_id: str) -> bool:
+        return True
+
+
+ANY_ID = AnyId()
 
 
 class Replay:
@@ -441,10 +453,16 @@ def check_events(
     return out
 
 
-def problems(events: Iterable[Mapping[str, Any]], *, label: str = "event") -> list[str]:
-    """Every event of a log that would be refused today, as messages (``verify``)."""
+def problems(
+    events: Iterable[Mapping[str, Any]], *, label: str = "event", references_by_replay: bool = False
+) -> list[str]:
+    """Every event of a log that would be refused today, as messages (``verify``).
+
+    ``references_by_replay``: the log is a shared repository's cache, where a line may
+    name a memory that another writer's line, dated earlier by a skewed clock, records
+    later in the log; references are then checked for their form only (``AnyId``)."""
     pairs = list(events)
-    replay = Replay(None, _forgotten(pairs))
+    replay = Replay(ANY_ID if references_by_replay else None, _forgotten(pairs))
     out = []
     for ev in pairs:
         try:

@@ -564,7 +564,7 @@ class ShareHandler(_Handler):
     @authorized
     @_json_errors
     async def post(self) -> None:
-        body = self.body()
+        body = self.body("on")
         target = self.target(_get_str(body, "path"))
         on = _get_bool(body, "on", default=True)
 
@@ -591,7 +591,7 @@ class BlockHandler(_Handler):
 
 
 # The fields each POST takes besides `path` (the sidebar's IRecordRequest, src/tokens.ts).
-RECORD_FIELDS = ("statement", "kind", "topic", "evidence", "supersedes", "recorder", "quote", "cell_id")
+RECORD_FIELDS = ("statement", "kind", "topic", "evidence", "supersedes", "recorder", "quote", "cell_id", "private")
 ACTION_FIELDS = {
     "confirm": (),
     "retire": ("reason",),
