@@ -61,6 +61,7 @@ class Project:
         # Retrieval state, created on first use (retrieval/index.py, retrieval/fuzzy.py).
         self._dense_index: Any = None
         self._vocab: Any = None
+        self._postings: Any = None
         self._dense_note: str | None = None  # why the dense leg is not answering, for status
 
     def __repr__(self) -> str:
@@ -181,11 +182,33 @@ class Project:
             from .retrieval.fuzzy import Vocabulary
 
             self._vocab = Vocabulary()
+        if self._postings is None:
+            from .retrieval.postings import Postings
+
+            self._postings = Postings()
         dense = self._dense_leg(rev) if mode == "hybrid" else None
         return retrieve.search(
             self.conn, query, n_docs=n, limit=limit, include_inactive=include_inactive,
             kinds=tuple(kinds) if kinds else None, mode=mode, dense=dense, vocab=self._vocab,
+            postings=self._postings,
         )
+
+    def prepare_lexical(self, timeout: float | None = None) -> bool:
+        """Build the in-memory lexical index and the typo vocabulary now, waiting (evaluation,
+        benchmarks, tests); searches never wait for them. True when the index answers."""
+        from .retrieval.fuzzy import Vocabulary
+        from .retrieval.postings import Postings
+
+        if self._vocab is None:
+            self._vocab = Vocabulary()
+        if self._postings is None:
+            self._postings = Postings()
+        n = self._n_docs(self.revision())
+        if not self._postings.refresh(self.conn, n):
+            self._postings.wait(timeout)
+        if not self._vocab.refresh(self.conn):
+            self._vocab.wait(timeout)
+        return self._postings.refresh(self.conn, self._n_docs(self.revision()))
 
     # -- the dense leg --------------------------------------------------------
 
@@ -415,6 +438,7 @@ class Project:
         if self._dense_index is not None:
             self._dense_index.reset()  # row ids may have moved: look at every row again
         self._vocab = None
+        self._postings = None  # row ids may have moved
         return n
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
