@@ -315,7 +315,7 @@ class Postings:
             if not touched:
                 return []
             rows = self._best_rows(scores, touched, k)
-            return [(int(state.rids[r]), float(scores[r])) for r in rows]
+            return list(zip(state.rids[rows].tolist(), scores[rows].tolist()))
 
     @staticmethod
     def _best_rows(scores: Any, touched: list[Any], k: int) -> Any:
