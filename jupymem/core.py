@@ -204,7 +204,7 @@ class Project:
         if self._postings is None:
             self._postings = Postings()
         n = self._n_docs(self.revision())
-        if not self._postings.refresh(self.conn, n):
+        if not self._postings.refresh(self.conn, n, force=True):
             self._postings.wait(timeout)
         if not self._vocab.refresh(self.conn):
             self._vocab.wait(timeout)

@@ -117,7 +117,7 @@ def _check(project: Project, index: Postings, seed: int, queries: int, *, exact:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_top_k_equals_full_bm25_on_generated_corpora(project: Project, seed: int) -> None:
     _corpus(project, seed, 400, topics=False)
-    _check(project, Postings(), seed, 150, exact=True)
+    _check(project, Postings(after_searches=0), seed, 150, exact=True)
 
 
 def test_topic_and_original_columns_weigh_as_in_bm25(repo, settings: Settings) -> None:
@@ -127,7 +127,7 @@ def test_topic_and_original_columns_weigh_as_in_bm25(repo, settings: Settings) -
         project.remember(text, kind="fact", topic="reports")
     _corpus(project, 7, 300, topics=True)
     assert project.conn.execute("SELECT count(*) FROM memories WHERE original IS NOT NULL").fetchone()[0] >= 2
-    index = Postings()
+    index = Postings(after_searches=0)
     _check(project, index, 7, 150, exact=False)
     top = index.top([Term("manana", "manana", False)], 5)  # "mañana" is only in an original
     assert [r for r, _ in top] == [r for r, _ in _reference(project.conn, [Term("manana", "manana", False)], 5)]
@@ -136,7 +136,7 @@ def test_topic_and_original_columns_weigh_as_in_bm25(repo, settings: Settings) -
 
 def test_the_index_follows_memory_as_it_grows_and_shrinks(project: Project) -> None:
     _corpus(project, 11, 300, topics=True)
-    index = Postings(inline_rows=100)
+    index = Postings(inline_rows=100, after_searches=0)
     assert index.refresh(project.conn, project.count()) is False  # a first build runs in the background
     index.wait(30)
     _check(project, index, 11, 40, exact=False)
@@ -166,7 +166,7 @@ def test_the_index_follows_memory_as_it_grows_and_shrinks(project: Project) -> N
 def test_search_ranks_the_same_with_and_without_the_index(project: Project) -> None:
     _corpus(project, 21, 300, topics=True)
     rng = random.Random(21)
-    index = Postings()
+    index = Postings(after_searches=0)
     n = project.count(include_inactive=True)
     for _ in range(60):
         query = " ".join(rng.choices(WORDS[:60], k=rng.randint(1, 12)))
@@ -177,8 +177,16 @@ def test_search_ranks_the_same_with_and_without_the_index(project: Project) -> N
         assert [h.score for h in with_index.hits] == pytest.approx([h.score for h in without.hits], rel=1e-12)
 
 
+def test_a_process_that_searches_once_builds_nothing(project: Project) -> None:
+    _corpus(project, 31, 50, topics=False)
+    index = Postings()  # the default: the first search is FTS5's
+    n = project.count(include_inactive=True)
+    assert index.refresh(project.conn, n) is False and index.size == 0
+    assert index.refresh(project.conn, n) is True and index.size == n  # a second search: built inline
+
+
 def test_an_empty_project_and_unknown_words(project: Project) -> None:
-    index = Postings()
+    index = Postings(after_searches=0)
     assert index.refresh(project.conn, 0)
     assert index.top([Term("anything", "anything", False)], 10) == []
     project.remember("one memory about churn", kind="note")

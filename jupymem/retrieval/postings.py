@@ -18,15 +18,18 @@ the scores are equal to the last bit (``tests/test_postings.py`` compares them w
 a memory's topic or original, their 0.4 and 0.8 weights may be summed in another order,
 a difference near 1e-16.
 
-The price is memory: about 8 to 12 bytes a posting (one per distinct word of a memory),
-~30 MB for SciFact's 5,183 abstracts plus 100,000 notes, and up to ``IMPACT_CACHE``
-cached impacts; and numpy, imported on a project's first search.
+The price is memory: about 8 to 12 bytes a posting (one per distinct word of a memory)
+plus the sorted words, 36 MB for SciFact's 5,183 abstracts plus 100,000 notes (about
+four times that while a build runs), up to ``IMPACT_CACHE`` cached impacts; and numpy,
+imported on a project's first search.
 
 Kept in step by row id, as the typo vocabulary is: a memory's text never changes, so rows
 past the last one seen are tokenized into a small tail, and a full build (which reads
 every statement: a few seconds at 100,000 memories) runs in a background thread when the
-tail grows large, when rows left (``gc``) or on first use of a large project. Until an
-index is ready, FTS5 answers with the same ranking, only slower; ``refresh`` says which.
+tail grows large, when rows left (``gc``) or on first use of a large project. Nothing is
+built for a process's first search (a command-line search would pay for numpy and the
+build and never use them); until an index is ready, FTS5 answers with the same ranking,
+only slower. ``refresh`` says which.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ B = 0.75
 COLUMN_WEIGHTS = (1.0, 0.4, 0.8)
 # Rows read and tokenized inside a search; more are read by a background thread.
 INLINE_ROWS = 2000
+# Searches answered by FTS5 before an index is built: a process that searches once (the
+# command line) gains nothing from one, and would pay for numpy and the build.
+AFTER_SEARCHES = 1
 # Impacts kept for reuse, in postings (each 12 bytes); a prompt's words recur turn to turn.
 IMPACT_CACHE = 2_000_000
 
@@ -155,8 +161,9 @@ def build(rows: Iterable[Sequence[Any]]) -> _State:
     # a row's instances in text order, so their weights add up in the order bm25() adds them.
     width = max(n, 1)
     key = rank[np.concatenate(chunks)]
+    del chunks, rank
     key *= width
-    key += np.repeat(np.arange(n, dtype=np.int64), lengths)
+    key += np.repeat(np.arange(n, dtype=np.int32), lengths)
     order = np.argsort(key, kind="stable")
     key = key[order]
     column = np.repeat(np.tile(np.arange(len(COLUMN_WEIGHTS), dtype=np.int8), n), per_col.ravel())[order]
@@ -184,8 +191,10 @@ def _distinct(sorted_rows: Any) -> Any:
 class Postings:
     """One project's in-memory BM25 index; see the module docstring. Thread-safe."""
 
-    def __init__(self, inline_rows: int = INLINE_ROWS) -> None:
+    def __init__(self, inline_rows: int = INLINE_ROWS, after_searches: int = AFTER_SEARCHES) -> None:
         self.inline_rows = inline_rows
+        self.after_searches = after_searches
+        self._unindexed = 0  # searches answered without an index so far
         self._lock = threading.RLock()
         self._state: _State | None = None
         self._builder: threading.Thread | None = None
@@ -198,8 +207,11 @@ class Postings:
 
     # -- keeping in step -------------------------------------------------------
 
-    def refresh(self, conn: Any, n_docs: int) -> bool:
-        """Bring the index up to date with memory (``n_docs`` rows); True when it answers now."""
+    def refresh(self, conn: Any, n_docs: int, *, force: bool = False) -> bool:
+        """Bring the index up to date with memory (``n_docs`` rows); True when it answers now.
+
+        The first ``after_searches`` calls build nothing (FTS5 answers them) unless ``force``.
+        """
         with self._lock:
             state = self._state
             top = conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
@@ -212,6 +224,9 @@ class Postings:
                     if state.n - state.base.rows > max(self.inline_rows, state.n // 20):
                         self._start_build(conn)  # fold the tail into a new base; this one answers meanwhile
                     return True
+            if state is None and not force and self._unindexed < self.after_searches:
+                self._unindexed += 1
+                return False
             # First use, rows that left (gc), or more new rows than a search should read.
             self._state = None  # stale: FTS5 answers until a fresh index is in
             if n_docs <= self.inline_rows and not self._building():
