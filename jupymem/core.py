@@ -71,6 +71,7 @@ class Project:
         # Retrieval state, created on first use (retrieval/index.py, retrieval/fuzzy.py).
         self._dense_index: Any = None
         self._vocab: Any = None
+        self._postings: Any = None
         self._dense_note: str | None = None  # why the dense leg is not answering, for status
         self._disputes_cache: tuple[int, dict[str, tuple[str, ...]]] | None = None
         self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
@@ -223,10 +224,15 @@ class Project:
             from .retrieval.fuzzy import Vocabulary
 
             self._vocab = Vocabulary()
+        if self._postings is None:
+            from .retrieval.postings import Postings
+
+            self._postings = Postings()
         dense = self._dense_leg(rev) if mode == "hybrid" else None
         result = retrieve.search(
             self.conn, query, n_docs=n, limit=limit, include_inactive=include_inactive,
             kinds=tuple(kinds) if kinds else None, mode=mode, dense=dense, vocab=self._vocab,
+            postings=self._postings,
         )
         if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
             return result  # no hit can be one of two replacements
@@ -235,6 +241,23 @@ class Project:
             hits=tuple(dataclasses.replace(h, memory=self._disputed(h.memory)) for h in result.hits),
             full=self._disputed(result.full) if result.full is not None else None,
         )
+
+    def prepare_lexical(self, timeout: float | None = None) -> bool:
+        """Build the in-memory lexical index and the typo vocabulary now, waiting (evaluation,
+        benchmarks, tests); searches never wait for them. True when the index answers."""
+        from .retrieval.fuzzy import Vocabulary
+        from .retrieval.postings import Postings
+
+        if self._vocab is None:
+            self._vocab = Vocabulary()
+        if self._postings is None:
+            self._postings = Postings()
+        n = self._n_docs(self.revision())
+        if not self._postings.refresh(self.conn, n, force=True):
+            self._postings.wait(timeout)
+        if not self._vocab.refresh(self.conn):
+            self._vocab.wait(timeout)
+        return self._postings.refresh(self.conn, self._n_docs(self.revision()))
 
     # -- the dense leg --------------------------------------------------------
 
@@ -535,6 +558,7 @@ class Project:
         if self._dense_index is not None:
             self._dense_index.reset()  # row ids may have moved: look at every row again
         self._vocab = None
+        self._postings = None  # row ids may have moved
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
         if not dry_run:

@@ -67,25 +67,30 @@ def test_an_unknown_mode_is_a_clear_error(project: Project) -> None:
         project.search("events", mode="semantic")
 
 
-def test_at_most_twelve_terms_reach_fts(project: Project) -> None:
-    prompt = " ".join(f"word{i}" for i in range(40)) + " events parquet partitioned region timestamp"
+def test_every_word_memory_holds_is_searched(project: Project) -> None:
+    # A whole prompt is a query: no cap on its terms, none dropped for being common.
+    prompt = " ".join(f"word{i}" for i in range(40)) + " events parquet partitioned region timestamp customers"
     plan = lexical.plan(project.conn, prompt, 9)
-    assert len(plan.terms) > lexical.MAX_TERMS
-    assert len(plan.selected) <= lexical.MAX_TERMS
+    held = {t.key for t in plan.terms if plan.df.get(t.key, 0) > 0}
+    assert {t.key for t in plan.selected} == held
+    assert {lexical.stem(w) for w in ("events", "parquet", "partitioned", "region", "timestamp", "customers")} <= held
     assert plan.match.count(" OR ") == len(plan.selected) - 1
 
 
-def test_common_terms_are_dropped_on_large_projects(repo, settings: Settings) -> None:
+def test_common_words_are_kept_on_large_projects(repo, settings: Settings) -> None:
+    # Over 5,000 memories, "table" is in all of them and "cohort" in more than 5%: both used
+    # to be dropped, which left "churn" alone, and short churn notes outranked the decision.
     proj = init_project(repo, settings)
-    n = lexical.LARGE_PROJECT + 50
-    proj.remember_many({"statement": f"Notebook cell {i} reads the table number {i}", "kind": "note"} for i in range(n))
-    proj.remember("The quarterly churn cohort uses snapshot Sundays", kind="decision")
-    plan = lexical.plan(proj.conn, "which table does the notebook cell for the churn cohort read", proj._n_docs(proj.revision()))
-    keys = {t.key for t in plan.selected}
-    assert "churn" in keys and "cohort" in keys
-    assert not keys & {"notebook", "cell", "tabl", "table", "read"}  # in every memory: dropped
-    result = proj.search("which table does the notebook cell for the churn cohort read")
-    assert result.hits[0].memory.statement.startswith("The quarterly churn cohort")
+    proj.remember_many(
+        {"statement": f"Notebook cell {i} reads table {i}" + (" for the cohort" if i % 15 == 0 else ""), "kind": "note"}
+        for i in range(5000)
+    )
+    proj.remember_many({"statement": f"Churn report {i}", "kind": "note"} for i in range(40))
+    proj.remember("The churn cohort table uses snapshot Sundays", kind="decision")
+    plan = lexical.plan(proj.conn, "which table does the churn cohort use", proj.count())
+    assert {"churn", "cohort", "table"} == {t.key for t in plan.selected}
+    first = proj.search("which table does the churn cohort use", mode="lexical").hits[0].memory
+    assert first.statement.startswith("The churn cohort table")
 
 
 # -- better lexical matching ---------------------------------------------------------
@@ -105,14 +110,64 @@ def test_stem_is_light_and_never_empty() -> None:
     assert lexical.stem("partitions") == "partition"
     assert lexical.stem("partitioned") == "partition"
     assert lexical.stem("joining") == "join"
-    assert lexical.stem("queries") == "query"
+    assert lexical.stem("queries") == "quer"
+    assert lexical.stem("properties") == "propert"
     assert lexical.stem("class") == "class"
     assert lexical.stem("id") == "id"
     assert lexical.stem("12345") == "12345"
 
 
-def test_camel_case_identifiers_are_split(project: Project) -> None:
-    assert lexical.split_identifiers("the customerId and HTTPServer and snake_case") == ["customer", "id", "http", "server"]
+@pytest.mark.parametrize(
+    "word",
+    ["properties", "queries", "studies", "planned", "joining", "activities", "classes", "analyses", "customers",
+     "partitioned", "organizational", "statements", "hopefulness", "status", "glass", "running", "applied"],
+)
+def test_a_stem_finds_its_own_word(word: str) -> None:
+    # The stem is searched as a prefix: it must be one of the word it came from.
+    assert word.startswith(lexical.stem(word))
+
+
+def test_properties_finds_properties(repo, settings: Settings) -> None:
+    proj = init_project(repo, settings)
+    proj.remember_many(
+        [{"statement": "Customer properties live in the crm_profiles table.", "kind": "fact"},
+         {"statement": "Each property listing has a postcode and a price.", "kind": "fact"},
+         {"statement": "Weekly churn report goes to finance.", "kind": "fact"}]
+    )
+    # "properties" once searched "property*", which finds property but not properties.
+    found = _ids(proj.search("properties", mode="lexical"))
+    assert "Customer properties live in the crm_profiles table." in found
+    assert "Each property listing has a postcode and a price." in found
+
+
+def test_identifiers_are_split_only_when_memory_does_not_know_them(repo, settings: Settings) -> None:
+    proj = init_project(repo, settings)
+    proj.remember_many(
+        [{"statement": "The customer id is unique per account region.", "kind": "fact"},
+         {"statement": "Orders carry an invoiceNumber from billing.", "kind": "fact"}]
+    )
+    n = proj.count()
+    # customerId is no word of memory: its parts are searched instead.
+    assert [t.word for t in lexical.plan(proj.conn, "customerId", n).terms] == ["customer", "id"]
+    assert _ids(proj.search("customerId", mode="lexical"))[0].startswith("The customer id")
+    # invoiceNumber is one: it is searched whole, not as invoice and number.
+    assert [t.word for t in lexical.plan(proj.conn, "invoiceNumber", n).terms] == ["invoicenumber"]
+    # Nor is a name split whose parts memory does not hold.
+    assert [t.word for t in lexical.plan(proj.conn, "accountWidget", n).terms] == ["accountwidget"]
+
+
+@pytest.mark.parametrize("name", ["mRNAs", "Ly6C", "iPSC", "ompF", "mTORC1", "IgG1", "pH"])
+def test_names_that_are_not_code_identifiers_stay_whole(name: str) -> None:
+    assert lexical.identifier_parts(f"the {name} level") == {}
+
+
+def test_code_identifiers_are_split_at_their_humps() -> None:
+    assert lexical.identifier_parts("the customerId and HTTPServer and snake_case getJSON") == {
+        "customerid": ["customer", "id"], "httpserver": ["http", "server"], "getjson": ["get", "json"],
+    }
+
+
+def test_camel_case_queries_find_snake_case_memory(project: Project) -> None:
     statements = _ids(project.search("accountRegion"))
     assert statements and "account_region" in statements[0]
 
@@ -231,3 +286,47 @@ def test_a_large_first_build_runs_in_the_background(project: Project) -> None:
     project.remember("df_margin holds the gross margin per order", kind="fact")
     assert vocab.refresh(project.conn) is True  # a few new rows: read inline
     assert vocab.correct_identifier("df_margn") == "df_margin"
+
+
+# -- lexical against plain BM25, where the old heuristics lost ------------------------
+
+
+def _where_old_heuristics_lost() -> list[dict]:
+    """A suite over 5,000+ memories whose answers hang on what the old lexical leg dropped:
+    a word in more than 5% of memory, a query word beyond the twelve rarest of a prompt,
+    an inflection the stemmer sent elsewhere ("properties" searched "property*")."""
+    lines = [{"type": "memory", "id": f"f{i}", "text": f"Notebook cell {i} reads table {i}"
+              + (" for the cohort" if i % 15 == 0 else "") + (f" zq{i}" if i < 15 else "")}
+             for i in range(5000)]
+    lines += [{"type": "memory", "id": f"c{i}", "text": f"Churn report {i}"} for i in range(40)]
+    lines += [{"type": "memory", "id": f"r{i}", "text": f"Refunds {i} arrive late."} for i in range(4)]
+    lines += [
+        {"type": "memory", "id": "cohort", "text": "The churn cohort table uses snapshot Sundays"},
+        {"type": "memory", "id": "refunds", "text": "Refunds are netted against the invoice month, not the payment month."},
+        {"type": "memory", "id": "props", "text": "Each listing stores its properties: postcode, size and price."},
+        {"type": "memory", "id": "prop", "text": "A property is listed once per agent."},
+    ]
+    junk = " ".join(f"zq{i}" for i in range(15))  # fifteen words rarer than any that matters
+    lines += [
+        {"type": "query", "id": "q1", "query": "which table does the churn cohort use", "relevant": ["cohort"]},
+        {"type": "query", "id": "q2", "query": f"{junk} refunds netted invoice payment month", "relevant": ["refunds"]},
+        {"type": "query", "id": "q3", "query": "how often is each property listed per agent", "relevant": ["prop"]},
+        {"type": "query", "id": "q4", "query": "which properties does a listing store", "relevant": ["props"]},
+    ]
+    return lines
+
+
+def test_lexical_is_at_least_plain_bm25_where_the_old_heuristics_lost(tmp_path) -> None:
+    import json
+
+    from jupymem import evaluate
+
+    path = tmp_path / "suite.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in _where_old_heuristics_lost()) + "\n", encoding="utf-8")
+    details: list[dict] = []
+    report = evaluate.run_suite(evaluate.load_suite(path), methods=("fts", "bm25"), encoder="none", details=details)
+    fts, lexical = report["methods"]["fts"], report["methods"]["bm25"]
+    for metric in ("ndcg@10", "recall@10", "mrr"):
+        assert lexical[metric] >= fts[metric], metric
+    firsts = {d["query"]: d["ranked"][:1] == d["relevant"] for d in details if d["method"] == "bm25"}
+    assert firsts == {"q1": True, "q2": True, "q3": True, "q4": True}

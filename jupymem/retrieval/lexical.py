@@ -1,24 +1,27 @@
-"""The lexical leg: user text -> a safe FTS5 query over the most selective terms.
+"""The lexical leg's query side: user text -> the terms BM25 scores it with.
 
-Any text a person or an assistant types is a valid query. We never hand user
-text to FTS5's query language: the query is tokenized here exactly as the
-``unicode61 remove_diacritics 2`` tokenizer tokenizes the index, and each
-term goes back quoted, so ``AND``, ``*``, ``:``, quotes and parentheses are
-just words (or nothing). Whole prompts are queries too, so stopwords go, at
-most the 12 most selective terms are kept, and on large projects terms that
-occur in more than 5% of memories are dropped: their BM25 weight is near zero
-while scoring every row they occur in is not.
+Any text a person or an assistant types is a valid query. We never hand user text to
+FTS5's query language: the query is tokenized exactly as the index's ``unicode61
+remove_diacritics 2`` tokenizer tokenizes memory (``tokenize.py``), and each term goes
+back quoted, so ``AND``, ``*``, ``:``, quotes and parentheses are just words (or
+nothing). Stopwords go. Every other word is searched, however common and however long
+the prompt: dropping common words, or keeping only the rarest twelve, bought speed with
+quality (issue 8: ~0.04 nDCG@10 on SciFact). Speed now comes from scoring them in memory
+(``postings.py``), not from scoring fewer.
 
-Matching is a little looser than the index's exact tokens, because people
-write "joined" for "joins" and ``customerId`` for "customer id":
+Matching is a little looser than the index's exact tokens, because people write
+"joined" for "joins" and ``customerId`` for "customer id"; each looseness was kept only
+where it measured better than exact words on our gold suites (``benchmarks/README.md``):
 
-* each term is cut to a light English stem and searched as a prefix
-  (``"partition"*`` finds partitions, partitioned, partitioning). The index
-  keeps its exact tokens (changing its tokenizer would need a migration and a
-  re-index); the query side does the stemming. Short stems stay exact, since
-  ``"id"*`` would find idea and identity.
-* identifiers are split: ``customerId`` also searches customer and id
-  (``df_sales`` is already two tokens to the tokenizer).
+* each term is cut to a light English stem and searched as a prefix (``"partition"*``
+  finds partitions, partitioned, partitioning). A stem is always a prefix of its own
+  word, so a word finds itself: "properties" searches ``"propert"*`` (property and
+  properties), never ``"property"*``. The index keeps its exact tokens; the query side
+  stems. Short stems stay exact, since ``"id"*`` would find idea and identity.
+* a camelCase word is split into its parts only when memory does not hold the whole
+  word but holds every part (``customerId`` -> customer, id), and only if it is shaped
+  like a code identifier: ``mRNAs``, ``Ly6C`` or ``iPSC`` stay whole. (``df_sales`` is
+  already two tokens to the tokenizer.)
 """
 
 from __future__ import annotations
@@ -26,29 +29,25 @@ from __future__ import annotations
 import functools
 import math
 import re
-import unicodedata
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from .tokenize import fold, tokens
+
+# A long prompt's weight (for judging relevance, not for searching: every word is
+# searched) is that of its MAX_TERMS heaviest terms, so it is judged on what it is
+# about rather than on its length.
 MAX_TERMS = 12
-COMMON_FRACTION = 0.05
-LARGE_PROJECT = 5000
-# FTS5 scores every row any selected term occurs in, so a query's cost follows the sum
-# of its terms' document frequencies. Terms are taken rarest first until this many
-# postings (always at least one term): the rarest words carry the meaning, and on a
-# 100,000-memory project a whole prompt stays within a few milliseconds. A project of
-# up to LARGE_PROJECT memories never reaches it (5% of 5,000 times 12 terms is 3,000).
-POSTINGS_BUDGET = 4000
 # A stem this long is searched as a prefix; shorter ones stay exact words.
 PREFIX_MIN = 4
 
-# unicode61 splits on everything that is not a letter or a number ("_" included).
-_TOKEN = re.compile(r"[^\W_]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Words as a person typed them (case kept), for spotting camelCase.
+_WORD = re.compile(r"[^\W_]+")
 
-# Query-side only: the index keeps every word, so a quote still matches exactly.
+# Query-side only: the index keeps every word, so a quote still matches exactly. Folded,
+# as tokens are (für -> fur).
 STOPWORDS = frozenset(
     """
     a about above after again against all am an and any are aren arent as at be because been before being
@@ -66,22 +65,11 @@ STOPWORDS = frozenset(
 
     el la los las un una unos unas de del al y o que en por para con sin es son se su sus lo como mas pero
     le les des du et ou est sont au aux ce cette ces qui dans pour avec sur pas une
-    der die das den dem des ein eine einen einem und oder ist sind nicht mit von zu im auf für wir ich
+    der die das den dem des ein eine einen einem und oder ist sind nicht mit von zu im auf fur wir ich
     o os as um uma e do da dos das em no na nos nas com sem ao
     """.split()
 )
 
-
-def fold(text: str) -> str:
-    """Casefold and strip diacritics, as the index's tokenizer does."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-
-
-def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(fold(text))
 
 
 def content_terms(text: str) -> list[str]:
@@ -93,21 +81,31 @@ def content_terms(text: str) -> list[str]:
     return list(seen)
 
 
-def split_identifiers(text: str) -> list[str]:
-    """The parts of camelCase words (``customerId`` -> customer, id), folded."""
-    out: list[str] = []
-    for word in re.findall(r"[^\W_]+", text):
-        if word.islower() or word.isupper() or word.isdigit():
+# A code identifier's shape: a lower-case word, a capitalized word or an acronym, then
+# more capitalized words or acronyms, letters only (customerId, accountRegion, HTTPServer,
+# getJSON). Names such as mRNAs, iPSC, ompF or Ly6C do not have it.
+_CAMEL_WORD = re.compile(r"(?:[a-z]{2,}|[A-Z][a-z]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][a-z]+|[A-Z]{2,}(?=[A-Z][a-z]|$))+")
+_CAMEL_PART = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]|$)|[A-Z]?[a-z]+")
+
+
+def identifier_parts(text: str) -> dict[str, list[str]]:
+    """camelCase words -> their folded parts: ``customerId`` -> {"customerid": [customer, id]}.
+
+    Only words shaped like code identifiers are split; ``plan`` uses the parts only when
+    memory does not know the whole word and knows every part.
+    """
+    out: dict[str, list[str]] = {}
+    for word in _WORD.findall(text):
+        if word.islower() or word.isupper() or not word.isascii() or not _CAMEL_WORD.fullmatch(word):
             continue
-        parts = _CAMEL.findall(word)
-        if len(parts) > 1:
-            out.extend(fold(p) for p in parts)
+        out[word.lower()] = [p.lower() for p in _CAMEL_PART.findall(word)]
     return out
 
 
-# A light English stemmer (the common inflections only). It never has to produce a
-# word: the stem is a prefix for FTS5, and the same function stems the memory's words
-# when judging relevance, so both sides agree.
+# A light English stemmer (the common inflections only). The stem is searched as a
+# prefix, so it never has to be a word, but it must be a prefix of the word it came
+# from: "properties" searches "propert*", which finds property and properties alike.
+# The same function stems the memory's words when judging relevance, so both sides agree.
 _SUFFIXES = (
     "ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments", "ment",
     "ities", "ity", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s",
@@ -120,11 +118,9 @@ def stem(term: str) -> str:
         return term
     for suffix in _SUFFIXES:
         if term.endswith(suffix) and len(term) - len(suffix) >= 4:
-            base = term[: -len(suffix)]
-            if suffix in ("ies", "ied", "ities"):
-                base += "y" if suffix != "ities" else ""
             if suffix == "s" and term.endswith("ss"):
                 return term
+            base = term[: -len(suffix)]
             if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "lsz":
                 base = base[:-1]  # planned -> plann -> plan
             return base
@@ -153,10 +149,15 @@ class Term:
         return self.key in doc_terms
 
 
+class Frequencies(Protocol):
+    def frequencies(self, terms: Sequence[Term]) -> dict[str, int]:
+        """Documents holding each term, by ``Term.key``."""
+
+
 @dataclass(frozen=True)
 class QueryPlan:
     terms: tuple[Term, ...]  # every content term of the query
-    selected: tuple[Term, ...]  # the ones sent to FTS5
+    selected: tuple[Term, ...]  # the terms memory holds (all are searched), rarest first
     df: dict[str, int]  # by term key
     n_docs: int
 
@@ -186,10 +187,12 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+# Without the in-memory index (a large project's first seconds, or the plain "fts" mode),
 # fts5vocab counts a term's documents by walking its postings (about 0.2 ms for a common
-# word on a 100,000-memory project), and a prompt has dozens of terms. Counts only choose
-# and weigh terms, so they are cached per connection and reused while the project has
-# grown by less than 1% (exactly unchanged below 100 memories).
+# word on a 100,000-memory project), and a prompt has dozens of terms. Counts only tell
+# which terms memory holds and weigh them for relevance (bm25() counts its own), so they
+# are cached per connection and reused while the project has grown by less than 1%
+# (exactly unchanged below 100 memories).
 _DF_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, int]]] = weakref.WeakKeyDictionary()
 _DF_CACHE_MAX = 100_000
 
@@ -239,17 +242,14 @@ def document_frequencies(conn: Any, terms: Sequence[str], n_docs: int = 0) -> di
 
 
 def prefix_frequency(conn: Any, prefix: str, n_docs: int = 0) -> int:
-    """Documents holding some word that starts with ``prefix`` (an upper bound: a
-    document with two such words counts twice, which only makes the term look commoner)."""
+    """Memories holding some word that starts with ``prefix`` (what bm25() counts for the
+    prefix phrase, so both scorers weigh it alike)."""
     cache = _cache(conn)
     key = prefix + "*"
     got = _cached(cache, key, n_docs)
     if got is not None:
         return got
-    row = conn.execute(
-        "SELECT coalesce(sum(doc), 0) FROM memories_vocab WHERE term >= ? AND term < ?",
-        (prefix, prefix + "\U0010ffff"),
-    ).fetchone()
+    row = conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (quote_term(prefix) + "*",)).fetchone()
     if n_docs:
         _remember(cache, key, n_docs, int(row[0]))
     return int(row[0])
@@ -272,33 +272,40 @@ def make_terms(words: Iterable[str], *, stems: bool) -> list[Term]:
     return [t for t in out.values() if not (t.prefix and t.key in covered)]
 
 
-def plan(
-    conn: Any, query: str, n_docs: int, extra_terms: Iterable[str] = (), *, stems: bool = True,
-    replace: dict[str, str] | None = None,
-) -> QueryPlan:
-    """``extra_terms`` join the query's words; ``replace`` swaps a word (a typo) for another."""
-    words = content_terms(query)
-    if stems:
-        words += [w for w in split_identifiers(query) if w not in STOPWORDS]
-    if replace:
-        words = [replace.get(w, w) for w in words]
-    words += [w for w in extra_terms if w not in STOPWORDS]
-    terms = make_terms(dict.fromkeys(words), stems=stems)
+def _frequencies(conn: Any, terms: Sequence[Term], n_docs: int) -> dict[str, int]:
     exact = [t.key for t in terms if not t.prefix]
     df = document_frequencies(conn, exact, n_docs) if exact else {}
     for t in terms:
         if t.prefix:
             df[t.key] = prefix_frequency(conn, t.key, n_docs)
-    present = [t for t in terms if df.get(t.key, 0) > 0]
-    if n_docs > LARGE_PROJECT and present:
-        ceiling = COMMON_FRACTION * n_docs
-        rare = [t for t in present if df[t.key] <= ceiling]
-        present = rare or [min(present, key=lambda t: df[t.key])]
-    selected: list[Term] = []
-    postings = 0
-    for t in sorted(present, key=lambda t: (df[t.key], t.key))[:MAX_TERMS]:
-        if selected and postings + df[t.key] > POSTINGS_BUDGET:
-            break
-        selected.append(t)
-        postings += df[t.key]
-    return QueryPlan(tuple(terms), tuple(selected), df, n_docs)
+    return df
+
+
+def plan(
+    conn: Any, query: str, n_docs: int, extra_terms: Iterable[str] = (), *, stems: bool = True,
+    replace: dict[str, str] | None = None, frequencies: Frequencies | None = None,
+) -> QueryPlan:
+    """Every content word of ``query`` becomes a term; those memory holds are searched.
+
+    ``stems`` (the lexical leg; off for the plain "fts" baseline) searches stems as
+    prefixes and splits a camelCase word that memory does not know into its parts.
+    ``extra_terms`` join the query's words; ``replace`` swaps a word (a typo) for another.
+    ``frequencies`` counts documents per term (a ``Postings`` index does it exactly and
+    for free); without it fts5vocab answers, cached.
+    """
+    count = frequencies.frequencies if frequencies is not None else (lambda ts: _frequencies(conn, ts, n_docs))
+    words = content_terms(query)
+    if stems:
+        humps = {w: p for w, p in identifier_parts(query).items() if w in words}
+        if humps:
+            known = count([Term(w, w, False) for w in {*humps, *(p for ps in humps.values() for p in ps)}])
+            split = {w: [p for p in parts if p not in STOPWORDS] for w, parts in humps.items()
+                     if not known.get(w) and all(known.get(p) for p in parts)}
+            words = [p for w in words for p in split.get(w, [w])]
+    if replace:
+        words = [replace.get(w, w) for w in words]
+    words += [w for w in extra_terms if w not in STOPWORDS]
+    terms = make_terms(dict.fromkeys(words), stems=stems)
+    df = count(terms)
+    present = sorted((t for t in terms if df.get(t.key, 0) > 0), key=lambda t: (df[t.key], t.key))
+    return QueryPlan(tuple(terms), tuple(present), df, n_docs)
