@@ -279,6 +279,25 @@ def _split_sql(script: str) -> list[str]:
 # -- connections ------------------------------------------------------------------
 
 
+class Rows:
+    """The rows a statement produced, read in full (see ``Connection.execute``): what
+    callers used of a cursor, ``fetchone``/``fetchall``/iteration and ``lastrowid``."""
+
+    __slots__ = ("rows", "lastrowid")
+
+    def __init__(self, rows: list[Any], lastrowid: int | None):
+        self.rows, self.lastrowid = rows, lastrowid
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
+
+
 class Connection:
     """One SQLite connection shared by the threads of a process, behind a lock.
 
@@ -321,10 +340,14 @@ class Connection:
             self.raw.close()
             raise
 
-    def execute(self, sql: str, params: Any = ()) -> Any:
+    def execute(self, sql: str, params: Any = ()) -> Rows:
+        # Rows are read under the lock: a cursor stepped after it is released would race
+        # another thread's close() (a background index build reading while a server shuts
+        # down), which crashes the process rather than raising.
         with self.lock:
             try:
-                return self.raw.execute(sql, params)
+                cur = self.raw.execute(sql, params)
+                return Rows(cur.fetchall(), cur.lastrowid)
             except Exception as exc:  # inline, not `translated`: this is the hottest call there is
                 err = storage_error(exc, self.path)
                 if err is None:
