@@ -52,7 +52,8 @@ class Context:
 
     def __init__(self, args: argparse.Namespace, out: IO[str]):
         self.args = args
-        self.settings = Settings.from_env()
+        # One-shot: a search here would end before the encoder loaded, so none is started.
+        self.settings = Settings.from_env().with_(interactive=False)
         self.path = Path(getattr(args, "path", None) or os.getcwd()).expanduser()
         self.json = bool(getattr(args, "json", False))
         self.out = out
