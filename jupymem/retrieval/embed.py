@@ -126,6 +126,8 @@ class Model2VecEmbedder:
         self.name = name or str(source)
         self.dimensions = int(self._model.embedding.shape[1])
         self.source = folder
+        self._specificity: dict[str, float] = {}
+        self._median_norm: float | None = None
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -136,6 +138,26 @@ class Model2VecEmbedder:
         # fast enough on one core (thousands of texts a second).
         vectors = self._model.encode(list(texts), use_multiprocessing=False)
         return _normalize_rows(vectors)
+
+    def specificity(self, words: Sequence[str]) -> list[float]:
+        """How specific each word is, by the model's own token weights: model2vec scales
+        a token's vector by its rarity (SIF), so "the" or "come" sit near the origin and
+        "laptop" or "toxicity" far from it. A word's largest token norm over the median
+        token's: about 0.4 for the commonest words, above 1 for rare ones. Cached."""
+        import numpy as np
+
+        missing = [w for w in dict.fromkeys(words) if w not in self._specificity]
+        if missing:
+            table = self._model.embedding
+            if self._median_norm is None:
+                self._median_norm = float(np.median(np.linalg.norm(np.asarray(table, dtype=np.float32), axis=1))) or 1.0
+            if len(self._specificity) > 50_000:
+                self._specificity.clear()
+            for word, enc in zip(missing, self._model.tokenizer.encode_batch(missing, add_special_tokens=False)):
+                ids = [i for i in enc.ids if 0 <= i < len(table)]
+                norm = max((float(np.linalg.norm(np.asarray(table[i], dtype=np.float32))) for i in ids), default=0.0)
+                self._specificity[word] = norm / self._median_norm
+        return [self._specificity[w] for w in words]
 
     def __repr__(self) -> str:
         return f"Model2VecEmbedder(name={self.name!r}, dimensions={self.dimensions})"

@@ -274,11 +274,13 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
                 idf_cache[w] = lexical.idf(min(df.get(w, 0), n), n)
         return idf_cache
 
-    near = answerable.word_similarity(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
+    embedder = ranking.embedder if ranking.hybrid else None
+    near = answerable.word_similarity(embedder) if embedder is not None else None
+    specificity = getattr(embedder, "specificity", None)
     for c in chosen:
         m = c.memory
         doc = _doc_terms(" ".join(filter(None, (m.statement, m.topic, m.original))))
-        c.signals = answerable.signals(ranking.side, doc, m.statement, doc_idf, c.cosine, near)
+        c.signals = answerable.signals(ranking.side, doc, m.statement, doc_idf, c.cosine, near, specificity)
         c.confidence = answerable.confidence(
             c.signals, hybrid=ranking.hybrid, small=ranking.n_docs <= answerable.SMALL_PROJECT
         )
