@@ -30,6 +30,7 @@ active memory ranks before the ones it replaced.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import re
@@ -269,7 +270,9 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
     def doc_idf(words: Iterable[str]) -> Mapping[str, float]:
         missing = [w for w in words if w not in idf_cache]
         if missing:
-            df = lexical.document_frequencies(conn, missing, ranking.n_docs)
+            # Held across the read: another thread's commit would abort an open fts5vocab cursor.
+            with getattr(conn, "lock", None) or contextlib.nullcontext():
+                df = lexical.document_frequencies(conn, missing, ranking.n_docs)
             for w in missing:
                 idf_cache[w] = lexical.idf(min(df.get(w, 0), n), n)
         return idf_cache
