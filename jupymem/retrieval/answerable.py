@@ -353,12 +353,11 @@ def signals(
     statement: str,
     doc_idf: Callable[[Iterable[str]], Mapping[str, float]],
     cosine: float | None,
-    words_near: Callable[[Sequence[str], Sequence[str]], Sequence[float]] | None = None,
-    specificity: Callable[[Sequence[str]], Sequence[float]] | None = None,
+    vectors: WordVectors | None = None,
 ) -> tuple[float, ...]:
     """The signals of one memory, in ``HYBRID_FEATURES`` order (the lexical model reads
     the first ``len(LEXICAL_FEATURES)``). ``doc`` is the memory's sorted content words,
-    ``statement`` its text; ``doc_idf`` gives word weights; ``words_near(query_words, doc)`` gives, per query word, its
+    ``statement`` its text; ``doc_idf`` gives word weights; ``words(query_words, doc)`` gives, per query word, its
     best cosine to a word of the memory (the dense leg's word vectors); ``specificity``
     how specific each word is (1 for a typical word)."""
     covered: set[int] = set()
@@ -395,19 +394,20 @@ def signals(
     named = any(hits[i] for i in q.salient_terms)
     attribute_missed = 1.0 if named and any(not hits[i] for i in q.attribute_terms) else 0.0
     only_names = 1.0 if named and others and not any(others) else 0.0
-    swapped = 1.0 if q.pairs and _swapped(q, hits, lexical.tokens(statement)) else 0.0
+    split = any(hits[a] != hits[b] for a, b in q.pairs)  # reading the statement's words only then
+    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement)) else 0.0
     cos = cosine if cosine is not None else 0.0
     margin = cos - q.background if (cosine is not None and q.background is not None) else 0.0
     soft_coverage = soft_min = coverage
     specific_missed = 0.0
-    if words_near is not None and q.terms:
+    if vectors is not None and q.terms:
         lacking = [i for i, hit in enumerate(hits) if not hit]
-        near = dict(zip(lacking, words_near([q.terms[i].word for i in lacking], doc))) if lacking and doc else {}
+        near = dict(zip(lacking, vectors.near([q.terms[i].word for i in lacking], doc))) if lacking and doc else {}
         soft = [1.0 if hit else max(0.0, near.get(i, 0.0)) for i, hit in enumerate(hits)]
         soft_coverage = sum(w * v for w, v in zip(q.weights, soft)) / total if total else 0.0
         soft_min = min(soft)
-        if lacking and specificity is not None:
-            spec = specificity([q.terms[i].word for i in lacking])
+        if lacking and vectors.specificity is not None:
+            spec = vectors.specificity([q.terms[i].word for i in lacking])
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
     return (
         coverage,
@@ -501,31 +501,38 @@ def background(embedder: Embedder, query_vector: Any) -> float:
     return float(np.median(sims))
 
 
-def word_similarity(embedder: Embedder) -> Callable[[Sequence[str], Sequence[str]], list[float]]:
-    """``near(query_words, doc_words)``: per query word, its best cosine to a doc word,
-    by the embedder's vectors of single words (cached: memories repeat their words)."""
-    import numpy as np
+class WordVectors:
+    """Single-word vectors from the dense leg's encoder, cached per encoder (memories repeat
+    their words), for ``signals``' word-level similarity and specificity."""
 
-    with _background_lock:
-        held = _word_cache.get(id(embedder))
-        if held is None or held[0] is not embedder:
-            if len(_word_cache) >= 8:
-                _word_cache.clear()
-            held = _word_cache[id(embedder)] = (embedder, {})
-    cache = held[1]
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        with _background_lock:
+            held = _word_cache.get(id(embedder))
+            if held is None or held[0] is not embedder:
+                if len(_word_cache) >= 8:
+                    _word_cache.clear()
+                held = _word_cache[id(embedder)] = (embedder, {})
+        self._cache: dict[str, Any] = held[1]
+        self.specificity: Callable[[Sequence[str]], Sequence[float]] | None = getattr(embedder, "specificity", None)
 
-    def vectors(words: Sequence[str]) -> Any:
-        missing = [w for w in dict.fromkeys(words) if w not in cache]
+    def prefetch(self, words: Iterable[str]) -> None:
+        """Embed the words not seen yet, in one batch (one tokenizer call a search)."""
+        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
         if missing:
-            if len(cache) + len(missing) > _WORD_CACHE_MAX:
-                cache.clear()
-            cache.update(zip(missing, embedder.embed_batch(missing)))
-        return np.stack([cache[w] for w in words])
+            if len(self._cache) + len(missing) > _WORD_CACHE_MAX:
+                self._cache.clear()
+            self._cache.update(zip(missing, self.embedder.embed_batch(missing)))
+            if self.specificity is not None:
+                self.specificity(missing)  # fills the encoder's own cache
 
-    def near(query_words: Sequence[str], doc_words: Sequence[str]) -> list[float]:
+    def near(self, query_words: Sequence[str], doc_words: Sequence[str]) -> list[float]:
+        """Per query word, its best cosine to one of ``doc_words``."""
+        import numpy as np
+
         if not query_words or not doc_words:
             return [0.0] * len(query_words)
-        sims = vectors(query_words) @ vectors(doc_words).T
+        self.prefetch([*query_words, *doc_words])
+        cache = self._cache
+        sims = np.stack([cache[w] for w in query_words]) @ np.stack([cache[w] for w in doc_words]).T
         return [float(v) for v in sims.max(axis=1)]
-
-    return near

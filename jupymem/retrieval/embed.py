@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import JupymemError, MissingDependency
 
@@ -127,7 +127,7 @@ class Model2VecEmbedder:
         self.dimensions = int(self._model.embedding.shape[1])
         self.source = folder
         self._specificity: dict[str, float] = {}
-        self._median_norm: float | None = None
+        self._norms: Any = None
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -148,15 +148,15 @@ class Model2VecEmbedder:
 
         missing = [w for w in dict.fromkeys(words) if w not in self._specificity]
         if missing:
-            table = self._model.embedding
-            if self._median_norm is None:
-                self._median_norm = float(np.median(np.linalg.norm(np.asarray(table, dtype=np.float32), axis=1))) or 1.0
+            if self._norms is None:  # once: every token's weight over the median token's
+                norms = np.linalg.norm(np.asarray(self._model.embedding, dtype=np.float32), axis=1)
+                self._norms = norms / (float(np.median(norms)) or 1.0)
+            norms = self._norms
             if len(self._specificity) > 50_000:
                 self._specificity.clear()
             for word, enc in zip(missing, self._model.tokenizer.encode_batch(missing, add_special_tokens=False)):
-                ids = [i for i in enc.ids if 0 <= i < len(table)]
-                norm = max((float(np.linalg.norm(np.asarray(table[i], dtype=np.float32))) for i in ids), default=0.0)
-                self._specificity[word] = norm / self._median_norm
+                ids = [i for i in enc.ids if 0 <= i < len(norms)]
+                self._specificity[word] = float(norms[ids].max()) if ids else 0.0
         return [self._specificity[w] for w in words]
 
     def __repr__(self) -> str:

@@ -268,7 +268,7 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
     idf_cache: dict[str, float] = {}
 
     def doc_idf(words: Iterable[str]) -> Mapping[str, float]:
-        missing = [w for w in words if w not in idf_cache]
+        missing = [w for w in dict.fromkeys(words) if w not in idf_cache]
         if missing:
             # Held across the read: another thread's commit would abort an open fts5vocab cursor.
             with getattr(conn, "lock", None) or contextlib.nullcontext():
@@ -277,13 +277,13 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
                 idf_cache[w] = lexical.idf(min(df.get(w, 0), n), n)
         return idf_cache
 
-    embedder = ranking.embedder if ranking.hybrid else None
-    near = answerable.word_similarity(embedder) if embedder is not None else None
-    specificity = getattr(embedder, "specificity", None)
-    for c in chosen:
-        m = c.memory
-        doc = _doc_terms(" ".join(filter(None, (m.statement, m.topic, m.original))))
-        c.signals = answerable.signals(ranking.side, doc, m.statement, doc_idf, c.cosine, near, specificity)
+    docs = [_doc_terms(" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original)))) for c in chosen]
+    doc_idf(w for doc in docs for w in doc)  # one lookup for every word of every candidate
+    words = answerable.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
+    if words is not None:
+        words.prefetch([*(t.word for t in ranking.side.terms), *(w for doc in docs for w in doc)])
+    for c, doc in zip(chosen, docs):
+        c.signals = answerable.signals(ranking.side, doc, c.memory.statement, doc_idf, c.cosine, words)
         c.confidence = answerable.confidence(
             c.signals, hybrid=ranking.hybrid, small=ranking.n_docs <= answerable.SMALL_PROJECT
         )
