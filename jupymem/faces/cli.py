@@ -391,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import bench, evaluate  # evaluation faces with options of their own (their own --json)
 
     for name, mod, func, text in (
-        ("eval", evaluate, cmd_eval, "score retrieval on a gold suite (Recall@10, MRR, nDCG@10): BM25 alone and hybrid"),
+        ("eval", evaluate, cmd_eval, "score retrieval on a gold suite (Recall@10, MRR, nDCG@10, abstention): plain FTS5 BM25, the lexical leg and hybrid"),
         ("bench", bench, cmd_bench, "measure ingest, search latency, block build and size on a synthetic corpus"),
     ):
         p = sub.add_parser(name, help=text, description=text)
