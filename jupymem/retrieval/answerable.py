@@ -8,10 +8,10 @@ memory never records ("what is Lena Park's email?"). A single overlap ratio got 
 wrong, and it gave a word that no memory contains the largest IDF, so a natural question
 about the only relevant memory of a small project abstained.
 
-So each (query, memory) pair gets a handful of signals, and a logistic model fitted on
-data turns them into a ``confidence`` from 0 to 1 (``benchmarks/fit_answerability.py``
-fits it on our own suites with generated negatives; the coefficients below are its
-output). There are four models: lexical or hybrid (with the dense leg's signals), for
+So each (query, memory) pair gets a dozen signals (seventeen with the dense leg), and a
+logistic model fitted on data turns them into a ``confidence`` from 0 to 1
+(``benchmarks/fit_answerability.py`` fits it on our own suites with generated negatives;
+the coefficients below are its output). There are four models: lexical or hybrid (with the dense leg's signals), for
 small projects (up to ``SMALL_PROJECT`` memories) or larger ones. A search answers when
 one of its first ``ANSWER_K`` candidates reaches ``ANSWER_AT``; each model's intercept is
 set at fitting time so that this threshold is 0.5.
@@ -38,14 +38,17 @@ The signals, and why each:
   much, how long or how often (a number or a period), and the memory holds nothing of
   that type. ``attribute_missed``: the memory has the query's names but not the
   attribute asked of them ("Lena Park's *email*"); ``only_names``: it has the names but
-  none of the query's other words ("where does Tomasz Nowak *sit*?"). ``neighbour_swapped``: two adjacent
-  query words of which the memory has one, next to a word of its own instead ("the
+  none of the query's other words ("where does Tomasz Nowak *sit*?").
+  ``neighbour_swapped``: two adjacent query words of which the memory has one, next to a
+  word of its own instead ("the
   *toxicity* filter" against "the spam filter", "duplicate *images*" against "duplicate
   reviews"); participles ("missing ages", "computing areas") do not count.
 * ``unknown``: the share of the query's words that occur in no memory at all, e.g. the
   attribute of an absent-attribute question.
-* ``terms``: log of the query's length; ``foreign``: the query is not in English (memory
-  is), so its words say little and only the dense leg can judge it.
+* ``foreign``: the query is not in English (memory is), so its words say little and only
+  the dense leg can judge it. (The query's length was a signal too, until it turned out to
+  stand for "a SciFact claim" more than for anything about answers; without it the tune
+  split abstained more on the gold suite's unanswerable questions at the same false rate.)
 * hybrid mode adds ``cosine`` (the dense leg's) and ``margin``: that cosine minus the
   query's median cosine to ``BACKGROUND``, generic project notes that answer nothing. A
   query close to everything is not close to this memory in particular; and the margin
@@ -87,7 +90,7 @@ SMALL_PROJECT = 10
 
 LEXICAL_FEATURES = (
     "coverage", "words", "missed_known", "self_match", "salient_missed", "salient_unknown", "type_missed",
-    "attribute_missed", "only_names", "neighbour_swapped", "unknown", "terms", "foreign",
+    "attribute_missed", "only_names", "neighbour_swapped", "unknown", "foreign",
 )
 HYBRID_FEATURES = LEXICAL_FEATURES + ("cosine", "margin", "soft_coverage", "soft_min", "specific_missed")
 LANGUAGE_CHARS = 600  # enough of a prompt to tell its language
@@ -109,23 +112,23 @@ class Model:
 # BEGIN FITTED: written by benchmarks/fit_answerability.py --write; do not edit by hand.
 HYBRID_LARGE = Model(
     HYBRID_FEATURES,
-    (0.8623, 1.8673, -0.442, 3.0896, -0.395, -1.5334, -0.6035, -0.6218, -0.4782, -0.2295, -0.0815, 2.1349, 1.569, 1.2877, 4.8268, 0.9278, -0.1055, -0.1996),
-    -5.9078,
+    (0.1568, 1.6899, 0.1991, 4.3516, 0.1109, -1.4604, -0.8866, -0.7345, -0.8213, -0.0501, -0.2088, 1.5456, 2.2787, 5.5458, 0.4205, 0.3144, 0.8572),
+    -3.6518,
 )
 HYBRID_SMALL = Model(
     HYBRID_FEATURES,
-    (1.6339, 1.1176, 2.187, 0.3675, -1.6082, -1.571, -0.8507, -2.0764, -1.8785, -1.2498, -0.7312, -0.0318, 0.0, 3.6828, -0.0544, 3.2538, 0.7943, -0.2258),
-    -3.0483,
+    (1.6299, 1.1168, 2.1768, 0.3669, -1.6096, -1.5725, -0.8486, -2.0769, -1.879, -1.2428, -0.7508, 0.0, 3.6724, -0.0561, 3.2457, 0.7925, -0.2474),
+    -3.0591,
 )
 LEXICAL_LARGE = Model(
     LEXICAL_FEATURES,
-    (0.7404, 2.5128, -1.9239, 3.2957, -0.0721, -1.5532, -0.9666, -0.3606, -0.585, -0.1413, -2.4738, 2.2311, 1.4621),
-    -3.0208,
+    (0.3339, 3.1307, 0.2278, 5.1166, 0.4976, -1.3838, -1.3515, -0.4135, -1.0682, 0.1735, -1.3557, 1.4754),
+    -0.7743,
 )
 LEXICAL_SMALL = Model(
     LEXICAL_FEATURES,
-    (3.253, 2.6321, 2.1632, 0.1402, -1.9098, -1.6972, -0.6562, -2.1726, -1.81, -0.9455, -0.3314, 1.8196, 0.0),
-    -4.0099,
+    (4.2225, 3.362, 3.2597, 0.8984, -1.6874, -1.5053, -0.6317, -2.1516, -1.7301, -0.8697, 2.2904, 0.0),
+    -3.4929,
 )
 # END FITTED
 
@@ -238,7 +241,6 @@ class QuerySide:
     known: tuple[bool, ...]  # per term: some memory holds it
     salient: tuple[tuple[str, lexical.Term | None, bool], ...]  # (word, term, known to memory)
     unknown: float
-    length: float
     foreign: bool
     wants: str | None
     salient_terms: frozenset[int] = frozenset()  # indexes into terms
@@ -287,7 +289,7 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
     wants = None if foreign else wanted_type(text)
     known = tuple(df > 0 for df in dfs)
     return QuerySide(
-        terms, weights, known, tuple(salient), unknown, math.log1p(len(terms)), foreign, wants,
+        terms, weights, known, tuple(salient), unknown, foreign, wants,
         salient_terms, attribute_terms, tuple(pairs),
     )
 
@@ -421,7 +423,6 @@ def signals(
         only_names,
         swapped,
         q.unknown,
-        q.length,
         1.0 if q.foreign else 0.0,
         cos,
         margin,
