@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import JupymemError
 from ..models import KINDS, UNCONFIRMED, Memory
-from ..retrieval.answerable import level
 
 if TYPE_CHECKING:
     import ipywidgets
@@ -25,14 +24,14 @@ ROWS = 500  # list entries shown without a search
 LABEL_CHARS = 96
 
 
-def _label(m: Memory, confidence: float | None = None) -> str:
+def _label(m: Memory, score: float | None = None) -> str:
     marks = "" if m.standing != UNCONFIRMED else " (unconfirmed)"
     if m.status != "active":
         marks += f" [{m.status}]"
     text = " ".join(m.statement.split())
     if len(text) > LABEL_CHARS:
         text = text[: LABEL_CHARS - 1] + "…"
-    tail = f"  · {level(confidence)} {confidence:.2f}" if confidence is not None else ""
+    tail = f"  · {score:.2f}" if score is not None else ""
     return f"{m.kind}{marks}: {text}{tail}"
 
 
@@ -114,7 +113,7 @@ def browser(project: Project) -> ipywidgets.Widget:
                     options: list[tuple[str, str]] = []
                 else:
                     note.value = f"{len(result.hits)} matches"
-                    options = [(_label(h.memory, h.confidence), h.memory.id) for h in result.hits]
+                    options = [(_label(h.memory, h.score), h.memory.id) for h in result.hits]
             else:
                 memories = project.list(kind=kind.value or None, include_inactive=past.value)
                 note.value = (

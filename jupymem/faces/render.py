@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import KIND_RANK, KINDS, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, SearchResult
-from ..retrieval.answerable import level
 
 __all__ = [
     "Output",
@@ -333,6 +332,8 @@ def memories_html(memories: Sequence[Memory], empty: str = "No memories.") -> st
 
 def confidence_word(confidence: float) -> str:
     """strong / likely / weak: how sure search is that a hit answers the query."""
+    from ..retrieval.answerable import level  # retrieval's thresholds; a light module
+
     return level(confidence)
 
 
