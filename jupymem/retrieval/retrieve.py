@@ -233,12 +233,17 @@ def rank(
         for c in candidates:
             c.legs = ("lexical", "fuzzy")
     side = answerable.query_side(plan, text, q.fixed)
+    small = 0 < n_docs <= answerable.SMALL_PROJECT
     if dense is not None:
-        candidates, background = _fuse(conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds)
+        candidates, background = _fuse(
+            conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
+        )
         side = dataclasses.replace(side, background=background)
     else:
         for c in candidates:
             c.score = c.bm25
+        if mode == "lexical" and small:
+            candidates += _unmatched(conn, candidates, plan, include_inactive=include_inactive, kinds=kinds)
     if now and include_inactive and candidates:
         _prefer_active(conn, candidates)
     reason = None
@@ -246,6 +251,20 @@ def rank(
         reason = "no word of the query occurs in memory" if not plan.selected and dense is None else "no memory matches"
     embedder = dense.embedder if dense is not None else None
     return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder)
+
+
+def _unmatched(
+    conn: Any, found: Sequence[Candidate], plan: lexical.QueryPlan, *, include_inactive: bool,
+    kinds: tuple[str, ...] | None,
+) -> list[Candidate]:
+    """A small project's memories that BM25 did not reach, after the ones it did (score 0).
+    Without the dense leg this is how "missing ages" still reaches "Impute age ...":
+    answerability matches a word's singular and plural, which a prefix cannot. Only those
+    it finds confident are shown (``decide``)."""
+    rids = [r[0] for r in conn.execute("SELECT rid FROM memories ORDER BY rid").fetchall()]
+    seen = {c.rid for c in found}
+    keep = _admitted(conn, [rid for rid in rids if rid not in seen], include_inactive, kinds)
+    return [Candidate(rid, 0.0, plan) for rid in sorted(keep)]
 
 
 def _prefer_active(conn: Any, candidates: list[Candidate]) -> None:
@@ -317,8 +336,10 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     if not ranking.candidates:
         return SearchResult(query=query, status="abstained", reason=ranking.reason or "no memory matches", legs=legs)
     judge(conn, ranking, max(limit, answerable.ANSWER_K))
-    candidates = ranking.candidates
-    if not any(c.confidence >= answerable.ANSWER_AT for c in candidates[: answerable.ANSWER_K]):
+    # A candidate no leg scored (a small project's, in lexical mode) counts only when confident.
+    candidates = [c for c in ranking.candidates if c.score > 0 or c.confidence >= answerable.ANSWER_AT]
+    decisive = candidates[: answerable.ANSWER_K] + [c for c in candidates if c.score <= 0]
+    if not any(c.confidence >= answerable.ANSWER_AT for c in decisive):
         return SearchResult(query=query, status="abstained", reason="nothing matches closely enough", legs=legs)
     hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in candidates[:limit])
     return SearchResult(
@@ -345,9 +366,12 @@ def _fuse(
     *,
     include_inactive: bool,
     kinds: tuple[str, ...] | None,
+    small: bool = False,
 ) -> tuple[list[Candidate], float | None]:
     """Lexical candidates re-scored with their cosines, plus the dense leg's own finds;
-    and the query's dense background (None when the query has no vector)."""
+    and the query's dense background (None when the query has no vector). In a ``small``
+    project every memory is a candidate: those below the background get score 0 and are
+    shown only when answerability finds them confident (``decide``)."""
     import numpy as np
 
     qv = dense.embedder.embed_batch([text])[0]
@@ -359,7 +383,7 @@ def _fuse(
     near = dense.index.nearest(qv, DENSE_K, revision=dense.revision, include_inactive=include_inactive)
     cos = dense.index.cosines(qv, [c.rid for c in lex])
     by_rid = {c.rid: c for c in lex}
-    fresh = [(rid, s) for rid, s in near if rid not in by_rid and s - background >= DENSE_ONLY_MARGIN]
+    fresh = [(rid, s) for rid, s in near if rid not in by_rid and (small or s - background >= DENSE_ONLY_MARGIN)]
     out = list(lex)
     if fresh:
         keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds)
@@ -371,5 +395,7 @@ def _fuse(
         if c.cosine is not None and c.bm25 > 0:
             c.legs = (*c.legs, "dense")
         c.score = LEXICAL_WEIGHT * (c.bm25 / best) + DENSE_WEIGHT * max(0.0, c.cosine or 0.0)
+        if c.bm25 <= 0 and (c.cosine or 0.0) - background < DENSE_ONLY_MARGIN:
+            c.score = 0.0  # a small project's memory below the background
     out.sort(key=lambda c: (-c.score, c.rid))
     return out, background
