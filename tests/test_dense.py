@@ -380,7 +380,23 @@ def test_a_close_and_clear_dense_only_match_enters(repo: Path, jupymem_home: Pat
 
 def test_a_dense_only_candidate_must_stand_above_the_background(repo: Path, jupymem_home: Path) -> None:
     """The query's background (its median cosine to generic notes) is 0 for TableEmbedder,
-    which maps every text it does not know to the last axis."""
+    which maps every text it does not know to the last axis. Past a small project, a memory
+    only the dense leg finds enters only above it."""
+    statements = [f"Memory number {i} about topic {i}." for i in range(12)]
+    query = "completely different words"
+    table = {query: [1, 0, 0, 0], statements[0]: _unit(0.7, 1)}
+    table.update({s: _unit(-0.3, 2 + i % 2) for i, s in enumerate(statements[1:])})
+    try:
+        proj = _table_project(repo, jupymem_home, table, statements)
+        ranking = proj.explain(query, 3)
+        assert ranking.side.background == pytest.approx(0.0, abs=1e-6)
+        assert [c.memory.statement for c in ranking.candidates] == [statements[0]]
+        assert ranking.candidates[0].legs == ("dense",)
+    finally:
+        index.use_encoder("table-test", None)
+
+
+def test_in_a_small_project_every_memory_is_judged_but_only_confident_ones_show(repo: Path, jupymem_home: Path) -> None:
     statements = ["Alpha memory about quotas.", "Beta memory about palettes.", "Gamma memory about joins."]
     query = "completely different words"
     table = {query: [1, 0, 0, 0], statements[0]: _unit(0.7, 1), statements[1]: _unit(-0.3, 2),
@@ -388,10 +404,13 @@ def test_a_dense_only_candidate_must_stand_above_the_background(repo: Path, jupy
     try:
         proj = _table_project(repo, jupymem_home, table, statements)
         ranking = proj.explain(query, 3)
-        assert ranking.side.background == pytest.approx(0.0, abs=1e-6)
-        found = {proj.get(m).statement for m in [c.memory.id for c in ranking.candidates]}
-        assert found == {statements[0]}  # the two below the background stay out
-        assert ranking.candidates[0].legs == ("dense",)
+        scores = {c.memory.statement: c.score for c in ranking.candidates}
+        assert set(scores) == set(statements)  # all three are candidates
+        assert scores[statements[0]] > 0 and scores[statements[1]] == scores[statements[2]] == 0
+        result = proj.search(query)
+        assert result.hits[0].memory.statement == statements[0]
+        # A memory no leg scored is shown only when answerability is confident about it.
+        assert all(h.confidence >= 0.5 for h in result.hits if h.score == 0)
     finally:
         index.use_encoder("table-test", None)
 
