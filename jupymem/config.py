@@ -21,6 +21,10 @@ class Settings:
     model: str | None = None
     # "english": translate non-English statements; "source": store as written.
     language: str = "english"
+    # A long-lived process (kernel, server): the first search starts loading the encoder in
+    # the background, so later searches have the dense leg at any project size. A one-shot
+    # command (the CLI) sets it False and searches lexically, saying so in the result's legs.
+    interactive: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -206,20 +206,56 @@ class Project:
         kinds: Sequence[str] | None = None,
         mode: str = "hybrid",
     ) -> SearchResult:
-        """Ranked memories for ``query``, or an abstention. Never raises for any text.
+        """Ranked memories for ``query``, each with a confidence, or an abstention. Never
+        raises for any text.
 
         ``mode`` "hybrid" uses every leg that is ready now (the dense leg joins once its
-        encoder has loaded in the background); "lexical" is the BM25 leg alone (with
-        stems and typo-tolerant identifiers); "fts" is plain FTS5 BM25, for evaluation.
+        encoder has loaded in the background; ``legs`` on the result says which ran);
+        "lexical" is the BM25 leg alone (with stems and typo-tolerant identifiers); "fts"
+        is plain FTS5 BM25, for evaluation.
         """
+        limit = max(1, min(int(limit), 200))
+        legs = self._legs(mode, kinds)
+        result = retrieve.search(
+            self.conn, query, limit=limit, include_inactive=include_inactive,
+            kinds=tuple(kinds) if kinds else None, mode=mode, **legs,
+        )
+        if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
+            return result  # no hit can be one of two replacements
+        return dataclasses.replace(
+            result,
+            hits=tuple(dataclasses.replace(h, memory=self._disputed(h.memory)) for h in result.hits),
+            full=self._disputed(result.full) if result.full is not None else None,
+        )
+
+    def explain(
+        self,
+        query: str,
+        count: int = 10,
+        *,
+        include_inactive: bool = False,
+        kinds: Sequence[str] | None = None,
+        mode: str = "hybrid",
+    ) -> retrieve.Ranking:
+        """The ranking behind ``search``: every candidate, best first, the first ``count``
+        with their answerability signals and confidence. For tuning and error analysis
+        (``benchmarks/``); faces call ``search``."""
+        legs = self._legs(mode, kinds)
+        ranking = retrieve.rank(
+            self.conn, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
+            depth=max(count, 40), **legs,
+        )
+        retrieve.judge(self.conn, ranking, count)
+        return ranking
+
+    def _legs(self, mode: str, kinds: Sequence[str] | None) -> dict[str, Any]:
+        """What ``retrieve`` needs to run every leg that can answer now."""
         if kinds:
             for k in kinds:
                 _check_kind(k)
         if mode not in retrieve.MODES:
             raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
-        limit = max(1, min(int(limit), 200))
         rev = self.revision()
-        n = self._n_docs(rev)
         if self._vocab is None:
             from .retrieval.fuzzy import Vocabulary
 
@@ -229,18 +265,7 @@ class Project:
 
             self._postings = Postings()
         dense = self._dense_leg(rev) if mode == "hybrid" else None
-        result = retrieve.search(
-            self.conn, query, n_docs=n, limit=limit, include_inactive=include_inactive,
-            kinds=tuple(kinds) if kinds else None, mode=mode, dense=dense, vocab=self._vocab,
-            postings=self._postings,
-        )
-        if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
-            return result  # no hit can be one of two replacements
-        return dataclasses.replace(
-            result,
-            hits=tuple(dataclasses.replace(h, memory=self._disputed(h.memory)) for h in result.hits),
-            full=self._disputed(result.full) if result.full is not None else None,
-        )
+        return {"n_docs": self._n_docs(rev), "dense": dense, "vocab": self._vocab, "postings": self._postings}
 
     def prepare_lexical(self, timeout: float | None = None) -> bool:
         """Build the in-memory lexical index and the typo vocabulary now, waiting (evaluation,
@@ -269,9 +294,11 @@ class Project:
     def _dense_leg(self, rev: int) -> retrieve.DenseLeg | None:
         """The dense leg if it can answer right now; never waits for it.
 
-        The encoder starts loading (in the background) once memory outgrows the block;
-        vectors are written by a background backfill, and rows recorded since are embedded
-        here, a bounded batch at a time.
+        In a long-lived process (``settings.interactive``) the first search starts the
+        encoder loading in the background, at any project size; a one-shot command starts
+        it only through ``prepare_dense``. Vectors are written by a background backfill
+        (inline for a project small enough to embed in a few milliseconds), and rows
+        recorded since are embedded here, a bounded batch at a time.
         """
         from .retrieval import index
 
@@ -283,8 +310,8 @@ class Project:
             self._dense_note = "the memory home is read-only, so no vectors can be stored"
             return None
         if enc.state == "off":
-            if self.block().omitted == 0:
-                self._dense_note = "not needed yet: every memory fits in the block"
+            if not self.settings.interactive:
+                self._dense_note = "not loaded in a one-shot command; searches in a kernel or the server use it"
                 return None
             enc.start()
         if not enc.ready:
@@ -298,7 +325,7 @@ class Project:
             self._dense_index = index.DenseIndex(self.conn)
         dense = self._dense_index
         embedder = enc.embedder
-        if not dense.ready:
+        if not dense.ready and not dense.fill_small(embedder, index.INLINE_BUDGET):
             dense.start_backfill(embedder)
             self._dense_note = dense.error or "embedding memories in the background"
             return None
@@ -352,7 +379,7 @@ class Project:
         result = self._block_lines.build(self.conn, cap)
         with self._cache_lock:
             self._block_cache = (rev, cap, result)
-        if result.omitted and self._encoder().state == "off":
+        if result.omitted and self.settings.interactive and self._encoder().state == "off":
             self._encoder().start()  # memory outgrew the block: searches will want vectors
         return result
 

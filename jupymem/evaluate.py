@@ -4,13 +4,24 @@ A suite is JSONL (``shared/data/README.md``): memory lines and query lines, each
 optional ``scope``. Every scope becomes a real project (a git repository in a temporary
 directory, a database under a temporary ``JUPYMEM_HOME``), loaded with
 ``Project.remember_many``, and every query is answered by ``Project.search``, the method
-every face calls: ``bm25`` is its lexical mode, ``hybrid`` its default. Nothing here
-rewrites a query or peeks at the gold answers.
+every face calls. Three methods, each a search mode users can get: ``fts`` is plain FTS5
+BM25 (the baseline the others must beat), ``bm25`` the lexical leg, ``hybrid`` the default
+with the dense leg. Before anything is timed or scored each project is brought to the
+state a long-lived process reaches after its first searches: the typo vocabulary read
+and, for ``hybrid``, the encoder loaded and every memory embedded, at any project size
+(interactive searches load the dense leg in the background at any size too). Nothing
+here rewrites a query or peeks at the gold answers.
 
 Metrics, with binary gains, over the queries that have relevant memories: Recall@10,
 MRR, nDCG@10 and hit@1 (an abstention scores zero). ``abstain_accuracy`` is the share of
-queries with an empty ``relevant`` that abstained; ``false_abstain`` the share of the
-others that did. Each also per ``category``.
+unanswerable queries (empty ``relevant``) that abstained, the correct abstentions;
+``false_abstain`` the share of answerable ones that did. Each also per ``category`` and
+per project size (``by_size``); ``search_ms`` gives each method's latency.
+
+``--negatives cross-scope`` adds unanswerable queries: each answerable query asked in
+another scope of the suite (the next one in name order), category ``cross-scope``. A
+query line with ``"cross_scope": false`` is left out of that (its answer is memory that
+every scope of the suite holds).
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,8 +47,10 @@ from .config import Settings
 from .errors import JupymemError
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-METHODS = {"bm25": "lexical", "hybrid": "hybrid", "fts": "fts"}
+METHODS = {"fts": "fts", "bm25": "lexical", "hybrid": "hybrid"}
 K = 10
+NEGATIVES = ("cross-scope",)
+SIZES = ((10, "1-10"), (1000, "11-1000"), (None, ">1000"))  # project sizes reported apart
 
 
 class SuiteError(JupymemError):
@@ -52,6 +66,8 @@ class Query:
     relevant: tuple[str, ...]
     scope: str
     category: str | None = None
+    cross_scope: bool = True  # may be asked in another scope as an unanswerable query
+    origin: str | None = None  # the query this one was made from (generated negatives)
 
 
 @dataclass
@@ -84,7 +100,8 @@ def load_suite(path: str | os.PathLike[str], *, limit: int | None = None) -> Sui
                 elif kind == "query":
                     if limit is None or len(suite.queries) < limit:
                         suite.queries.append(
-                            Query(str(obj["id"]), obj["query"], tuple(map(str, obj.get("relevant") or ())), scope, obj.get("category"))
+                            Query(str(obj["id"]), obj["query"], tuple(map(str, obj.get("relevant") or ())), scope,
+                                  obj.get("category"), bool(obj.get("cross_scope", True)))
                         )
                 else:
                     raise KeyError("type")
@@ -93,6 +110,21 @@ def load_suite(path: str | os.PathLike[str], *, limit: int | None = None) -> Sui
     if not suite.queries:
         raise SuiteError(f"{p} has no queries")
     return suite
+
+
+def cross_scope_negatives(suite: Suite, per_query: int = 1) -> list[Query]:
+    """Each answerable query asked in ``per_query`` other scopes (the next ones in name
+    order, among scopes with memories), where it should abstain."""
+    scopes = sorted(s for s in suite.memories if suite.memories[s])
+    out = []
+    for q in suite.queries:
+        if not q.relevant or not q.cross_scope or q.scope not in scopes or len(scopes) < 2:
+            continue
+        at = scopes.index(q.scope)
+        for step in range(1, min(per_query, len(scopes) - 1) + 1):
+            other = scopes[(at + step) % len(scopes)]
+            out.append(Query(f"{q.id}@{other}", q.query, (), other, "cross-scope", False, q.id))
+    return out
 
 
 # -- metrics ----------------------------------------------------------------------
@@ -146,66 +178,89 @@ def _safe(scope: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in scope) or "default"
 
 
+def open_scope(suite: Suite, scope: str, base: Path, settings: Settings) -> tuple[Any, dict[str, str]]:
+    """A fresh project holding ``scope``'s memories: (Project, suite id -> memory id)."""
+    from .capture import check_statement, memory_id
+    from .opening import init_project
+
+    project = init_project(_make_repo(base / "repos" / _safe(scope)), settings)
+    items = suite.memories.get(scope, [])
+    ids: dict[str, str] = {}
+    for i in range(0, len(items), 2000):
+        chunk = items[i : i + 2000]
+        got = project.remember_many({"statement": m["text"], "kind": m["kind"]} for m in chunk)
+        if len(got) == len(chunk):  # one memory per line, in order
+            ids.update((m["id"], g.id) for m, g in zip(chunk, got))
+        else:  # some lines repeat a statement: derive each id as the store does
+            ids.update((m["id"], memory_id(check_statement(m["text"]))) for m in chunk)
+    return project, ids
+
+
+def size_band(n: int) -> str:
+    return next(name for top, name in SIZES if top is None or n <= top)
+
+
 def run_suite(
     suite: Suite,
     *,
-    methods: Sequence[str] = ("bm25", "hybrid"),
+    methods: Sequence[str] = tuple(METHODS),
     encoder: str | None = None,
+    negatives: str | None = None,
     workdir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     details: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Load every scope into a fresh project and score ``methods``; the JSON report.
 
-    ``encoder`` is a ``JUPYMEM_ENCODER`` value (None: the bundled model). ``details``,
-    when given, receives one record per query and method (for error analysis).
+    ``encoder`` is a ``JUPYMEM_ENCODER`` value (None: the bundled model). ``negatives``
+    "cross-scope" adds ``cross_scope_negatives``. ``details``, when given, receives one
+    record per query and method (for error analysis).
     """
-    from .capture import check_statement, memory_id
-    from .opening import close_all, init_project
+    from .opening import close_all
 
     owned = workdir is None
     base = Path(tempfile.mkdtemp(prefix="jupymem-eval-")) if owned else workdir
     assert base is not None
     settings = Settings(home=base / "home", encoder=encoder, language="source")
+    queries = list(suite.queries)
+    if negatives == "cross-scope":
+        queries += cross_scope_negatives(suite)
     per_method: dict[str, list[tuple[dict[str, float] | None, bool]]] = {m: [] for m in methods}
     per_cat: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {m: [] for m in methods})
+    per_size: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {m: [] for m in methods})
+    latency: dict[str, list[float]] = {m: [] for m in methods}
     timings: dict[str, Any] = {"load_seconds": 0.0, "dense_seconds": 0.0}
     dense_state: dict[str, Any] = {}
-    total = len(suite.queries) * len(methods)
+    total = len(queries) * len(methods)
     done = 0
     try:
-        scopes = sorted({q.scope for q in suite.queries})
-        for scope in scopes:
-            repo = _make_repo(base / "repos" / _safe(scope))
-            project = init_project(repo, settings)
+        for scope in sorted({q.scope for q in queries}):
             t0 = time.perf_counter()
-            items = suite.memories.get(scope, [])
-            ids: dict[str, str] = {}
-            for i in range(0, len(items), 2000):
-                chunk = items[i : i + 2000]
-                got = project.remember_many({"statement": m["text"], "kind": m["kind"]} for m in chunk)
-                if len(got) == len(chunk):  # one memory per line, in order
-                    ids.update((m["id"], g.id) for m, g in zip(chunk, got))
-                else:  # some lines repeat a statement: derive each id as the store does
-                    ids.update((m["id"], memory_id(check_statement(m["text"]))) for m in chunk)
+            project, ids = open_scope(suite, scope, base, settings)
+            project.prepare_lexical()
             timings["load_seconds"] += time.perf_counter() - t0
             if "hybrid" in methods:
                 t0 = time.perf_counter()
                 dense_state[scope or "(default)"] = project.prepare_dense()
                 timings["dense_seconds"] += time.perf_counter() - t0
-            for q in (q for q in suite.queries if q.scope == scope):
+            band = size_band(len(suite.memories.get(scope, [])))
+            for q in (q for q in queries if q.scope == scope):
                 relevant = {ids.get(r, "?" + r) for r in q.relevant}
                 for method in methods:
+                    t0 = time.perf_counter()
                     result = project.search(q.query, limit=K, mode=METHODS[method])
+                    latency[method].append(time.perf_counter() - t0)
                     ranked = [h.memory.id for h in result.hits]
                     metrics = score_ranking(ranked, relevant) if relevant else None
                     row = (metrics, result.abstained)
                     per_method[method].append(row)
                     per_cat[q.category or "uncategorized"][method].append(row)
+                    per_size[band][method].append(row)
                     if details is not None:
-                        details.append({"query": q.id, "method": method, "category": q.category,
-                                        "abstained": result.abstained, "metrics": metrics,
-                                        "ranked": ranked[:K], "relevant": sorted(relevant)})
+                        details.append({"query": q.id, "method": method, "category": q.category, "scope": scope,
+                                        "text": q.query, "abstained": result.abstained, "metrics": metrics,
+                                        "ranked": ranked[:K], "relevant": sorted(relevant),
+                                        "confidence": [h.confidence for h in result.hits]})
                     done += 1
                     if progress:
                         progress(done, total)
@@ -214,17 +269,29 @@ def run_suite(
         if owned:
             shutil.rmtree(base, ignore_errors=True)
     report: dict[str, Any] = {
-        "queries": len(suite.queries),
+        "queries": len(queries),
         "methods": {m: summarize(per_method[m]) for m in methods},
         "by_category": {c: {m: summarize(rows[m]) for m in methods} for c, rows in sorted(per_cat.items())},
+        "by_size": {b: {m: summarize(rows[m]) for m in methods} for b, rows in per_size.items()},
+        "search_ms": {m: _percentiles(latency[m]) for m in methods},
         "memories": sum(len(v) for v in suite.memories.values()),
-        "scopes": len({q.scope for q in suite.queries}),
+        "scopes": len({q.scope for q in queries}),
         "load_seconds": round(timings["load_seconds"], 2),
     }
+    if negatives:
+        report["negatives"] = negatives
     if "hybrid" in methods:
         report["dense_seconds"] = round(timings["dense_seconds"], 2)
         report["dense"] = dense_state
     return report
+
+
+def _percentiles(seconds: list[float]) -> dict[str, float | None]:
+    if not seconds:
+        return {"p50": None, "p95": None}
+    ordered = sorted(seconds)
+    return {"p50": round(statistics.median(ordered) * 1000, 3),
+            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000, 3)}
 
 
 class _Bar:
@@ -252,21 +319,27 @@ def format_report(report: dict[str, Any]) -> str:
     def fmt(v: Any) -> str:
         return f"{v:.3f}" if isinstance(v, float) else "  -  "
 
+    names = {"abstain_accuracy": "correct_abstain"}
     lines = [f"{report['queries']} queries, {report['memories']} memories, {report['scopes']} scope(s)", ""]
-    head = f"{'':24}{'method':8}" + "".join(f"{c:>18}" for c in cols)
+    head = f"{'':24}{'method':8}" + "".join(f"{names.get(c, c):>16}" for c in cols)
     lines.append(head)
     for m, row in report["methods"].items():
-        lines.append(f"{'overall':24}{m:8}" + "".join(f"{fmt(row[c]):>18}" for c in cols))
-    for cat, methods in report["by_category"].items():
-        for m, row in methods.items():
-            lines.append(f"{cat[:23]:24}{m:8}" + "".join(f"{fmt(row[c]):>18}" for c in cols))
+        lines.append(f"{'overall':24}{m:8}" + "".join(f"{fmt(row[c]):>16}" for c in cols))
+    for group in ("by_size", "by_category"):
+        prefix = "size " if group == "by_size" else ""
+        for cat, methods in report[group].items():
+            for m, row in methods.items():
+                lines.append(f"{(prefix + cat)[:23]:24}{m:8}" + "".join(f"{fmt(row[c]):>16}" for c in cols))
+    lines.append("search p50 ms: " + ", ".join(f"{m} {v['p50']}" for m, v in report["search_ms"].items()))
     for scope, st in (report.get("dense") or {}).items():
         lines.append(f"dense leg ({scope}): {st.get('dense')} ({st.get('reason') or st.get('model')})")
     return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jupymem eval", description="Score retrieval on a gold suite (BM25 alone and hybrid).")
+    p = argparse.ArgumentParser(
+        prog="jupymem eval", description="Score retrieval on a gold suite: plain FTS5 BM25, the lexical leg and hybrid."
+    )
     add_arguments(p)
     return p
 
@@ -278,7 +351,13 @@ def add_arguments(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None
     if json_flag:
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N queries")
-    p.add_argument("--baseline", action="store_true", help="also score plain FTS5 BM25 (method 'fts')")
+    p.add_argument(
+        "--methods", default=",".join(METHODS), metavar="LIST",
+        help=f"comma-separated methods to score (default: {','.join(METHODS)})",
+    )
+    p.add_argument(
+        "--negatives", choices=NEGATIVES, help="add generated unanswerable queries: each query asked in another scope"
+    )
 
 
 def run_eval(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
@@ -291,9 +370,12 @@ def eval_command(args: argparse.Namespace, *, stdout: IO[str] | None = None, std
     err = stderr or sys.stderr
     try:
         suite = load_suite(args.suite, limit=args.limit)
-        methods = ("fts", "bm25", "hybrid") if getattr(args, "baseline", False) else ("bm25", "hybrid")
+        methods = _methods(getattr(args, "methods", None) or ",".join(METHODS))
         bar = _Bar(err) if err.isatty() else None
-        report = run_suite(suite, methods=methods, encoder=Settings.from_env().encoder, progress=bar)
+        report = run_suite(
+            suite, methods=methods, encoder=Settings.from_env().encoder, negatives=getattr(args, "negatives", None),
+            progress=bar,
+        )
     except JupymemError as exc:
         err.write(f"jupymem: {exc.message}\n")
         return exc.exit_code
@@ -302,6 +384,14 @@ def eval_command(args: argparse.Namespace, *, stdout: IO[str] | None = None, std
     else:
         out.write(format_report(report) + "\n")
     return 0
+
+
+def _methods(text: str) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    unknown = [m for m in chosen if m not in METHODS]
+    if unknown or not chosen:
+        raise SuiteError(f"unknown method {', '.join(unknown) or '(none)'}; use some of: {', '.join(METHODS)}")
+    return chosen
 
 
 if __name__ == "__main__":

@@ -138,20 +138,27 @@ class HistoryEntry(_Plain):
 
 @dataclass(frozen=True)
 class Hit(_Plain):
+    """One search result: ``score`` orders hits within a search; ``confidence`` (0..1)
+    says how likely this memory answers the query, comparable across searches."""
+
     memory: Memory
     score: float
     legs: tuple[str, ...] = ("lexical",)
+    confidence: float = 0.0
 
 
 @dataclass(frozen=True)
 class SearchResult(_Plain):
-    """``status`` is "ok" or "abstained"; ``full`` is set when one hit clearly wins."""
+    """``status`` is "ok" or "abstained"; ``full`` is set when one hit clearly wins;
+    ``legs`` are the retrieval legs that ran (no "dense" when the encoder was not ready,
+    e.g. in a one-shot command)."""
 
     query: str
     status: str
     hits: tuple[Hit, ...] = ()
     full: Memory | None = None
     reason: str | None = None  # why it abstained, for people
+    legs: tuple[str, ...] = ()
 
     @property
     def abstained(self) -> bool:

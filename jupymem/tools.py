@@ -167,7 +167,10 @@ def memory_search(
 def search_result(result: SearchResult) -> dict[str, Any]:
     if result.abstained:
         return {"status": "abstained", "reason": result.reason or "nothing matches"}
-    out: dict[str, Any] = {"status": "ok", "hits": [memory_summary(h.memory) for h in result.hits]}
+    out: dict[str, Any] = {
+        "status": "ok",
+        "hits": [{**memory_summary(h.memory), "confidence": h.confidence} for h in result.hits],
+    }
     if result.full is not None:
         out["full"] = memory_record_dict(result.full)
     return out

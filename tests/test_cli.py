@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,8 +75,10 @@ def test_remember_list_search_show_status_json(filled: Path) -> None:
         assert m["provenance"]["recorder"] == "person" and m["provenance"].get("notebook") is None
     result = ok_json(jm("--json", "search", "which join key for customers?", cwd=filled))
     assert result["status"] == "ok"
+    assert "lexical" in result["legs"] and "dense" not in result["legs"]  # one-shot: says it stayed lexical
     hit = result["hits"][0]
-    assert {"id", "kind", "statement", "standing", "score", "topic", "status"} <= set(hit)
+    assert {"id", "kind", "statement", "standing", "score", "confidence", "level", "topic", "status"} <= set(hit)
+    assert 0.5 <= hit["confidence"] <= 1 and hit["level"] in ("strong", "likely")
     assert hit["statement"].startswith("Use customer_id")
     assert result["full"]["id"] == hit["id"]
     shown = ok_json(jm("show", hit["id"][:8], "--json", cwd=filled))
@@ -94,6 +97,8 @@ def test_search_abstains_with_exit_zero_and_odd_queries_are_fine(filled: Path) -
         assert proc.returncode == 0 and json.loads(proc.stdout)["status"] in ("ok", "abstained")
     text = jm("search", "recipe for a chocolate cake", cwd=filled).stdout.decode()
     assert text.startswith("No match (abstained)")
+    text = jm("search", "which join key for customers?", cwd=filled).stdout.decode()
+    assert "words only" in text and re.search(r"(strong|likely) [01]\.\d\d", text), text
     piped = ok_json(jm("search", "-", "--json", cwd=filled, input=b"timestamps UTC grouping by day"))
     assert piped["hits"][0]["kind"] == "constraint"
 

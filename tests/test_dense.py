@@ -30,7 +30,6 @@ from jupymem.opening import init_project
 
 from conftest import make_repo
 
-from conftest import TEST_MODEL as MODEL
 
 STATEMENTS = [
     "Join subscriptions to events on customer_id and account_region; customer_id alone repeats across tenants.",
@@ -163,24 +162,41 @@ print(conn.execute("SELECT rowid FROM v WHERE embedding MATCH ? AND k = 1", (str
 # -- loading: only when memory outgrows the block, and never waited for -----------------
 
 
-def test_the_encoder_is_not_loaded_while_memory_fits_the_block(repo: Path, jupymem_home: Path, monkeypatch) -> None:
-    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
-    settings = Settings.from_env().with_(encoder=f"{MODEL or ''}#fits-test" if MODEL else None)
-    proj = init_project(repo, settings)
-    enc = BackgroundEncoder(loader=lambda: HashEmbedder(32, name="hash-fits"))
-    index._encoders[settings.encoder] = enc
+def test_an_interactive_search_loads_the_encoder_at_any_size(repo: Path, jupymem_home: Path) -> None:
+    """A kernel or a server: the first search starts loading and answers lexically; once the
+    encoder is ready, a one-memory project (embedded inline) has the dense leg."""
+    settings = Settings(home=jupymem_home, encoder="interactive-test")
+    release = threading.Event()
+    enc = BackgroundEncoder(loader=lambda: release.wait(30) and HashEmbedder(32, name="hash-interactive"))
+    index.use_encoder(settings.encoder, enc)
     try:
+        proj = init_project(repo, settings)
         proj.remember("Plots always label the y axis with units.", kind="preference")
-        proj.search("plot axis units")
-        assert enc.state == "off"
-        assert proj.dense_status()["reason"] == "not needed yet: every memory fits in the block"
-        proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS * 1)
-        proj.settings = settings.with_(block_cap=600)
-        proj._block_cache = None
-        proj.search("plot axis units")
-        assert enc.state in ("loading", "ready")
+        assert proj.block().omitted == 0  # it all fits the block: no reason but the search
+        first = proj.search("plot axis units")
+        assert enc.state == "loading" and "dense" not in first.legs and not first.abstained
+        release.set()
+        assert enc.wait(10)
+        second = proj.search("plot axis units")
+        assert "dense" in second.legs and proj.dense_status()["dense"] == "on"
     finally:
-        index._encoders.pop(settings.encoder, None)
+        release.set()
+        index.use_encoder(settings.encoder, None)
+
+
+def test_a_one_shot_command_never_loads_the_encoder(repo: Path, jupymem_home: Path) -> None:
+    settings = Settings(home=jupymem_home, encoder="one-shot-test", block_cap=600, interactive=False)
+    enc = BackgroundEncoder(loader=lambda: HashEmbedder(32, name="hash-one-shot"))
+    index.use_encoder(settings.encoder, enc)
+    try:
+        proj = init_project(repo, settings)
+        proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
+        assert proj.block().omitted > 0  # memory outgrew the block, and still
+        result = proj.search("which metric evaluates the churn model")
+        assert enc.state == "off" and result.legs == ("lexical", "fuzzy")
+        assert "one-shot" in proj.dense_status()["reason"]
+    finally:
+        index.use_encoder(settings.encoder, None)
 
 
 def test_search_never_waits_for_a_slow_encoder(repo: Path, jupymem_home: Path) -> None:
@@ -192,7 +208,7 @@ def test_search_never_waits_for_a_slow_encoder(repo: Path, jupymem_home: Path) -
         return HashEmbedder(64, name="hash-slow")
 
     enc = BackgroundEncoder(loader=slow_loader)
-    index._encoders[settings.encoder] = enc
+    index.use_encoder(settings.encoder, enc)
     try:
         proj = init_project(repo, settings)
         proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
@@ -209,7 +225,7 @@ def test_search_never_waits_for_a_slow_encoder(repo: Path, jupymem_home: Path) -
         assert any("dense" in h.legs for h in proj.search("which metric evaluates the churn model").hits)
     finally:
         release.set()
-        index._encoders.pop(settings.encoder, None)
+        index.use_encoder(settings.encoder, None)
 
 
 def test_a_failed_encoder_leaves_lexical_search_and_says_why(repo: Path, jupymem_home: Path) -> None:
@@ -340,7 +356,7 @@ def test_large_projects_rescore_only_the_hamming_nearest(project: Project, monke
 def _table_project(repo: Path, jupymem_home: Path, table: dict[str, list[float]], statements: list[str]) -> Project:
     settings = Settings(home=jupymem_home, encoder="table-test", block_cap=512)
     enc = BackgroundEncoder(loader=lambda: TableEmbedder(table, 4))
-    index._encoders[settings.encoder] = enc
+    index.use_encoder(settings.encoder, enc)
     proj = init_project(repo, settings)
     proj.remember_many({"statement": s, "kind": "fact"} for s in statements)
     assert proj.prepare_dense(timeout=30)["dense"] == "on"
@@ -358,19 +374,44 @@ def test_a_close_and_clear_dense_only_match_enters(repo: Path, jupymem_home: Pat
         assert result.hits[0].memory.statement == statements[0] and result.hits[0].legs == ("dense",)
         assert proj.search(query, mode="lexical").abstained
     finally:
-        index._encoders.pop("table-test", None)
+        index.use_encoder("table-test", None)
 
 
-@pytest.mark.parametrize(("cos", "others"), [(0.55, 0.1), (0.75, 0.6)])
-def test_a_dense_only_candidate_needs_closeness_and_margin(repo: Path, jupymem_home: Path, cos: float, others: float) -> None:
-    statements = ["Alpha memory about quotas.", "Beta memory about palettes.", "Gamma memory about joins."]
+def test_a_dense_only_candidate_must_stand_above_the_background(repo: Path, jupymem_home: Path) -> None:
+    """The query's background (its median cosine to generic notes) is 0 for TableEmbedder,
+    which maps every text it does not know to the last axis. Past a small project, a memory
+    only the dense leg finds enters only above it."""
+    statements = [f"Memory number {i} about topic {i}." for i in range(12)]
     query = "completely different words"
-    table = {query: [1, 0, 0, 0], statements[0]: _unit(cos, 1), statements[1]: _unit(others, 2), statements[2]: _unit(others, 3)}
+    table = {query: [1, 0, 0, 0], statements[0]: _unit(0.7, 1)}
+    table.update({s: _unit(-0.3, 2 + i % 2) for i, s in enumerate(statements[1:])})
     try:
         proj = _table_project(repo, jupymem_home, table, statements)
-        assert proj.search(query).abstained  # too far (0.55 < 0.6), or not clearly ahead (0.75 - 0.6 < 0.2)
+        ranking = proj.explain(query, 3)
+        assert ranking.side.background == pytest.approx(0.0, abs=1e-6)
+        assert [c.memory.statement for c in ranking.candidates] == [statements[0]]
+        assert ranking.candidates[0].legs == ("dense",)
     finally:
-        index._encoders.pop("table-test", None)
+        index.use_encoder("table-test", None)
+
+
+def test_in_a_small_project_every_memory_is_judged_but_only_confident_ones_show(repo: Path, jupymem_home: Path) -> None:
+    statements = ["Alpha memory about quotas.", "Beta memory about palettes.", "Gamma memory about joins."]
+    query = "completely different words"
+    table = {query: [1, 0, 0, 0], statements[0]: _unit(0.7, 1), statements[1]: _unit(-0.3, 2),
+             statements[2]: _unit(-0.1, 3)}
+    try:
+        proj = _table_project(repo, jupymem_home, table, statements)
+        ranking = proj.explain(query, 3)
+        scores = {c.memory.statement: c.score for c in ranking.candidates}
+        assert set(scores) == set(statements)  # all three are candidates
+        assert scores[statements[0]] > 0 and scores[statements[1]] == scores[statements[2]] == 0
+        result = proj.search(query)
+        assert result.hits[0].memory.statement == statements[0]
+        # A memory no leg scored is shown only when answerability is confident about it.
+        assert all(h.confidence >= 0.5 for h in result.hits if h.score == 0)
+    finally:
+        index.use_encoder("table-test", None)
 
 
 def test_hybrid_finds_paraphrases_and_keeps_lexical_hits(project: Project) -> None:

@@ -154,6 +154,7 @@ async def test_mcp_tools_over_http_check_quotes_against_the_message_being_proces
 
             found = await call("memory_search", query="join customer_id", path="proj/chats")
             assert found["status"] == "ok" and found["hits"][0]["id"] == m.id
+            assert 0.5 <= found["hits"][0]["confidence"] <= 1
             outside = await call("memory_search", query="x", path="../..")
             assert "outside the Jupyter root" in outside["error"]
             status = await call("memory_status", path="proj/chats")

@@ -17,7 +17,7 @@ import pytest
 from jupymem.config import Settings
 from jupymem.core import Project
 from jupymem.opening import init_project
-from jupymem.retrieval import lexical, retrieve
+from jupymem.retrieval import retrieve
 from jupymem.retrieval.lexical import Term
 from jupymem.retrieval.postings import Postings
 from jupymem.retrieval.tokenize import fold, tokens

@@ -96,3 +96,19 @@ def test_block_text_is_the_block_unaltered_and_reports_render(proj) -> None:
     assert "1 active" in render.status_text(status) and "<td" in render.status_html(status)
     out = render.Output("plain", "<b>rich</b>")
     assert out._repr_html_() == "<b>rich</b>" and str(out) == "plain"
+
+
+def test_search_output_shows_each_hits_confidence_and_the_legs_that_ran(proj) -> None:
+    proj.remember("Join orders to customers on customer_id, never on email.", kind="decision")
+    result = proj.search("which key joins orders and customers?")
+    assert result.status == "ok" and result.legs == ("lexical", "fuzzy")  # no encoder in these tests
+    hit = result.hits[0]
+    word = render.confidence_word(hit.confidence)
+    assert word in ("strong", "likely")
+    text = render.search_text(result)
+    assert f"{word} {hit.confidence:.2f}" in text and "words only" in text
+    html = render.search_html(result)
+    assert ">confidence<" in html and f"confidence {hit.confidence:.2f}" in html and word in html
+    data = render.search_json(result)
+    assert data["legs"] == ["lexical", "fuzzy"]
+    assert data["hits"][0]["confidence"] == hit.confidence and data["hits"][0]["level"] == word

@@ -270,6 +270,7 @@ async def test_record_read_and_curate(fetch: Any, served_repo: Path, jupymem_hom
     code, found = await fetch("memories", params={"path": nb, "q": "revenue reported in EUR"})
     assert code == 200 and found["status"] == "ok"
     assert found["hits"][0]["memory"]["id"] == m["id"]
+    assert 0.5 <= found["hits"][0]["confidence"] <= 1 and "lexical" in found["legs"]  # the sidebar's JSON
     code, none = await fetch("memories", params={"path": nb, "q": "kubernetes ingress annotations"})
     assert code == 200 and none["status"] == "abstained" and none["hits"] == []
 

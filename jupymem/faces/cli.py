@@ -55,7 +55,8 @@ class Context:
 
     def __init__(self, args: argparse.Namespace, out: IO[str]):
         self.args = args
-        self.settings = Settings.from_env()
+        # One-shot: a search here would end before the encoder loaded, so none is started.
+        self.settings = Settings.from_env().with_(interactive=False)
         self.path = Path(getattr(args, "path", None) or os.getcwd()).expanduser()
         self.json = bool(getattr(args, "json", False))
         self.out = out
@@ -410,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import bench, evaluate  # evaluation faces with options of their own (their own --json)
 
     for name, mod, func, text in (
-        ("eval", evaluate, cmd_eval, "score retrieval on a gold suite (Recall@10, MRR, nDCG@10): BM25 alone and hybrid"),
+        ("eval", evaluate, cmd_eval, "score retrieval on a gold suite (Recall@10, MRR, nDCG@10, abstention): plain FTS5 BM25, the lexical leg and hybrid"),
         ("bench", bench, cmd_bench, "measure ingest, search latency, block build and size on a synthetic corpus"),
     ):
         p = sub.add_parser(name, help=text, description=text)

@@ -56,6 +56,7 @@ __all__ = [
     "memory_json",
     "memories_json",
     "search_json",
+    "confidence_word",
     "history_json",
     "evidence_json",
     "block_json",
@@ -397,21 +398,47 @@ def memories_html(memories: Sequence[Memory], empty: str = "No memories.") -> st
 # -- search -------------------------------------------------------------------
 
 
+def confidence_word(confidence: float) -> str:
+    """strong / likely / weak: how sure search is that a hit answers the query."""
+    from ..retrieval.answerable import level  # retrieval's thresholds; a light module
+
+    return level(confidence)
+
+
+def _legs_note(result: SearchResult) -> str:
+    """Said when the dense leg did not run (a one-shot command, the encoder still loading
+    or turned off)."""
+    if result.legs and "dense" not in result.legs and "fts" not in result.legs:
+        return " (words only: the semantic leg did not run; status says why)"
+    return ""
+
+
 def search_text(result: SearchResult) -> str:
     if result.abstained:
         return f"No match (abstained): {result.reason or 'nothing matches closely enough'}."
     n = len(result.hits)
-    lines = [f"{n} {'match' if n == 1 else 'matches'}:"]
+    lines = [f"{n} {'match' if n == 1 else 'matches'}{_legs_note(result)}:"]
     for hit in result.hits:
         m = hit.memory
         marks = " ".join(_marks(m))
         lines.append(
-            f"  {m.id}  {m.kind:<10}  {hit.score:>7.2f}  {marks + ' ' if marks else ''}"
-            f"{_clip(_one_line(m.statement), LINE_CHARS)}"
+            f"  {m.id}  {m.kind:<10}  {confidence_word(hit.confidence):<6} {hit.confidence:.2f}  "
+            f"{marks + ' ' if marks else ''}{_clip(_one_line(m.statement), LINE_CHARS)}"
         )
     if result.full is not None:
         lines += ["", "Best match:", memory_text(result.full)]
     return "\n".join(lines)
+
+
+def _confidence_bar(confidence: float) -> str:
+    width = round(max(0.0, min(1.0, confidence)) * 40)
+    word = confidence_word(confidence)
+    return (
+        f"<span title='confidence {confidence:.2f}' style='white-space:nowrap'>"
+        f"<span style='display:inline-block;width:40px;height:.55em;border:1px solid currentColor;"
+        f"opacity:.8;vertical-align:middle'><span style='display:block;height:100%;width:{width}px;"
+        f"background:currentColor'></span></span> {word}</span>"
+    )
 
 
 def search_html(result: SearchResult) -> str:
@@ -427,10 +454,13 @@ def search_html(result: SearchResult) -> str:
                 f"{_ID}{_e(m.id)}</code>",
                 (marks + " " if marks else "") + _statement_cell(m),
                 _e(m.standing),
-                f"{hit.score:.2f}",
+                _confidence_bar(hit.confidence),
             )
         )
-    out = _table(rows, header=("kind", "id", "statement", "standing", "score"))
+    out = _table(rows, header=("kind", "id", "statement", "standing", "confidence"))
+    note = _legs_note(result)
+    if note:
+        out = f"<div style='opacity:.7'>{_e(note.strip(' ()'))}</div>" + out
     if result.full is not None:
         out += f"<div style='margin-top:.4em'><b>Best match</b></div>{memory_html(result.full)}"
     return out
@@ -648,11 +678,13 @@ def memories_json(memories: Sequence[Memory]) -> list[dict[str, Any]]:
 
 
 def search_json(result: SearchResult) -> dict[str, Any]:
-    """``{"status": "ok"|"abstained", "reason", "query", "hits": [...], "full": memory|None}``."""
+    """``{"status": "ok"|"abstained", "reason", "query", "legs": [...], "hits": [...],
+    "full": memory|None}``; each hit has ``confidence`` (0..1) and its word."""
     return {
         "status": result.status,
         "reason": result.reason,
         "query": result.query,
+        "legs": list(result.legs),
         "hits": [
             {
                 "id": h.memory.id,
@@ -660,6 +692,8 @@ def search_json(result: SearchResult) -> dict[str, Any]:
                 "statement": h.memory.statement,
                 "standing": h.memory.standing,
                 "score": h.score,
+                "confidence": h.confidence,
+                "level": confidence_word(h.confidence),
                 "topic": h.memory.topic,
                 "status": h.memory.status,
                 "legs": list(h.legs),

@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import JupymemError, MissingDependency
 
@@ -126,6 +126,8 @@ class Model2VecEmbedder:
         self.name = name or str(source)
         self.dimensions = int(self._model.embedding.shape[1])
         self.source = folder
+        self._specificity: dict[str, float] = {}
+        self._norms: Any = None
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -136,6 +138,26 @@ class Model2VecEmbedder:
         # fast enough on one core (thousands of texts a second).
         vectors = self._model.encode(list(texts), use_multiprocessing=False)
         return _normalize_rows(vectors)
+
+    def specificity(self, words: Sequence[str]) -> list[float]:
+        """How specific each word is, by the model's own token weights: model2vec scales
+        a token's vector by its rarity (SIF), so "the" or "come" sit near the origin and
+        "laptop" or "toxicity" far from it. A word's largest token norm over the median
+        token's: about 0.4 for the commonest words, above 1 for rare ones. Cached."""
+        import numpy as np
+
+        missing = [w for w in dict.fromkeys(words) if w not in self._specificity]
+        if missing:
+            if self._norms is None:  # once: every token's weight over the median token's
+                norms = np.linalg.norm(np.asarray(self._model.embedding, dtype=np.float32), axis=1)
+                self._norms = norms / (float(np.median(norms)) or 1.0)
+            norms = self._norms
+            if len(self._specificity) > 50_000:
+                self._specificity.clear()
+            for word, enc in zip(missing, self._model.tokenizer.encode_batch(missing, add_special_tokens=False)):
+                ids = [i for i in enc.ids if 0 <= i < len(norms)]
+                self._specificity[word] = float(norms[ids].max()) if ids else 0.0
+        return [self._specificity[w] for w in words]
 
     def __repr__(self) -> str:
         return f"Model2VecEmbedder(name={self.name!r}, dimensions={self.dimensions})"

@@ -394,6 +394,32 @@ class DenseIndex:
             )
             self._thread.start()
 
+    def fill_small(self, embedder: Embedder, max_rows: int) -> bool:
+        """Embed a project of at most ``max_rows`` memories inline and become ready (a few
+        milliseconds with a static model), so its next search has the dense leg instead
+        of waiting for a thread. False, doing nothing, for a larger project, while a
+        backfill runs, or when embedding failed (``error`` says why)."""
+        if self.ready:
+            return True
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            return False
+        if self.conn.execute("SELECT count(*) FROM memories").fetchone()[0] > max_rows:
+            return False
+        started = time.perf_counter()
+        try:
+            self.sync(embedder, full=True, wait=False)
+        except Exception as err:  # reported like the background backfill's failures
+            self._backfill_error = f"{type(err).__name__}: {err}"
+            log.warning("jupymem: embedding memories failed: %s", self._backfill_error)
+            return False
+        if self._model != embedder.name or self.behind():  # another sync held the lock
+            return False
+        self._backfill_error = None
+        self.ready = True
+        self.last_backfill_seconds = time.perf_counter() - started
+        return True
+
     def _backfill(self, embedder: Embedder, full: bool) -> None:
         started = time.perf_counter()
         try:
@@ -428,6 +454,17 @@ class DenseIndex:
 
 _encoders: dict[str | None, BackgroundEncoder] = {}
 _encoders_lock = threading.Lock()
+
+
+def use_encoder(spec: str | None, encoder: BackgroundEncoder | None) -> None:
+    """Make ``encoder`` the process's encoder for a ``JUPYMEM_ENCODER`` value (None
+    forgets it): a host that loads its own model, or a test with a small embedder."""
+    key = spec.strip() if spec and spec.strip() else None
+    with _encoders_lock:
+        if encoder is None:
+            _encoders.pop(key, None)
+        else:
+            _encoders[key] = encoder
 
 
 def shared_encoder(spec: str | None) -> BackgroundEncoder:

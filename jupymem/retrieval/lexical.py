@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .tokenize import fold, tokens
+from .tokenize import fold as fold, tokens  # fold is lexical.fold to the rest of retrieval
 
 # A long prompt's weight (for judging relevance, not for searching: every word is
 # searched) is that of its MAX_TERMS heaviest terms, so it is judged on what it is

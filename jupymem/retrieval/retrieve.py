@@ -1,4 +1,4 @@
-"""Query -> ranked memories, or an honest "abstained".
+"""Query -> ranked memories, each with a confidence, or an honest "abstained".
 
 Three legs feed one ranking:
 
@@ -13,32 +13,33 @@ Fusion is a weighted sum of scores, not reciprocal-rank fusion: with a weak stat
 model, equal-weight RRF lets the dense leg's noisy ranks outvote BM25 (measured
 worse than BM25 alone), while a score sum keeps the dense leg's say proportional
 to how close it really is. The lexical score is BM25 divided by the best BM25 of
-the query, so both terms lie in [0, 1]. Weights were chosen on a tuning split of
-SciFact held apart from the queries we report (``benchmarks/README.md``).
-The dense leg re-scores lexical candidates; a memory *only* the dense leg finds
-enters only when it is close (cosine >= ``DENSE_ONLY_COSINE``) and clearly ahead of
-the crowd (its cosine exceeds the dense leg's background, the median cosine of the
-nearest ``DENSE_K``, by ``DENSE_ONLY_MARGIN``).
+the query, so both terms lie in [0, 1]. The dense leg re-scores the lexical
+candidates and proposes its nearest neighbours; one of those that the lexical leg
+did not find enters when it stands ``DENSE_ONLY_MARGIN`` above the query's dense
+background (``answerable.background``). Weights were chosen on a tuning split held
+apart from the queries we report (``benchmarks/README.md``).
 
-Whether the best candidate *really* matches is a separate question from ranking,
-answered with a relevance ratio that BM25's unbounded scores cannot give: the
-share of the query's weight (IDF) the memory covers, or the share of the memory's
-own words the query hits, whichever is larger. A short query fully inside a long
-memory and a long prompt that contains a short memory both score high; a prompt
-that shares one ordinary word with a memory does not. A dense-only candidate that
-passed its gate is a match too. Otherwise the answer is "abstained" rather than the
-least-bad hits.
+Whether the best candidates *answer* the question is a separate decision
+(``answerable.py``): every candidate a person may see gets a ``confidence``, and the
+search abstains when none of the first few is confident enough, rather than handing
+back the least-bad hits.
+
+"What is the current X" asks for a value, not for the word "currently": such words
+are left out of the query (when others remain), and with history included the
+active memory ranks before the ones it replaced.
 """
 
 from __future__ import annotations
 
-import bisect
+import contextlib
+import dataclasses
 import functools
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import lexical
+from . import answerable, lexical
 from .postings import COLUMN_WEIGHTS
 from ..models import ACTIVE, Hit, Memory, SearchResult
 from ..projection import MEMORY_COLUMNS, memory_from_row
@@ -49,10 +50,6 @@ if TYPE_CHECKING:
     from .index import DenseIndex
     from .postings import Postings
 
-# Below this relevance the best candidate is not a real match: the smallest value that
-# abstains on >= 90% of the must-abstain queries of the gold suite's tuning third
-# (benchmarks/README.md); it costs about 4% of SciFact's real queries.
-ABSTAIN_BELOW = 0.32
 # Lexical mode: a candidate this much stronger (BM25) than the runner-up is returned whole.
 CLEAR_WINNER = 1.5
 # Hybrid mode: the same, as a lead in fused score over the runner-up.
@@ -60,19 +57,18 @@ CLEAR_LEAD = 0.25
 MAX_QUERY_CHARS = 20_000
 
 # Fusion (see module docstring). Chosen on held-apart data; benchmarks/tune_fusion.py.
-LEXICAL_WEIGHT = 0.6
+LEXICAL_WEIGHT = 0.5
 DENSE_WEIGHT = 1.0 - LEXICAL_WEIGHT
 LEXICAL_DEPTH = 100  # lexical candidates the dense leg re-scores
 DENSE_K = 20  # nearest neighbours the dense leg proposes
-DENSE_ONLY_COSINE = 0.6
-DENSE_ONLY_MARGIN = 0.2
-# Two legs agreeing is evidence neither gives alone: a memory in the top AGREE_K of both
-# the lexical and the dense ranking, with at least AGREE_FLOOR relevance, is a match
-# (paraphrases share few words, and must-abstain queries rarely have such agreement).
-AGREE_K = 2
-AGREE_FLOOR = 0.15
+DENSE_ONLY_MARGIN = 0.0
+# With history included, a question about the current value ranks a closed memory's
+# score this much lower than an active one's.
+PAST_FACTOR = 0.8
 
 MODES = ("hybrid", "lexical", "fts")
+
+_NOW = re.compile(r"\b(?:current|currently|nowadays|presently)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -93,44 +89,14 @@ class Candidate:
     cosine: float | None = None
     score: float = 0.0
     legs: tuple[str, ...] = ("lexical",)
-    gated: bool = False  # a dense-only candidate that passed the gate, or both legs agree
-
-    @functools.cached_property
-    def relevance(self) -> float:
-        """0..1, see the module docstring; computed only for candidates someone looks at."""
-        return relevance(self.plan, self.memory) if self.plan is not None else 0.0
+    confidence: float = 0.0  # filled by judge(), for the few looked at
+    signals: tuple[float, ...] = ()
 
 
 @functools.lru_cache(maxsize=32768)
 def _doc_terms(text: str) -> tuple[str, ...]:
     """A memory's content words, sorted (statements never change: cached by text)."""
     return tuple(sorted(set(lexical.content_terms(text))))
-
-
-def _span(doc: tuple[str, ...], term: lexical.Term) -> range:
-    """Indexes of the words of ``doc`` that ``term`` matches."""
-    lo = bisect.bisect_left(doc, term.key)
-    if not term.prefix:
-        return range(lo, lo + 1) if lo < len(doc) and doc[lo] == term.key else range(0)
-    return range(lo, bisect.bisect_left(doc, term.key + "\U0010ffff", lo))
-
-
-def relevance(plan: lexical.QueryPlan, memory: Memory) -> float:
-    doc = _doc_terms(" ".join(filter(None, (memory.statement, memory.topic, memory.original))))
-    if not doc or not plan.terms:
-        return 0.0
-    covered: set[int] = set()
-    matched = []
-    for t in plan.terms:
-        span = _span(doc, t)
-        if span:
-            matched.append(t)
-            covered.update(span)
-    if not matched:
-        return 0.0
-    q_share = sum(plan.weight(t) for t in matched) / plan.total_weight
-    d_share = len(covered) / len(doc)
-    return min(1.0, max(q_share, d_share))
 
 
 def _memories(conn: Any, rids: Sequence[int]) -> dict[int, Memory]:
@@ -219,8 +185,140 @@ def _plan(conn: Any, text: str, n_docs: int, mode: str, vocab: Vocabulary | None
     return _Query(text, lexical.plan(conn, text, n_docs, stems=stems, replace=fixed, frequencies=index), fixed)
 
 
-def _abstained(query: str, reason: str) -> SearchResult:
-    return SearchResult(query=query, status="abstained", reason=reason)
+# -- ranking ----------------------------------------------------------------------------
+
+
+@dataclass
+class Ranking:
+    """Every candidate of one search, best first, before the answerability decision."""
+
+    query: str
+    candidates: list[Candidate]
+    legs: tuple[str, ...]  # the legs that ran
+    side: answerable.QuerySide | None = None
+    hybrid: bool = False
+    reason: str | None = None  # why there is nothing to rank
+    n_docs: int = 0
+    embedder: Embedder | None = None  # the dense leg's, for word-level signals
+
+
+def without_now_words(text: str) -> tuple[str, bool]:
+    """(``text`` without "current"/"currently"..., whether it had them). The words stay
+    when nothing else would be left to search."""
+    stripped = _NOW.sub(" ", text)
+    if stripped == text:
+        return text, False
+    return (stripped if lexical.content_terms(stripped) else text), True
+
+
+def rank(
+    conn: Any,
+    query: str,
+    *,
+    n_docs: int,
+    mode: str = "hybrid",
+    dense: DenseLeg | None = None,
+    vocab: Vocabulary | None = None,
+    include_inactive: bool = False,
+    kinds: tuple[str, ...] | None = None,
+    depth: int = 40,
+    postings: Postings | None = None,
+) -> Ranking:
+    """The candidates for ``query``, scored and ordered, none of them judged yet."""
+    text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
+    query = query if isinstance(query, str) else ""
+    if mode != "hybrid":
+        dense = None
+    legs = ("fts",) if mode == "fts" else ("lexical", "fuzzy") if vocab is not None else ("lexical",)
+    if dense is not None:
+        legs += ("dense",)
+    if not text.strip():
+        return Ranking(query, [], legs, reason="empty query")
+    text, now = without_now_words(text)
+    index = postings if postings is not None and mode != "fts" and postings.refresh(conn, n_docs) else None
+    q = _plan(conn, text, n_docs, mode, vocab, index)
+    plan = q.plan
+    if not plan.terms and dense is None:
+        return Ranking(query, [], legs, reason="the query has no searchable words")
+    depth = max(depth, LEXICAL_DEPTH if dense is not None else 0)
+    candidates = lexical_candidates(conn, plan, depth=depth, include_inactive=include_inactive, kinds=kinds, index=index)
+    if q.fixed:
+        for c in candidates:
+            c.legs = ("lexical", "fuzzy")
+    side = answerable.query_side(plan, text, q.fixed)
+    small = 0 < n_docs <= answerable.SMALL_PROJECT
+    if dense is not None:
+        candidates, background = _fuse(
+            conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
+        )
+        side = dataclasses.replace(side, background=background)
+    else:
+        for c in candidates:
+            c.score = c.bm25
+        if mode == "lexical" and small:
+            candidates += _unmatched(conn, candidates, plan, include_inactive=include_inactive, kinds=kinds)
+    if now and include_inactive and candidates:
+        _prefer_active(conn, candidates)
+    reason = None
+    if not candidates:
+        reason = "no word of the query occurs in memory" if not plan.selected and dense is None else "no memory matches"
+    embedder = dense.embedder if dense is not None else None
+    return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder)
+
+
+def _unmatched(
+    conn: Any, found: Sequence[Candidate], plan: lexical.QueryPlan, *, include_inactive: bool,
+    kinds: tuple[str, ...] | None,
+) -> list[Candidate]:
+    """A small project's memories that BM25 did not reach, after the ones it did (score 0).
+    Without the dense leg this is how "missing ages" still reaches "Impute age ...":
+    answerability matches a word's singular and plural, which a prefix cannot. Only those
+    it finds confident are shown (``decide``)."""
+    rids = [r[0] for r in conn.execute("SELECT rid FROM memories ORDER BY rid").fetchall()]
+    seen = {c.rid for c in found}
+    keep = _admitted(conn, [rid for rid in rids if rid not in seen], include_inactive, kinds)
+    return [Candidate(rid, 0.0, plan) for rid in sorted(keep)]
+
+
+def _prefer_active(conn: Any, candidates: list[Candidate]) -> None:
+    """A question about the current value: closed memories rank after the active ones
+    that replaced them (history was asked for, so both are shown)."""
+    _materialize(conn, candidates)
+    for c in candidates:
+        if not c.memory.active:
+            c.score *= PAST_FACTOR
+    candidates.sort(key=lambda c: (-c.score, c.rid))
+
+
+def judge(conn: Any, ranking: Ranking, count: int) -> None:
+    """Give the first ``count`` candidates their signals and confidence."""
+    chosen = ranking.candidates[:count]
+    if not chosen or ranking.side is None:
+        return
+    _materialize(conn, chosen)
+    n = max(ranking.n_docs, 1)
+    idf_cache: dict[str, float] = {}
+
+    def doc_idf(words: Iterable[str]) -> Mapping[str, float]:
+        missing = [w for w in dict.fromkeys(words) if w not in idf_cache]
+        if missing:
+            # Held across the read: another thread's commit would abort an open fts5vocab cursor.
+            with getattr(conn, "lock", None) or contextlib.nullcontext():
+                df = lexical.document_frequencies(conn, missing, ranking.n_docs)
+            for w in missing:
+                idf_cache[w] = lexical.idf(min(df.get(w, 0), n), n)
+        return idf_cache
+
+    docs = [_doc_terms(" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original)))) for c in chosen]
+    doc_idf(w for doc in docs for w in doc)  # one lookup for every word of every candidate
+    words = answerable.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
+    if words is not None:
+        words.prefetch([*(t.word for t in ranking.side.terms), *(w for doc in docs for w in doc)])
+    for c, doc in zip(chosen, docs):
+        c.signals = answerable.signals(ranking.side, doc, c.memory.statement, doc_idf, c.cosine, words)
+        c.confidence = answerable.confidence(
+            c.signals, hybrid=ranking.hybrid, small=ranking.n_docs <= answerable.SMALL_PROJECT
+        )
 
 
 def search(
@@ -240,42 +338,34 @@ def search(
     identifiers, no vectors) or "fts" (plain FTS5 BM25 over the query's words, for
     measuring the others). ``postings`` computes the lexical leg's BM25 in memory once it
     has caught up with memory (the same ranking as FTS5's, sooner); "fts" never uses it."""
-    text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
-    if not text.strip():
-        return _abstained(query if isinstance(query, str) else "", "empty query")
-    if mode != "hybrid":
-        dense = None
-    index = postings if postings is not None and mode != "fts" and postings.refresh(conn, n_docs) else None
-    q = _plan(conn, text, n_docs, mode, vocab, index)
-    plan = q.plan
-    if not plan.terms and dense is None:
-        return _abstained(query, "the query has no searchable words")
-    depth = LEXICAL_DEPTH if dense is not None else max(4 * limit, 40)
-    candidates = lexical_candidates(conn, plan, depth=depth, include_inactive=include_inactive, kinds=kinds, index=index)
-    if q.fixed:
-        for c in candidates:
-            c.legs = ("lexical", "fuzzy")
-    if dense is not None:
-        candidates = _fuse(conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds)
-    else:
-        for c in candidates:
-            c.score = c.bm25
-    if not candidates:
-        if not plan.selected and dense is None:
-            return _abstained(query, "no word of the query occurs in memory")
-        return _abstained(query, "no memory matches")
-    _materialize(conn, candidates[:limit])
-    if not any(c.relevance >= ABSTAIN_BELOW or c.gated for c in candidates[:limit]):
-        _materialize(conn, candidates)
-        if not any(c.relevance >= ABSTAIN_BELOW or c.gated for c in candidates):
-            return _abstained(query, "nothing matches closely enough")
-    hits = tuple(Hit(c.memory, round(c.score, 4), c.legs) for c in candidates[:limit])
-    return SearchResult(query=query, status="ok", hits=hits, full=_full(candidates, hybrid=dense is not None))
+    ranking = rank(
+        conn, query, n_docs=n_docs, mode=mode, dense=dense, vocab=vocab, include_inactive=include_inactive,
+        kinds=kinds, depth=max(4 * limit, 40), postings=postings,
+    )
+    return decide(conn, ranking, limit)
+
+
+def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
+    """The answer a person sees: the first ``limit`` candidates, or an abstention when
+    none of the first ``ANSWER_K`` is confident enough."""
+    query, legs = ranking.query, ranking.legs
+    if not ranking.candidates:
+        return SearchResult(query=query, status="abstained", reason=ranking.reason or "no memory matches", legs=legs)
+    judge(conn, ranking, max(limit, answerable.ANSWER_K))
+    # A candidate no leg scored (a small project's, in lexical mode) counts only when confident.
+    candidates = [c for c in ranking.candidates if c.score > 0 or c.confidence >= answerable.ANSWER_AT]
+    decisive = candidates[: answerable.ANSWER_K] + [c for c in candidates if c.score <= 0]
+    if not any(c.confidence >= answerable.ANSWER_AT for c in decisive):
+        return SearchResult(query=query, status="abstained", reason="nothing matches closely enough", legs=legs)
+    hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in candidates[:limit])
+    return SearchResult(
+        query=query, status="ok", hits=hits, full=_full(candidates, hybrid=ranking.hybrid), legs=legs
+    )
 
 
 def _full(candidates: list[Candidate], *, hybrid: bool) -> Memory | None:
     top = candidates[0]
-    if not (top.relevance >= ABSTAIN_BELOW or top.gated):
+    if top.confidence < answerable.ANSWER_AT:
         return None
     if len(candidates) == 1:
         return top.memory
@@ -292,32 +382,28 @@ def _fuse(
     *,
     include_inactive: bool,
     kinds: tuple[str, ...] | None,
-) -> list[Candidate]:
+    small: bool = False,
+) -> tuple[list[Candidate], float | None]:
+    """Lexical candidates re-scored with their cosines, plus the dense leg's own finds;
+    and the query's dense background (None when the query has no vector). In a ``small``
+    project every memory is a candidate: those below the background get score 0 and are
+    shown only when answerability finds them confident (``decide``)."""
     import numpy as np
 
     qv = dense.embedder.embed_batch([text])[0]
     if not np.any(qv):
         for c in lex:
             c.score = c.bm25
-        return lex
+        return lex, None
+    background = answerable.background(dense.embedder, qv)
     near = dense.index.nearest(qv, DENSE_K, revision=dense.revision, include_inactive=include_inactive)
     cos = dense.index.cosines(qv, [c.rid for c in lex])
-    background = float(np.median([s for _, s in near])) if near else 0.0
     by_rid = {c.rid: c for c in lex}
-    dense_top = {rid for rid, _ in near[:AGREE_K]}
-    _materialize(conn, lex[:AGREE_K])
-    for c in lex[:AGREE_K]:  # lex is in BM25 order
-        if c.rid in dense_top and c.relevance >= AGREE_FLOOR:
-            c.gated = True
-    fresh = [
-        (rid, s)
-        for rid, s in near
-        if rid not in by_rid and s >= DENSE_ONLY_COSINE and s - background >= DENSE_ONLY_MARGIN
-    ]
+    fresh = [(rid, s) for rid, s in near if rid not in by_rid and (small or s - background >= DENSE_ONLY_MARGIN)]
     out = list(lex)
     if fresh:
         keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds)
-        out += [Candidate(rid, 0.0, None, cosine=s, legs=("dense",), gated=True) for rid, s in fresh if rid in keep]
+        out += [Candidate(rid, 0.0, None, cosine=s, legs=("dense",)) for rid, s in fresh if rid in keep]
     best = max((c.bm25 for c in lex), default=0.0) or 1.0
     for c in out:
         if c.cosine is None:
@@ -325,5 +411,7 @@ def _fuse(
         if c.cosine is not None and c.bm25 > 0:
             c.legs = (*c.legs, "dense")
         c.score = LEXICAL_WEIGHT * (c.bm25 / best) + DENSE_WEIGHT * max(0.0, c.cosine or 0.0)
+        if c.bm25 <= 0 and (c.cosine or 0.0) - background < DENSE_ONLY_MARGIN:
+            c.score = 0.0  # a small project's memory below the background
     out.sort(key=lambda c: (-c.score, c.rid))
-    return out
+    return out, background

@@ -1,0 +1,539 @@
+"""Is there an answer? A calibrated decision, apart from ranking.
+
+Ranking orders memories; it cannot say whether the best of them answers the question. A
+question about a person, a tool or a column that memory does not hold shares words with
+memories that are about something else ("what does Lena Marsh review?" against "Lena Park
+reviews every change to the pricing model"), and so does a question about an attribute
+memory never records ("what is Lena Park's email?"). A single overlap ratio got both
+wrong, and it gave a word that no memory contains the largest IDF, so a natural question
+about the only relevant memory of a small project abstained.
+
+So each (query, memory) pair gets a dozen signals (seventeen with the dense leg), and a
+logistic model fitted on data turns them into a ``confidence`` from 0 to 1
+(``benchmarks/fit_answerability.py`` fits it on our own suites with generated negatives;
+the coefficients below are its output). There are four models: lexical or hybrid (with the dense leg's signals), for
+small projects (up to ``SMALL_PROJECT`` memories) or larger ones. A search answers when
+one of its first ``ANSWER_K`` candidates reaches ``ANSWER_AT``; each model's intercept is
+set at fitting time so that this threshold is 0.5.
+
+The signals, and why each:
+
+* ``coverage``: the share of the query's weight (IDF) the memory matches. A word that no
+  memory holds gets the median weight of the words that do occur (not the largest IDF):
+  it still counts against the match, but cannot outweigh everything that matched.
+  ``words``: the plain share of the query's words the memory matches, because a swapped
+  word that is common in the project ("the *product* dimension" against "the store
+  dimension") weighs almost nothing by IDF. ``missed_known``: the weight of the query's
+  words that memory holds elsewhere but this memory lacks (a swapped word usually names
+  something else the project knows; a paraphrase's words are usually new to it).
+* ``self_match``: the share of the memory's own weight (IDF of its words) the query
+  matches, i.e. the query's BM25 against the memory's self-match score with one
+  occurrence a word (statements are short). A long prompt that contains a short memory
+  scores high here and low on coverage.
+* ``salient_missed`` and ``salient_unknown``: whether a name, identifier, number or
+  acronym of the query (``Lena``, ``df_sales``, ``4471``, ``GPU``) is missing from this
+  memory, and whether one is missing from every memory. An invented or swapped entity
+  shows up here first.
+* ``type_missed``: the question asks who (a name), when (a time), or how many, how
+  much, how long or how often (a number or a period), and the memory holds nothing of
+  that type. ``attribute_missed``: the memory has the query's names but not the
+  attribute asked of them ("Lena Park's *email*"); ``only_names``: it has the names but
+  none of the query's other words ("where does Tomasz Nowak *sit*?").
+  ``neighbour_swapped``: two adjacent query words of which the memory has one, next to a
+  word of its own instead ("the
+  *toxicity* filter" against "the spam filter", "duplicate *images*" against "duplicate
+  reviews"); participles ("missing ages", "computing areas") do not count.
+* ``unknown``: the share of the query's words that occur in no memory at all, e.g. the
+  attribute of an absent-attribute question.
+* ``foreign``: the query is not in English (memory is), so its words say little and only
+  the dense leg can judge it. (The query's length was a signal too, until it turned out to
+  stand for "a SciFact claim" more than for anything about answers; without it the tune
+  split abstained more on the gold suite's unanswerable questions at the same false rate.)
+* hybrid mode adds ``cosine`` (the dense leg's) and ``margin``: that cosine minus the
+  query's median cosine to ``BACKGROUND``, generic project notes that answer nothing. A
+  query close to everything is not close to this memory in particular; and the margin
+  means the same in a one-memory project as in one of 100,000, where the project's own
+  nearest neighbours would be no background at all. ``soft_coverage`` and ``soft_min``:
+  each query word the memory lacks is compared with the memory's words by the encoder's
+  word vectors ("resolution" is close to "pixels", "email" to nothing in "Lena Park
+  reviews every change to the pricing model"); the IDF-weighted mean, and the worst word.
+  ``specific_missed``: the most specific of the query's words that the memory lacks, and
+  has nothing close to. How specific a word is comes from the encoder's own token weights
+  (``Model2VecEmbedder.specificity``): a paraphrase leaves out words like "come" or
+  "opened", a question about something else leaves out "laptop" or "pricing".
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import statistics
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import lexical
+
+if TYPE_CHECKING:
+    from .embed import Embedder
+
+# A search answers when one of its first ANSWER_K candidates is at least this confident.
+ANSWER_K = 3
+ANSWER_AT = 0.5
+# Words for people: STRONG and above, "strong"; ANSWER_AT and above, "likely"; else "weak".
+STRONG = 0.8
+# Projects up to this size have their own models: every memory is a candidate there, and
+# IDF over a handful of memories says little, so the signals mean something else.
+SMALL_PROJECT = 10
+
+LEXICAL_FEATURES = (
+    "coverage", "words", "missed_known", "self_match", "salient_missed", "salient_unknown", "type_missed",
+    "attribute_missed", "only_names", "neighbour_swapped", "unknown", "foreign",
+)
+HYBRID_FEATURES = LEXICAL_FEATURES + ("cosine", "margin", "soft_coverage", "soft_min", "specific_missed")
+LANGUAGE_CHARS = 600  # enough of a prompt to tell its language
+
+
+@dataclass(frozen=True)
+class Model:
+    """A logistic model: ``confidence = 1 / (1 + exp(-(intercept + coef . x)))``."""
+
+    features: tuple[str, ...]
+    coef: tuple[float, ...]
+    intercept: float
+
+    def confidence(self, x: Sequence[float]) -> float:
+        z = self.intercept + sum(c * v for c, v in zip(self.coef, x))
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+# BEGIN FITTED: written by benchmarks/fit_answerability.py --write; do not edit by hand.
+HYBRID_LARGE = Model(
+    HYBRID_FEATURES,
+    (0.1567, 1.6899, 0.1991, 4.3515, 0.111, -1.4606, -0.8867, -0.7346, -0.8213, -0.0501, -0.2081, 1.5455, 2.2789, 5.5458, 0.4212, 0.3143, 0.8571),
+    -3.6525,
+)
+HYBRID_SMALL = Model(
+    HYBRID_FEATURES,
+    (0.9727, 0.5491, 1.738, 0.2109, -1.589, -1.5524, -1.0931, -2.1146, -1.9875, -1.3542, -2.6163, 0.0, 2.9114, 0.0979, 2.1615, 0.2435, -1.6169),
+    0.5378,
+)
+LEXICAL_LARGE = Model(
+    LEXICAL_FEATURES,
+    (0.3343, 3.1311, 0.2277, 5.1166, 0.4977, -1.3847, -1.3516, -0.4136, -1.068, 0.1734, -1.3549, 1.4751),
+    -0.7749,
+)
+LEXICAL_SMALL = Model(
+    LEXICAL_FEATURES,
+    (2.2299, 1.6773, 1.623, 0.666, -1.9803, -1.7839, -0.9852, -2.1417, -1.7803, -0.9554, -3.7467, 0.0),
+    1.9609,
+)
+# END FITTED
+
+
+def level(confidence: float) -> str:
+    """The word a person sees for a confidence."""
+    return "strong" if confidence >= STRONG else "likely" if confidence >= ANSWER_AT else "weak"
+
+
+# -- the query's side, computed once a search ----------------------------------------
+
+# Chunks of raw text as a person wrote them: words, numbers, identifiers (df_sales, 2.0).
+_CHUNK = re.compile(r"[^\W_][\w.\-]*")
+_SENTENCE_END = re.compile(r"[.?!¿¡:;\n]\s*$")
+# "Lena Park's email", "Pablo's phone number": the attribute asked of a name.
+_POSSESSIVE = re.compile(r"\b[A-Z][\w-]*['’]s?\s+([^\W\d_]+)")
+
+
+def salient_words(text: str, *, english: bool = True) -> list[str]:
+    """The folded words of ``text`` that name something: parts of identifiers, numbers
+    and acronyms; in English also capitalised words that do not start a sentence (other
+    languages capitalise nouns)."""
+    out: dict[str, None] = {}
+    chunks = list(_CHUNK.finditer(text))
+    for i, m in enumerate(chunks):
+        chunk = m.group().rstrip(".-")
+        if not chunk:
+            continue
+        starts = i == 0 or bool(_SENTENCE_END.search(text[max(0, m.start() - 3) : m.start()]))
+        named = any(c.isdigit() for c in chunk) or _identifier(chunk) or (len(chunk) > 1 and chunk.isupper())
+        if english and not named:
+            named = chunk[0].isupper() and not starts and chunk != "s"
+        if named:
+            for part in lexical.tokens(chunk):
+                if part not in lexical.STOPWORDS:
+                    out.setdefault(part, None)
+    return list(out)
+
+
+def attribute_words(text: str) -> list[str]:
+    """The attribute asked of a name: "Lena Park's *email*", "Pablo's *phone* number"."""
+    words = (lexical.fold(m.group(1)) for m in _POSSESSIVE.finditer(text))
+    return [w for w in words if w not in lexical.STOPWORDS]
+
+
+def _identifier(chunk: str) -> bool:
+    inner = chunk.strip("._-")
+    if "_" in inner or ("." in inner and not inner.replace(".", "").isdigit()):
+        return True
+    return any(c.isupper() for c in inner[1:]) and any(c.islower() for c in inner)
+
+
+# What a question asks for, and the words of a memory that can answer it.
+_WANTS_NAME = re.compile(r"^\W*(?:who|whom|whose)\b", re.IGNORECASE)
+_WANTS_AMOUNT = re.compile(r"^\W*how\s+(?:many|much|long|often|far|big|large|old)\b", re.IGNORECASE)
+# "when was/is/does ..." asks for a time; "when should/can we ..." asks for a condition.
+_WANTS_TIME = re.compile(
+    r"^\W*(?:when\s+(?:was|were|did|will|is|does|do)\b|(?:what|which)\s+(?:time|day|date|weekday)\b)",
+    re.IGNORECASE,
+)
+_TIME_WORDS = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays
+    fridays saturdays sundays weekend weekends january february march april may june july august september
+    october november december daily weekly monthly nightly hourly quarterly yearly annually morning
+    afternoon evening night midnight noon today yesterday tomorrow day days week weeks month months year
+    years quarter hour hours minute minutes every""".split()
+)
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*%?(?![\w.])")
+_AMOUNT_WORDS = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
+    hundred thousand million billion dozen half twice double every each daily weekly monthly nightly hourly
+    quarterly yearly annually minute minutes hour hours day days week weeks month months year years""".split()
+)
+
+
+def wanted_type(text: str) -> str | None:
+    """"name" for who-questions, "time" for when-was questions, "amount" for how
+    many/much/long/often; else None."""
+    if _WANTS_NAME.match(text):
+        return "name"
+    if _WANTS_AMOUNT.match(text):
+        return "amount"
+    if _WANTS_TIME.match(text):
+        return "time"
+    return None
+
+
+def _has_type(statement: str, wanted: str) -> bool:
+    if wanted in ("amount", "time"):
+        words = _AMOUNT_WORDS if wanted == "amount" else _TIME_WORDS
+        return bool(_NUMBER.search(statement)) or any(w in words for w in lexical.tokens(statement))
+    chunks = list(_CHUNK.finditer(statement))
+    for i, m in enumerate(chunks):
+        chunk = m.group()
+        starts = i == 0 or bool(_SENTENCE_END.search(statement[max(0, m.start() - 3) : m.start()]))
+        if chunk[0].isupper() and not starts and not chunk.isupper() and not _identifier(chunk):
+            return True
+        if chunk.lower() in ("team", "teams"):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class QuerySide:
+    """What the signals need from the query: its terms and floored weights, its salient
+    words (each with the plan term that searches it), and the dense background."""
+
+    terms: tuple[lexical.Term, ...]
+    weights: tuple[float, ...]
+    known: tuple[bool, ...]  # per term: some memory holds it
+    salient: tuple[tuple[str, lexical.Term | None, bool], ...]  # (word, term, known to memory)
+    unknown: float
+    foreign: bool
+    wants: str | None
+    salient_terms: frozenset[int] = frozenset()  # indexes into terms
+    attribute_terms: frozenset[int] = frozenset()
+    pairs: tuple[tuple[int, int], ...] = ()  # adjacent query words, as indexes into terms
+    background: float | None = None
+
+
+def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> QuerySide:
+    """``fixed`` maps mistyped words to the words memory uses (the fuzzy leg's fixes)."""
+    from ..language import detect
+
+    terms = plan.terms
+    dfs = [plan.df.get(t.key, 0) for t in terms]
+    n = max(plan.n_docs, 1)
+    seen = [lexical.idf(min(df, n), n) for df in dfs if df > 0]
+    floor = statistics.median(seen) if seen else 1.0
+    weights = tuple(lexical.idf(min(df, n), n) if df > 0 else floor for df in dfs)
+    foreign = detect(text[:LANGUAGE_CHARS]) != "en"
+    by_word = {t.word: t for t in terms}
+    by_key = {t.key: t for t in terms}
+    index = {t.key: i for i, t in enumerate(terms)}
+
+    def term_of(word: str) -> lexical.Term | None:
+        return by_word.get(word) or by_key.get(word) or by_key.get(lexical.stem(word))
+
+    salient = []
+    for word in salient_words(text, english=not foreign):
+        word = fixed.get(word, word)
+        term = term_of(word)
+        known = term is not None and plan.df.get(term.key, 0) > 0
+        salient.append((word, term, known))
+    salient_terms = frozenset(index[t.key] for _, t, _ in salient if t is not None)
+    attribute_terms = frozenset(
+        index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else attribute_words(text)))
+        if t is not None
+    ) - salient_terms
+    pairs: dict[tuple[int, int], None] = {}
+    previous: lexical.Term | None = None
+    for word in lexical.tokens(text[:LANGUAGE_CHARS]):
+        term = None if word in lexical.STOPWORDS else term_of(fixed.get(word, word))
+        if term is not None and previous is not None and term.key != previous.key:
+            pairs.setdefault((index[previous.key], index[term.key]), None)
+        previous = term
+    unknown = sum(1 for df in dfs if df == 0) / len(dfs) if dfs else 1.0
+    wants = None if foreign else wanted_type(text)
+    known = tuple(df > 0 for df in dfs)
+    return QuerySide(
+        terms, weights, known, tuple(salient), unknown, foreign, wants,
+        salient_terms, attribute_terms, tuple(pairs),
+    )
+
+
+# -- the memory's side ------------------------------------------------------------------
+
+
+def _exact(doc: Sequence[str], word: str) -> range:
+    lo = bisect.bisect_left(doc, word)
+    return range(lo, lo + 1) if lo < len(doc) and doc[lo] == word else range(0)
+
+
+def _matches(doc: Sequence[str], term: lexical.Term) -> range:
+    """Indexes of the words of ``doc`` (sorted) that ``term`` matches. A word also matches
+    its singular or plural ("ages" and "age"), which a prefix cannot."""
+    if term.prefix:
+        lo = bisect.bisect_left(doc, term.key)
+        found = range(lo, bisect.bisect_left(doc, term.key + "\U0010ffff", lo))
+    else:
+        found = _exact(doc, term.key)
+    if not found:
+        word = term.word
+        other = word[:-1] if word.endswith("s") and len(word) > 3 and not word.endswith("ss") else word + "s"
+        found = _exact(doc, other) or _exact(doc, word)
+    return found
+
+
+_PARTICIPLE = ("ing", "ed")
+
+
+def _token_matches(token: str, term: lexical.Term) -> bool:
+    if term.prefix and token.startswith(term.key):
+        return True
+    return token in (term.key, term.word) or token + "s" == term.word or token == term.word + "s"
+
+
+def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> bool:
+    """Does the memory hold one of two adjacent query words next to another word of its own?"""
+    for a, b in q.pairs:
+        if hits[a] == hits[b]:
+            continue
+        kept, lost = (b, a) if hits[b] else (a, b)
+        if q.terms[lost].word.endswith(_PARTICIPLE):
+            continue
+        step = -1 if kept == b else 1  # where the memory's own word would stand
+        for i, token in enumerate(sequence):
+            if not _token_matches(token, q.terms[kept]):
+                continue
+            j = i + step
+            if not 0 <= j < len(sequence):
+                continue
+            other = sequence[j]
+            if other in lexical.STOPWORDS or other.endswith(_PARTICIPLE) or other.isdigit():
+                continue
+            if not any(_token_matches(other, t) for t in q.terms):
+                return True
+    return False
+
+
+def signals(
+    q: QuerySide,
+    doc: Sequence[str],
+    statement: str,
+    doc_idf: Callable[[Iterable[str]], Mapping[str, float]],
+    cosine: float | None,
+    vectors: WordVectors | None = None,
+) -> tuple[float, ...]:
+    """The signals of one memory, in ``HYBRID_FEATURES`` order (the lexical model reads
+    the first ``len(LEXICAL_FEATURES)``). ``doc`` is the memory's sorted content words,
+    ``statement`` its text; ``doc_idf`` gives word weights; ``words(query_words, doc)`` gives, per query word, its
+    best cosine to a word of the memory (the dense leg's word vectors); ``specificity``
+    how specific each word is (1 for a typical word)."""
+    covered: set[int] = set()
+    matched_weight = missed_known = 0.0
+    matched = 0
+    hits = []
+    for t, w, known in zip(q.terms, q.weights, q.known):
+        span = _matches(doc, t)
+        hits.append(bool(span))
+        if span:
+            matched += 1
+            matched_weight += w
+            covered.update(span)
+        elif known:
+            missed_known += w
+    total = sum(q.weights)
+    coverage = matched_weight / total if total else 0.0
+    missed_known = missed_known / total if total else 0.0
+    words = matched / len(q.terms) if q.terms else 0.0
+    if doc:
+        idf = doc_idf(doc)
+        own = sum(idf.get(d, 0.0) for d in doc)
+        self_match = sum(idf.get(doc[i], 0.0) for i in covered) / own if own else 0.0
+    else:
+        self_match = 0.0
+    missed = unknown = 0
+    doc_set = set(doc)
+    for word, term, known in q.salient:
+        hit = bool(_matches(doc, term)) if term is not None else word in doc_set
+        missed += not hit
+        unknown += not known
+    type_missed = 1.0 if q.wants and not _has_type(statement, q.wants) else 0.0
+    others = [hits[i] for i in range(len(q.terms)) if i not in q.salient_terms]
+    named = any(hits[i] for i in q.salient_terms)
+    attribute_missed = 1.0 if named and any(not hits[i] for i in q.attribute_terms) else 0.0
+    only_names = 1.0 if named and others and not any(others) else 0.0
+    split = any(hits[a] != hits[b] for a, b in q.pairs)  # reading the statement's words only then
+    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement)) else 0.0
+    cos = cosine if cosine is not None else 0.0
+    margin = cos - q.background if (cosine is not None and q.background is not None) else 0.0
+    soft_coverage = soft_min = coverage
+    specific_missed = 0.0
+    if vectors is not None and q.terms:
+        lacking = [i for i, hit in enumerate(hits) if not hit]
+        near = dict(zip(lacking, vectors.near([q.terms[i].word for i in lacking], doc))) if lacking and doc else {}
+        soft = [1.0 if hit else max(0.0, near.get(i, 0.0)) for i, hit in enumerate(hits)]
+        soft_coverage = sum(w * v for w, v in zip(q.weights, soft)) / total if total else 0.0
+        soft_min = min(soft)
+        if lacking and vectors.specificity is not None:
+            spec = vectors.specificity([q.terms[i].word for i in lacking])
+            specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
+    return (
+        coverage,
+        words,
+        missed_known,
+        self_match,
+        1.0 if missed else 0.0,
+        1.0 if unknown else 0.0,
+        type_missed,
+        attribute_missed,
+        only_names,
+        swapped,
+        q.unknown,
+        1.0 if q.foreign else 0.0,
+        cos,
+        margin,
+        soft_coverage,
+        soft_min,
+        specific_missed,
+    )
+
+
+def model_for(*, hybrid: bool, small: bool) -> Model:
+    if hybrid:
+        return HYBRID_SMALL if small else HYBRID_LARGE
+    return LEXICAL_SMALL if small else LEXICAL_LARGE
+
+
+def confidence(x: Sequence[float], *, hybrid: bool, small: bool) -> float:
+    model = model_for(hybrid=hybrid, small=small)
+    return model.confidence(x[: len(model.features)])
+
+
+# -- the dense background ------------------------------------------------------------------
+
+# Generic notes of the kind every project keeps, about nothing in particular. A query's
+# median cosine to them is what "close" means for that query before any memory is read.
+BACKGROUND = (
+    "The notebook reads the input file, cleans the columns and writes the result to disk.",
+    "Run the cells from top to bottom after restarting the kernel.",
+    "The team meets every week to review progress and plan the next steps.",
+    "Ask the owner of the dataset before changing its schema.",
+    "Results are stored in a shared folder with the date in the file name.",
+    "The script failed with an error and was fixed by updating a dependency.",
+    "Use the configuration file instead of hard-coding values in the code.",
+    "Charts need a title, labelled axes and a short caption.",
+    "The job runs every night and sends an email when it fails.",
+    "Document every decision in the project wiki with the reason behind it.",
+    "The model is trained on historical data and evaluated on a held-out sample.",
+    "Keep secrets out of the repository and read them from the environment.",
+    "A colleague reviews each change before it is merged into the main branch.",
+    "Large tables should be filtered early so that the query stays fast.",
+    "The report is shared with stakeholders at the end of every month.",
+    "Version numbers of the libraries are pinned in the requirements file.",
+    "Tests use small synthetic examples rather than production data.",
+    "The meeting notes are kept in the shared drive.",
+    "When a number looks wrong, check the units and the time zone first.",
+    "The old approach was replaced because it was too slow.",
+    "Missing values are handled before the features are computed.",
+    "The dashboard shows the main metrics for each region and month.",
+    "Install packages in the project environment, not globally.",
+    "The pipeline has three steps: load, transform and export.",
+    "Prefer readable code with clear names over clever one-liners.",
+    "The customer list is updated from the source system every morning.",
+    "Backups are taken daily and kept for thirty days.",
+    "Questions about access go to the platform team.",
+    "The experiment compared two variants and the second one won.",
+    "Logs are written to a file and rotated every week.",
+    "The budget for the project was approved last quarter.",
+    "Clean up temporary files when the analysis is finished.",
+)
+
+_WORD_CACHE_MAX = 50_000
+_word_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
+_background_cache: dict[int, tuple[Any, Any]] = {}
+_background_lock = threading.Lock()
+
+
+def background(embedder: Embedder, query_vector: Any) -> float:
+    """The query's median cosine to ``BACKGROUND`` (embedded once per embedder)."""
+    import numpy as np
+
+    with _background_lock:
+        held = _background_cache.get(id(embedder))
+        if held is None or held[0] is not embedder:
+            if len(_background_cache) >= 8:  # tests make many small embedders
+                _background_cache.clear()
+            held = _background_cache[id(embedder)] = (embedder, embedder.embed_batch(list(BACKGROUND)))
+    sims = held[1] @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    return float(np.median(sims))
+
+
+class WordVectors:
+    """Single-word vectors from the dense leg's encoder, cached per encoder (memories repeat
+    their words), for ``signals``' word-level similarity and specificity."""
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        with _background_lock:
+            held = _word_cache.get(id(embedder))
+            if held is None or held[0] is not embedder:
+                if len(_word_cache) >= 8:
+                    _word_cache.clear()
+                held = _word_cache[id(embedder)] = (embedder, {})
+        self._cache: dict[str, Any] = held[1]
+        self.specificity: Callable[[Sequence[str]], Sequence[float]] | None = getattr(embedder, "specificity", None)
+
+    def prefetch(self, words: Iterable[str]) -> None:
+        """Embed the words not seen yet, in one batch (one tokenizer call a search)."""
+        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+        if missing:
+            if len(self._cache) + len(missing) > _WORD_CACHE_MAX:
+                self._cache.clear()
+            self._cache.update(zip(missing, self.embedder.embed_batch(missing)))
+            if self.specificity is not None:
+                self.specificity(missing)  # fills the encoder's own cache
+
+    def near(self, query_words: Sequence[str], doc_words: Sequence[str]) -> list[float]:
+        """Per query word, its best cosine to one of ``doc_words``."""
+        import numpy as np
+
+        if not query_words or not doc_words:
+            return [0.0] * len(query_words)
+        self.prefetch([*query_words, *doc_words])
+        cache = self._cache
+        sims = np.stack([cache[w] for w in query_words]) @ np.stack([cache[w] for w in doc_words]).T
+        return [float(v) for v in sims.max(axis=1)]

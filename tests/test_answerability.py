@@ -1,0 +1,208 @@
+"""Answerability: each hit's confidence and the decision to abstain, on real projects.
+
+Real SQLite files, the bundled encoder (``real_encoder``), ``Project.search`` as every face
+calls it. The two examples of the issue must behave; small projects must answer natural
+questions about what they hold and abstain on people, tools and attributes they do not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import make_repo
+from jupymem.config import Settings
+from jupymem.core import Project
+from jupymem.opening import init_project
+from jupymem.retrieval import answerable
+
+
+def _project(path: Path, statements: list[str], settings: Settings, *, dense: bool) -> Project:
+    proj = init_project(make_repo(path), settings)
+    proj.remember_many({"statement": s, "kind": "fact"} for s in statements)
+    if dense:
+        assert proj.prepare_dense(timeout=60)["dense"] == "on"
+    return proj
+
+
+MODES = ("lexical", "hybrid")
+
+
+@pytest.fixture
+def settings(real_encoder: str | None) -> Settings:
+    return Settings.from_env()
+
+
+# -- the issue's two examples -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_natural_question_about_the_only_memory_is_answered(tmp_path: Path, settings: Settings, mode: str) -> None:
+    """Lexical mode is what a one-shot ``jupymem search`` runs: "ages" reaches "age" there
+    through answerability's singular/plural match, since BM25's prefix cannot."""
+    proj = _project(tmp_path / "r", ["Impute age with the median of its cohort; dropping rows biases churn low."],
+                    settings, dense=mode == "hybrid")
+    result = proj.search("what do we do about missing ages?", mode=mode)
+    assert result.status == "ok", result
+    assert result.hits[0].confidence >= answerable.ANSWER_AT
+    assert ("dense" in result.legs) == (mode == "hybrid")
+    assert proj.search("how do I request a new laptop?", mode=mode).abstained
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_attribute_memory_never_states_abstains(tmp_path: Path, settings: Settings, mode: str) -> None:
+    proj = _project(tmp_path / "r", ["Lena Park reviews every change to the pricing model."], settings,
+                    dense=mode == "hybrid")
+    assert proj.search("what is Lena Park's email?", mode=mode).abstained
+    assert proj.search("what is Lena Park's phone number?", mode=mode).abstained
+    assert proj.search("what does Lena Marsh review?", mode=mode).abstained  # shares a first name
+    found = proj.search("who reviews changes to the pricing model?", mode=mode)
+    assert not found.abstained and found.hits[0].confidence >= answerable.STRONG
+    assert not proj.search("what does Lena Park review?", mode=mode).abstained
+
+
+# -- a small project ------------------------------------------------------------------------
+
+TEAM = [
+    "Weekly sales forecasts are published every Tuesday morning on the planning dashboard.",
+    "Greta Olsen owns the demand planning notebooks and reviews every new feature.",
+    "We measure forecast accuracy with WAPE per store and category, never MAPE.",
+    "Promotions come from the marketing calendar, exported each Friday to data/promos.csv.",
+    "New stores borrow the profile of their cluster for their first eight weeks.",
+    "Never train on the lockdown weeks of 2020; they are flagged in config/exclusions.yaml.",
+]
+ANSWERABLE = [
+    ("when do the weekly forecasts come out?", 0),
+    ("who looks after the demand planning notebooks?", 1),
+    ("which error metric do we report for the forecast?", 2),
+    ("where does the promotion calendar come from?", 3),
+    ("how do we forecast a store that just opened?", 4),
+    ("should the 2020 lockdown weeks be used for training?", 5),
+]
+# People and attributes it does not hold. (Known misses, in the README: a swapped topic word
+# the encoder finds close, "who owns the *pricing* notebooks?", and a value memory never
+# states, "what is the WAPE of the latest forecast?".)
+UNANSWERABLE = [
+    "what is Greta Olsen's email address?",
+    "what is Greta Olsen's phone number?",
+    "what does Greta Lindberg own?",
+    "which notebooks does Tom Olsen own?",
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_small_project_answers_what_it_holds_and_abstains_on_what_it_does_not(
+    tmp_path: Path, settings: Settings, mode: str
+) -> None:
+    proj = _project(tmp_path / "r", TEAM, settings, dense=mode == "hybrid")
+    answered = [q for q, i in ANSWERABLE if (r := proj.search(q, mode=mode)).status == "ok"
+                and TEAM[i] in [h.memory.statement for h in r.hits[:3]]]
+    assert len(answered) >= len(ANSWERABLE) - 1, set(q for q, _ in ANSWERABLE) - set(answered)
+    wrongly = [q for q in UNANSWERABLE if not proj.search(q, mode=mode).abstained]
+    assert not wrongly, wrongly
+
+
+# -- confidence ---------------------------------------------------------------------------------
+
+
+def test_every_hit_carries_a_confidence_in_order_of_words(tmp_path: Path, settings: Settings) -> None:
+    proj = _project(tmp_path / "r", TEAM, settings, dense=True)
+    result = proj.search("forecast accuracy metric per store", limit=6)
+    assert result.hits and all(0.0 <= h.confidence <= 1.0 for h in result.hits)
+    assert result.hits[0].confidence >= answerable.ANSWER_AT
+    assert result.to_dict()["hits"][0]["confidence"] == result.hits[0].confidence
+    assert answerable.level(0.9) == "strong" and answerable.level(0.6) == "likely" and answerable.level(0.2) == "weak"
+
+
+def test_explain_shows_the_signals_behind_a_confidence(tmp_path: Path, settings: Settings) -> None:
+    proj = _project(tmp_path / "r", TEAM, settings, dense=True)
+    ranking = proj.explain("what is Greta Olsen's email address?", 3)
+    top = ranking.candidates[0]
+    signals = dict(zip(answerable.HYBRID_FEATURES, top.signals))
+    assert signals["attribute_missed"] == 1.0  # she is named, her email is not
+    assert top.confidence < answerable.ANSWER_AT
+
+
+# -- the signals, one by one --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "salient"),
+    [
+        ("what is Lena Park's email?", ["lena", "park"]),
+        ("is custmer_id unique in df_sales?", ["custmer", "id", "df", "sales"]),
+        ("what is special about meter 4471 on the GPU box?", ["4471", "gpu"]),
+        ("Who owns the ETL job?", ["etl"]),  # a capital that starts a sentence names nothing
+    ],
+)
+def test_salient_words(text: str, salient: list[str]) -> None:
+    assert answerable.salient_words(text) == salient
+
+
+def test_other_languages_capitalise_nouns_so_only_codes_are_salient() -> None:
+    assert answerable.salient_words("Welche Zeitzone haben die Zeitstempel im Warehouse?", english=False) == []
+    assert answerable.salient_words("Wie viele GPUs hat das Team?", english=False) == ["gpus"]
+
+
+def test_the_attribute_asked_of_a_name() -> None:
+    assert answerable.attribute_words("what is Lena Park's email?") == ["email"]
+    assert answerable.attribute_words("What is Lucía’s phone extension?") == ["phone"]
+    assert answerable.attribute_words("what does the model's threshold do?") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ("Who reviews the pricing model?", "name"),
+        ("how many trees does the model have?", "amount"),
+        ("how often is it retrained?", "amount"),
+        ("when was the dashboard created?", "time"),
+        ("when should lag features be computed?", None),  # a condition, not a time
+        ("what does the ETL write?", None),
+    ],
+)
+def test_what_a_question_asks_for(text: str, wanted: str | None) -> None:
+    assert answerable.wanted_type(text) == wanted
+
+
+def test_a_model_is_a_logistic_function_of_its_signals() -> None:
+    model = answerable.Model(("a", "b"), (2.0, -1.0), -1.0)
+    assert model.confidence([0.5, 0.0]) == pytest.approx(0.5)
+    assert model.confidence([3.0, 0.0]) > 0.99 and model.confidence([0.0, 3.0]) < 0.02
+    assert model.confidence([1e9, 0.0]) <= 1.0  # never overflows
+
+
+# -- "what is the current X" ----------------------------------------------------------------------
+
+NOW = [
+    "We are currently migrating the notebooks to the new cluster.",
+    "The churn model's learning rate is 0.05.",
+    "The GPU quota is two A10 cards per team.",
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_current_value_wins_over_a_memory_that_merely_says_currently(
+    tmp_path: Path, settings: Settings, mode: str
+) -> None:
+    proj = _project(tmp_path / "r", NOW, settings, dense=mode == "hybrid")
+    old = next(m for m in proj.list() if "0.05" in m.statement)
+    new = proj.supersede(old.id, "The churn model's learning rate is 0.02 since the March retrain.")
+    result = proj.search("what is the current learning rate?", mode=mode)
+    assert result.hits[0].memory.id == new.id, result
+    assert old.id not in [h.memory.id for h in result.hits]  # superseded: out of default search
+    past = proj.search("what is the current learning rate?", mode=mode, include_inactive=True)
+    ids = [h.memory.id for h in past.hits]
+    assert ids[0] == new.id and old.id in ids  # history asked for: the original is found, after
+    assert proj.search("learning rate 0.05", mode=mode, include_inactive=True).hits[0].memory.id == old.id
+    assert "currently" in proj.search("currently", mode=mode).hits[0].memory.statement  # alone, it is a word
+
+
+def test_now_words_leave_the_query_only_when_others_remain() -> None:
+    from jupymem.retrieval.retrieve import without_now_words
+
+    text, now = without_now_words("what is the current learning rate?")
+    assert text.split() == ["what", "is", "the", "learning", "rate?"] and now
+    assert without_now_words("Currently?") == ("Currently?", True)
+    assert without_now_words("learning rate") == ("learning rate", False)
