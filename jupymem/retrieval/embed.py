@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 # Names the bundled model's vectors. Change it whenever scripts/build_model.py builds a
 # different model, so that vectors stored with the old one are recomputed.
-BUNDLED_NAME = "jupymem/all-MiniLM-L6-v2-m2v-256d-int8"
+BUNDLED_NAME = "jupymem/all-MiniLM-L6-v2-m2v-wordnet-256d-int8"
 
 INSTALL_HINT = "model2vec is not installed: pip install model2vec"
 
