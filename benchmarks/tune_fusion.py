@@ -51,7 +51,7 @@ def dump(suite_path: str, out: str, encoder: str | None, limit: int | None) -> N
             relevant = {ids[r] for r in q.relevant}
             qq = retrieve._plan(project.conn, q.query, project._n_docs(rev), "lexical", project._vocab)
             cands = retrieve.lexical_candidates(project.conn, qq.plan, depth=100, include_inactive=False, kinds=None)
-            retrieve._materialize(project.conn, cands)
+            retrieve.materialize(project.conn, cands)
             qv = leg.embedder.embed_batch([q.query])[0]
             near = leg.index.nearest(qv, 20, revision=rev, include_inactive=False)
             cos = leg.index.cosines(qv, [c.rid for c in cands])

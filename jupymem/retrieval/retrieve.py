@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import lexical
+from . import arrays, lexical
 from ..models import ACTIVE, Hit, Memory, SearchResult
 from ..projection import MEMORY_COLUMNS, memory_from_row
 
@@ -87,7 +87,7 @@ class Candidate:
     rid: int
     bm25: float  # positive, larger is better; 0 when the lexical leg did not find it
     plan: lexical.QueryPlan | None = None
-    memory: Memory = None  # type: ignore[assignment]  # filled by _materialize, for the few looked at
+    memory: Memory = None  # type: ignore[assignment]  # filled by materialize, for the few looked at
     cosine: float | None = None
     score: float = 0.0
     legs: tuple[str, ...] = ("lexical",)
@@ -100,12 +100,12 @@ class Candidate:
 
 
 @functools.lru_cache(maxsize=32768)
-def _doc_terms(text: str) -> tuple[str, ...]:
+def doc_terms(text: str) -> tuple[str, ...]:
     """A memory's content words, sorted (statements never change: cached by text)."""
     return tuple(sorted(set(lexical.content_terms(text))))
 
 
-def _span(doc: tuple[str, ...], term: lexical.Term) -> range:
+def term_span(doc: tuple[str, ...], term: lexical.Term) -> range:
     """Indexes of the words of ``doc`` that ``term`` matches."""
     lo = bisect.bisect_left(doc, term.key)
     if not term.prefix:
@@ -114,13 +114,13 @@ def _span(doc: tuple[str, ...], term: lexical.Term) -> range:
 
 
 def relevance(plan: lexical.QueryPlan, memory: Memory) -> float:
-    doc = _doc_terms(" ".join(filter(None, (memory.statement, memory.topic, memory.original))))
+    doc = doc_terms(" ".join(filter(None, (memory.statement, memory.topic, memory.original))))
     if not doc or not plan.terms:
         return 0.0
     covered: set[int] = set()
     matched = []
     for t in plan.terms:
-        span = _span(doc, t)
+        span = term_span(doc, t)
         if span:
             matched.append(t)
             covered.update(span)
@@ -157,7 +157,7 @@ def _admitted(conn: Any, rids: Sequence[int], include_inactive: bool, kinds: tup
     return {r[0] for r in conn.execute(sql, params).fetchall()}
 
 
-def _materialize(conn: Any, candidates: Sequence[Candidate]) -> None:
+def materialize(conn: Any, candidates: Sequence[Candidate]) -> None:
     missing = [c for c in candidates if c.memory is None]
     if missing:
         found = _memories(conn, [c.rid for c in missing])
@@ -168,7 +168,7 @@ def _materialize(conn: Any, candidates: Sequence[Candidate]) -> None:
 def lexical_candidates(
     conn: Any, plan: lexical.QueryPlan, *, depth: int, include_inactive: bool, kinds: tuple[str, ...] | None
 ) -> list[Candidate]:
-    """BM25 candidates, best first, with their memory rows not yet read (``_materialize``)."""
+    """BM25 candidates, best first, with their memory rows not yet read (``materialize``)."""
     if not plan.selected:
         return []
     # ORDER BY the result column rather than a second bm25() expression: the same rows in
@@ -250,9 +250,9 @@ def search(
         if not plan.selected and dense is None:
             return _abstained(query, "no word of the query occurs in memory")
         return _abstained(query, "no memory matches")
-    _materialize(conn, candidates[:limit])
+    materialize(conn, candidates[:limit])
     if not any(c.relevance >= ABSTAIN_BELOW or c.gated for c in candidates[:limit]):
-        _materialize(conn, candidates)
+        materialize(conn, candidates)
         if not any(c.relevance >= ABSTAIN_BELOW or c.gated for c in candidates):
             return _abstained(query, "nothing matches closely enough")
     hits = tuple(Hit(c.memory, round(c.score, 4), c.legs) for c in candidates[:limit])
@@ -279,7 +279,7 @@ def _fuse(
     include_inactive: bool,
     kinds: tuple[str, ...] | None,
 ) -> list[Candidate]:
-    import numpy as np
+    np = arrays.np()
 
     qv = dense.embedder.embed_batch([text])[0]
     if not np.any(qv):
@@ -291,7 +291,7 @@ def _fuse(
     background = float(np.median([s for _, s in near])) if near else 0.0
     by_rid = {c.rid: c for c in lex}
     dense_top = {rid for rid, _ in near[:AGREE_K]}
-    _materialize(conn, lex[:AGREE_K])
+    materialize(conn, lex[:AGREE_K])
     for c in lex[:AGREE_K]:  # lex is in BM25 order
         if c.rid in dense_top and c.relevance >= AGREE_FLOOR:
             c.gated = True
