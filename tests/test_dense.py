@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -168,19 +167,18 @@ def test_the_encoder_is_not_loaded_while_memory_fits_the_block(repo: Path, jupym
     settings = Settings.from_env().with_(encoder=f"{MODEL or ''}#fits-test" if MODEL else None)
     proj = init_project(repo, settings)
     enc = BackgroundEncoder(loader=lambda: HashEmbedder(32, name="hash-fits"))
-    index._encoders[settings.encoder] = enc
+    index.register_encoder(settings.encoder, enc)
     try:
         proj.remember("Plots always label the y axis with units.", kind="preference")
         proj.search("plot axis units")
         assert enc.state == "off"
         assert proj.dense_status()["reason"] == "not needed yet: every memory fits in the block"
         proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS * 1)
-        proj.settings = settings.with_(block_cap=600)
-        proj._block_cache = None
+        proj.settings = settings.with_(block_cap=600)  # the block is cached per cap: this rebuilds it
         proj.search("plot axis units")
         assert enc.state in ("loading", "ready")
     finally:
-        index._encoders.pop(settings.encoder, None)
+        index.forget_encoder(settings.encoder)
 
 
 def test_search_never_waits_for_a_slow_encoder(repo: Path, jupymem_home: Path) -> None:
@@ -192,13 +190,14 @@ def test_search_never_waits_for_a_slow_encoder(repo: Path, jupymem_home: Path) -
         return HashEmbedder(64, name="hash-slow")
 
     enc = BackgroundEncoder(loader=slow_loader)
-    index._encoders[settings.encoder] = enc
+    index.register_encoder(settings.encoder, enc)
     try:
         proj = init_project(repo, settings)
         proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
-        started = time.perf_counter()
         result = proj.search("which metric evaluates the churn model")
-        assert time.perf_counter() - started < 1.0
+        # The loader is still blocked on `release`: had the search waited for it, the
+        # encoder would be ready by now (the wait times out after 30 s) and the dense leg in.
+        assert enc.state == "loading"
         assert not result.abstained and all("dense" not in h.legs for h in result.hits)
         status = proj.dense_status()
         assert status["dense"] == "off" and status["encoder"] == "loading"
@@ -209,7 +208,7 @@ def test_search_never_waits_for_a_slow_encoder(repo: Path, jupymem_home: Path) -
         assert any("dense" in h.legs for h in proj.search("which metric evaluates the churn model").hits)
     finally:
         release.set()
-        index._encoders.pop(settings.encoder, None)
+        index.forget_encoder(settings.encoder)
 
 
 def test_a_failed_encoder_leaves_lexical_search_and_says_why(repo: Path, jupymem_home: Path) -> None:
@@ -265,7 +264,7 @@ def test_supersede_and_retire_keep_the_dense_leg_in_step(project: Project) -> No
     project.retire(new.id, reason="no more GPUs")
     assert new.id not in [h.memory.id for h in project.search("reserve graphics cards before a long training job").hits]
     near = project._dense_index.nearest(
-        project._encoder().embedder.embed_batch(["L4 GPUs calendar"])[0], 5, revision=project.revision(), include_inactive=True
+        index.shared_encoder(project.settings.encoder).embedder.embed_batch(["L4 GPUs calendar"])[0], 5, revision=project.revision(), include_inactive=True
     )
     assert _rids(project)[new.id] in [rid for rid, _ in near]  # still there for history searches
 
@@ -340,7 +339,7 @@ def test_large_projects_rescore_only_the_hamming_nearest(project: Project, monke
 def _table_project(repo: Path, jupymem_home: Path, table: dict[str, list[float]], statements: list[str]) -> Project:
     settings = Settings(home=jupymem_home, encoder="table-test", block_cap=512)
     enc = BackgroundEncoder(loader=lambda: TableEmbedder(table, 4))
-    index._encoders[settings.encoder] = enc
+    index.register_encoder(settings.encoder, enc)
     proj = init_project(repo, settings)
     proj.remember_many({"statement": s, "kind": "fact"} for s in statements)
     assert proj.prepare_dense(timeout=30)["dense"] == "on"
@@ -358,7 +357,7 @@ def test_a_close_and_clear_dense_only_match_enters(repo: Path, jupymem_home: Pat
         assert result.hits[0].memory.statement == statements[0] and result.hits[0].legs == ("dense",)
         assert proj.search(query, mode="lexical").abstained
     finally:
-        index._encoders.pop("table-test", None)
+        index.forget_encoder("table-test")
 
 
 @pytest.mark.parametrize(("cos", "others"), [(0.55, 0.1), (0.75, 0.6)])
@@ -370,7 +369,7 @@ def test_a_dense_only_candidate_needs_closeness_and_margin(repo: Path, jupymem_h
         proj = _table_project(repo, jupymem_home, table, statements)
         assert proj.search(query).abstained  # too far (0.55 < 0.6), or not clearly ahead (0.75 - 0.6 < 0.2)
     finally:
-        index._encoders.pop("table-test", None)
+        index.forget_encoder("table-test")
 
 
 def test_hybrid_finds_paraphrases_and_keeps_lexical_hits(project: Project) -> None:

@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import JupymemError, MissingDependency
+from . import arrays
 
 if TYPE_CHECKING:
-    import numpy as np
+    np = arrays.np()
     from numpy.typing import NDArray
 
     Vectors = NDArray[np.float32]
@@ -91,7 +92,7 @@ def bundled_model_path() -> Path:
 
 
 def _normalize_rows(vectors: object) -> Vectors:
-    import numpy as np
+    np = arrays.np()
 
     out = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -129,7 +130,7 @@ class Model2VecEmbedder:
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         if not texts:
-            import numpy as np
+            np = arrays.np()
 
             return np.zeros((0, self.dimensions), dtype=np.float32)
         # No worker processes: this runs inside kernels and servers, and a static model is
@@ -318,7 +319,7 @@ class HashEmbedder:
         return words + words + grams  # whole words count double: they carry more meaning
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        import numpy as np
+        np = arrays.np()
 
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for row, text in enumerate(texts):

@@ -30,16 +30,16 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import store
+from . import arrays
 from ..models import RETIRED, SUPERSEDED
 
 if TYPE_CHECKING:
-    import numpy as np
+    np = arrays.np()
 
     from .embed import BackgroundEncoder, Embedder
 
@@ -108,7 +108,7 @@ class _Copy:
 
     @classmethod
     def empty(cls, dims: int, capacity: int = 1024) -> _Copy:
-        import numpy as np
+        np = arrays.np()
 
         words = (dims + 63) // 64
         return cls(
@@ -120,7 +120,7 @@ class _Copy:
 
 
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
-    import numpy as np
+    np = arrays.np()
 
     words = (vectors.shape[1] + 63) // 64
     packed = np.packbits(vectors > 0, axis=1)
@@ -151,8 +151,6 @@ class DenseIndex:
         self._thread: threading.Thread | None = None
         self._backfill_error: str | None = None
         self.ready = False
-        self.pending = 0
-        self.last_backfill_seconds: float | None = None
 
     # -- writing --------------------------------------------------------------
 
@@ -190,7 +188,7 @@ class DenseIndex:
 
     def _write(self, embedder: Embedder, rows: Sequence[tuple[Any, ...]]) -> int:
         """Embed ``rows`` into the copy; store the vectors of those that have none. Returns stored."""
-        import numpy as np
+        np = arrays.np()
 
         rows = [r for r in rows if not (r[4] and r[0] in self._row)]
         if not rows:
@@ -274,7 +272,7 @@ class DenseIndex:
 
     def _load(self, embedder: Embedder) -> None:
         """Read every stored vector of this model into the copy."""
-        import numpy as np
+        np = arrays.np()
 
         dims = embedder.dimensions
         rows = self.conn.execute(
@@ -293,7 +291,7 @@ class DenseIndex:
         self._synced_rid = 0
 
     def _add(self, rids: Sequence[int], vectors: np.ndarray) -> None:
-        import numpy as np
+        np = arrays.np()
 
         with self._lock:
             copy = self._copy
@@ -321,7 +319,7 @@ class DenseIndex:
             self._inactive_rev = -1
 
     def _inactive_mask(self, revision: int) -> Any:
-        import numpy as np
+        np = arrays.np()
 
         copy = self._copy
         assert copy is not None
@@ -340,7 +338,7 @@ class DenseIndex:
 
     def nearest(self, query: np.ndarray, k: int, *, revision: int, include_inactive: bool) -> list[tuple[int, float]]:
         """The ``k`` rows nearest ``query`` (a unit vector): [(rid, cosine)], best first."""
-        import numpy as np
+        np = arrays.np()
 
         with self._lock:
             copy = self._copy
@@ -364,7 +362,7 @@ class DenseIndex:
             return [(int(copy.rids[rows[i]]), float(sims[i])) for i in top if sims[i] > -2.0]
 
     def cosines(self, query: np.ndarray, rids: Sequence[int]) -> dict[int, float]:
-        import numpy as np
+        np = arrays.np()
 
         with self._lock:
             copy = self._copy
@@ -395,7 +393,6 @@ class DenseIndex:
             self._thread.start()
 
     def _backfill(self, embedder: Embedder, full: bool) -> None:
-        started = time.perf_counter()
         try:
             self.sync(embedder, full=full or not self.ready)
             self._backfill_error = None
@@ -403,8 +400,6 @@ class DenseIndex:
         except Exception as err:  # a background thread reports instead of dying silently
             self._backfill_error = f"{type(err).__name__}: {err}"
             log.warning("jupymem: embedding memories failed: %s", self._backfill_error)
-        finally:
-            self.last_backfill_seconds = time.perf_counter() - started
 
     def wait(self, timeout: float | None = None) -> bool:
         thread = self._thread
@@ -430,11 +425,28 @@ _encoders: dict[str | None, BackgroundEncoder] = {}
 _encoders_lock = threading.Lock()
 
 
+def _key(spec: str | None) -> str | None:
+    return spec.strip() if spec and spec.strip() else None
+
+
+def register_encoder(spec: str | None, encoder: BackgroundEncoder) -> None:
+    """Make ``encoder`` the process's encoder for the ``JUPYMEM_ENCODER`` value ``spec``
+    (e.g. a ``BackgroundEncoder(loader=...)`` with a small embedder, in tests)."""
+    with _encoders_lock:
+        _encoders[_key(spec)] = encoder
+
+
+def forget_encoder(spec: str | None) -> None:
+    """Drop the encoder registered or made for ``spec``; the next use makes a new one."""
+    with _encoders_lock:
+        _encoders.pop(_key(spec), None)
+
+
 def shared_encoder(spec: str | None) -> BackgroundEncoder:
     """The process's ``BackgroundEncoder`` for a ``JUPYMEM_ENCODER`` value (not started)."""
     from .embed import BackgroundEncoder
 
-    key = spec.strip() if spec and spec.strip() else None
+    key = _key(spec)
     with _encoders_lock:
         enc = _encoders.get(key)
         if enc is None:
