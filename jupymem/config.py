@@ -21,6 +21,8 @@ class Settings:
     model: str | None = None
     # "english": translate non-English statements; "source": store as written.
     language: str = "english"
+    # True: a failed cell is staged without the one-line notice naming its handle.
+    quiet: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -33,6 +35,7 @@ class Settings:
             encoder=env.get("JUPYMEM_ENCODER") or None,
             model=env.get("JUPYMEM_MODEL") or None,
             language="source" if env.get("JUPYMEM_LANGUAGE", "").lower() == "source" else "english",
+            quiet=env.get("JUPYMEM_QUIET", "").strip().lower() in ("1", "true", "yes", "on"),
         )
 
     def with_(self, **changes: object) -> Settings:

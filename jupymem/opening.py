@@ -11,6 +11,7 @@ block and list never create anything, anywhere), ``init_project`` binds and crea
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from pathlib import Path
@@ -20,6 +21,7 @@ from . import registry, store
 from .config import Settings
 from .core import Project
 from .errors import JupymemError, NoMemory, RegistryCorrupt
+from .maintenance import ImportReport, import_log
 
 _open: dict[tuple[str, str, str], Project] = {}
 _open_lock = threading.Lock()
@@ -95,6 +97,23 @@ def init_project(path: str | Path, settings: Settings) -> Project:
         elif not registry.database_path(home, pid).exists():
             _ensure_database(home, pid, root, reg)
     return _cached(settings, pid, root, create=False)
+
+
+def import_into(path: str | Path, text: str, settings: Settings, *, source: str = "import") -> ImportReport:
+    """Verify and merge an export into the memory of ``path``'s repository.
+
+    A repository without memory gets one only for a file that imports cleanly: the
+    whole file is checked against a scratch database first, so a damaged or foreign
+    file initializes nothing (every face that imports calls this)."""
+    registry.require_git_root(path)
+    if find_project(path, settings) is None:
+        scratch = store.memory_database()
+        try:
+            import_log(scratch, io.StringIO(text), source=source)
+        finally:
+            scratch.close()
+    proj = find_project(path, settings) or init_project(path, settings)
+    return proj.import_(io.StringIO(text), source=source)
 
 
 def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -> None:

@@ -10,7 +10,7 @@ import pytest
 import jupymem
 from jupymem import capture
 from jupymem.faces import render
-from jupymem.models import Provenance
+from jupymem.models import Provenance, to_json
 
 
 @pytest.fixture
@@ -77,10 +77,11 @@ def test_memory_detail_has_provenance_validity_and_evidence(proj) -> None:
 
 def test_search_json_shapes(proj) -> None:
     proj.remember("Use customer_id as the join key", kind="decision")
-    ok = render.search_json(proj.search("customer_id join key"))
+    ok = to_json(proj.search("customer_id join key"))
     assert ok["status"] == "ok" and ok["reason"] is None and ok["full"]["kind"] == "decision"
-    assert set(ok["hits"][0]) >= {"id", "kind", "statement", "standing", "score", "topic", "status"}
-    no = render.search_json(proj.search("chocolate cake recipe"))
+    assert set(ok["hits"][0]) >= {"memory", "score", "legs"}
+    assert set(ok["hits"][0]["memory"]) >= {"id", "kind", "statement", "standing", "topic", "status"}
+    no = to_json(proj.search("chocolate cake recipe"))
     assert no["status"] == "abstained" and no["hits"] == [] and no["full"] is None and no["reason"]
     json.dumps(ok), json.dumps(no)
     assert render.search_text(proj.search("chocolate cake recipe")).startswith("No match (abstained)")
