@@ -89,7 +89,7 @@ _ALL = Opt("--all", "include retired and superseded memories", form="flag")
 
 ACTIONS: tuple[Action, ...] = (
     Action("init", "Bind this repository and start (or adopt) its memory."),
-    Action("status", "What jupymem knows about this repository. Never writes."),
+    Action("status", "What jupymem knows about this repository (it never writes)."),
     Action("remember", "Record a statement as a person (initializes memory if needed).", (
         _STATEMENT,
         Opt("--kind", "what sort of memory (default: note, or the superseded memory's kind)", choices=KINDS),
