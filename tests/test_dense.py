@@ -320,15 +320,14 @@ def test_a_model_change_re_embeds_everything(project: Project) -> None:
     assert index.vector_counts(project.conn) == ("hash-b", len(STATEMENTS))
 
 
-def test_large_projects_rescore_only_the_hamming_nearest(project: Project, monkeypatch) -> None:
+def test_large_projects_rescore_only_the_hamming_nearest(project: Project) -> None:
     dense = index.DenseIndex(project.conn)
     index.vec_route(project.conn)
     emb = HashEmbedder(64, name="hash-ham")
     dense.sync(emb)
     q = emb.embed_batch([STATEMENTS[4]])[0]
     exact = dense.nearest(q, 3, revision=0, include_inactive=True)
-    monkeypatch.setattr(index, "EXACT_MAX", 2)
-    monkeypatch.setattr(index, "RESCORE", 5)
+    dense.exact_max, dense.rescore = 2, 5  # the large-project path, on a few rows
     approx = dense.nearest(q, 3, revision=0, include_inactive=True)
     assert approx[0] == exact[0] and approx[0][1] == pytest.approx(1.0, abs=1e-3)
 

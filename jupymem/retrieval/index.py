@@ -151,6 +151,10 @@ class DenseIndex:
         self._thread: threading.Thread | None = None
         self._backfill_error: str | None = None
         self.ready = False
+        # Exact scoring up to this many rows; above, only the `rescore` Hamming-nearest
+        # (settable, so a test can take the large-project path with a few rows).
+        self.exact_max = EXACT_MAX
+        self.rescore = RESCORE
 
     # -- writing --------------------------------------------------------------
 
@@ -346,13 +350,13 @@ class DenseIndex:
                 return []
             n = copy.size
             q = np.asarray(query, dtype=np.float32).reshape(-1)
-            if n <= EXACT_MAX:
+            if n <= self.exact_max:
                 rows = np.arange(n)
             else:
                 qbits = sign_bits(q[None, :])[0]
                 x = np.bitwise_count(copy.bits[:n] ^ qbits)
                 distance = x.sum(axis=1, dtype=np.uint16) if x.shape[1] > 4 else sum(x[:, j] for j in range(x.shape[1]))
-                rows = np.argpartition(distance, RESCORE)[:RESCORE]
+                rows = np.argpartition(distance, self.rescore)[: self.rescore]
             sims = copy.vecs[rows].astype(np.float32) @ q
             if not include_inactive:
                 sims = np.where(self._inactive_mask(revision)[rows], -2.0, sims)
