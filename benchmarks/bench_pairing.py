@@ -150,7 +150,7 @@ def hook(repo: Path, runs: int) -> dict[str, float]:
     from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
 
     import jupymem
-    from jupymem.faces.magics import session_state
+    from jupymem.faces.kernel import session_state
     from jupymem.pairing import Pairing
 
     old = os.getcwd()

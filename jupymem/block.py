@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .models import ACTIVE, KIND_RANK, UNCONFIRMED, Block, Memory
+from .models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "
@@ -55,10 +55,6 @@ def _clip(text: str, limit: int, memory_id: str) -> str:
     return f"{cut}… [full text: {memory_id}]"
 
 
-def block_order(memories: Sequence[Memory]) -> list[Memory]:
-    return sorted(memories, key=lambda m: (KIND_RANK.get(m.kind, len(KIND_RANK)), m.created_at, m.id))
-
-
 def _line(memory_id: str, kind: str, statement: str, standing: str) -> str:
     mark = " (unconfirmed)" if standing == UNCONFIRMED else ""
     return f"- {escape(kind)}{mark}: {_clip(escape(statement), STATEMENT_BYTES, memory_id)}"
@@ -81,7 +77,7 @@ class Entry(NamedTuple):
 def entry(memory_id: str, kind: str, statement: str, standing: str, created_at: str, topic: str | None) -> Entry:
     line = _line(memory_id, kind, statement, standing)
     return Entry(
-        (KIND_RANK.get(kind, len(KIND_RANK)), created_at, memory_id),
+        (kind_rank(kind), created_at, memory_id),
         line,
         len(line.encode("utf-8")) + 1,
         kind,
@@ -93,7 +89,7 @@ def _inventory(omitted: Sequence[Entry], budget: int) -> str:
     """One line naming what did not fit, shortened until it fits ``budget`` bytes."""
     kinds = Counter(escape(m.kind) for m in omitted)
     topics = Counter(m.topic for m in omitted if m.topic)
-    kind_part = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: KIND_RANK.get(kv[0], 99)))
+    kind_part = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: kind_rank(kv[0])))
     ranked_topics = sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))
     for keep in range(len(ranked_topics), -1, -1):
         topic_part = ", ".join(f"{t} {n}" for t, n in ranked_topics[:keep])

@@ -25,6 +25,8 @@ class Settings:
     # the background, so later searches have the dense leg at any project size. A one-shot
     # command (the CLI) sets it False and searches lexically, saying so in the result's legs.
     interactive: bool = True
+    # True: a failed cell is staged without the one-line notice naming its handle.
+    quiet: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -37,6 +39,7 @@ class Settings:
             encoder=env.get("JUPYMEM_ENCODER") or None,
             model=env.get("JUPYMEM_MODEL") or None,
             language="source" if env.get("JUPYMEM_LANGUAGE", "").lower() == "source" else "english",
+            quiet=env.get("JUPYMEM_QUIET", "").strip().lower() in ("1", "true", "yes", "on"),
         )
 
     def with_(self, **changes: object) -> Settings:

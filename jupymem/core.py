@@ -19,8 +19,11 @@ replace the public function ``jupymem.project(path)`` the moment it is imported.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import os
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -31,6 +34,7 @@ from .block import BlockCache
 from .config import Settings
 from .errors import (
     InvalidStatement,
+    JupymemError,
     InvalidTransition,
     LanguageRefused,
     ReadOnlyHome,
@@ -40,7 +44,10 @@ from .errors import (
 from .maintenance import (
     GcReport, ImportReport, VerifyReport, export_log, gc, import_log, read_import, rebuild, verify,
 )
-from .models import ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, SearchResult
+from .models import (
+    ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
+    Similar, kind_rank,
+)
 from .projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
@@ -50,8 +57,8 @@ from .projection import disputes as projection_disputes  # a local name in Proje
 EVIDENCE_WINDOW = 64
 STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
-# Block order in SQL: kind rank (KINDS is a fixed tuple, so this is not user input).
-_KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(KINDS)) + f" ELSE {len(KINDS)} END"
+# Block order in SQL, derived from KINDS as models.kind_rank is (a fixed tuple, not user input).
+_KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {kind_rank(k)}" for k in KINDS) + f" ELSE {len(KINDS)} END"
 _LANGUAGE_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "pt": "Portuguese", "it": "Italian", "nl": "Dutch"}
 MAX_TOPIC_CHARS = 80
 
@@ -284,6 +291,18 @@ class Project:
             self._vocab.wait(timeout)
         return self._postings.refresh(self.conn, self._n_docs(self.revision()))
 
+    def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> list[Similar]:
+        """Active memories that ``statement`` nearly repeats, closest first (never the
+        ``exclude``d ids: the memory just recorded, the one it superseded). Faces call it
+        after recording, to offer superseding the old memory instead."""
+        from .retrieval import similar
+
+        rev = self.revision()
+        return similar.similar(
+            self.conn, statement, n_docs=self._n_docs(rev), dense=self._dense_leg(rev),
+            exclude=frozenset(exclude), limit=limit,
+        )
+
     # -- the dense leg --------------------------------------------------------
 
     def _encoder(self) -> Any:
@@ -434,6 +453,32 @@ class Project:
             apply(self.conn, ev)
         self._after_write()
         return self.get(payload["id"])
+
+    def record(
+        self,
+        statement: str | bytes,
+        kind: str | None = None,
+        topic: str | None = None,
+        evidence: Iterable[str | Evidence] = (),
+        supersedes: str | None = None,
+        *,
+        provenance: Provenance | None = None,
+        standing: str | None = None,
+        private: bool = False,
+    ) -> Recorded:
+        """What a person's record does in every face: ``remember`` (or, with ``supersedes``,
+        ``supersede``, keeping the old kind and topic unless given), then ``similar``: the
+        active memories the statement nearly repeats, besides the one it replaced."""
+        before = self.revision()
+        if supersedes:
+            m = self.supersede(supersedes, statement, kind=kind, topic=topic, evidence=evidence,
+                               provenance=provenance, standing=standing, private=private)
+        else:
+            m = self.remember(
+                statement, kind or "note", topic, evidence, provenance=provenance, standing=standing, private=private
+            )
+        near = self.similar(m.statement, exclude=[m.id, *([m.supersedes] if m.supersedes else [])])
+        return Recorded(m, tuple(near), changed=self.revision() != before)
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
         """Record many statements in one transaction (each item: remember()'s keywords)."""
@@ -598,6 +643,21 @@ class Project:
         """The log as JSONL, private events left out (an export is meant to be shared)."""
         return export_log(self.conn, fp, project_id=self.id)
 
+    def export_to(self, path: str | Path) -> int:
+        """Write the export to a file, whole or not at all (a temporary file beside it,
+        then renamed); a folder that does not exist is an error that changes nothing."""
+        target = Path(path).expanduser()
+        buf = io.StringIO()
+        n = self.export(buf)
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            tmp.write_text(buf.getvalue(), encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise JupymemError(f"Cannot write {path}: {exc.strerror or exc}. Nothing was exported.") from None
+        return n
+
     def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
         """Merge an export. In a shared repository the new events go to this writer's file
         too (teammates get them), and are applied in (time, uid) order."""
@@ -623,10 +683,6 @@ class Project:
         return self.sharing.status()
 
     # -- internals ------------------------------------------------------------
-
-    def _row(self, memory_id: str) -> Memory | None:
-        row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        return memory_from_row(row) if row else None
 
     def _known(self) -> validate.Known:
         return validate.DatabaseKnown(self.conn)

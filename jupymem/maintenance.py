@@ -40,10 +40,6 @@ class VerifyReport:
     problems: tuple[str, ...] = ()
     shared_lines: int = 0  # lines read from .jupymem/ (a shared repository)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "events": self.events, "memories": self.memories, "problems": list(self.problems),
-                "shared_lines": self.shared_lines}
-
 
 @dataclass(frozen=True)
 class GcReport:
@@ -52,23 +48,12 @@ class GcReport:
     evidence_dropped: int
     dry_run: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "forgotten": list(self.forgotten),
-            "purged_events": self.purged_events,
-            "evidence_dropped": self.evidence_dropped,
-            "dry_run": self.dry_run,
-        }
-
 
 @dataclass(frozen=True)
 class ImportReport:
     events: int  # in the file
     added: int
     skipped: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"events": self.events, "added": self.added, "skipped": self.skipped}
 
 
 def verify(conn: store.Connection, *, shared: bool = False) -> VerifyReport:
@@ -277,7 +262,7 @@ def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -
 
 
 def _known_uids(conn: store.Connection, uids: list[str]) -> set[str]:
-    """Which of ``uids`` the log already holds (``store.has_uid`` for many at once)."""
+    """Which of ``uids`` the log already holds, one query per 500."""
     known: set[str] = set()
     for i in range(0, len(uids), 500):
         chunk = uids[i : i + 500]

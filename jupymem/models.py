@@ -1,7 +1,8 @@
 """Frozen records that cross module boundaries.
 
 Everything here is plain data: the store produces these from rows, the faces
-turn them into HTML, text or JSON (``to_dict``). Nothing here touches SQLite.
+turn them into HTML and text (``faces/render.py``) or JSON (``to_json``, the one
+serializer, also behind ``to_dict``). Nothing here touches SQLite.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ KINDS: tuple[str, ...] = (
 )
 KIND_RANK = {kind: i for i, kind in enumerate(KINDS)}
 
+
+def kind_rank(kind: str) -> int:
+    """A kind's place in block order; a kind this version does not know goes last.
+    Every ordering by kind derives from ``KINDS`` through this (and ``core``'s SQL)."""
+    return KIND_RANK.get(kind, len(KINDS))
+
 # Kinds that gc never drops while they are supported (SPEC 8).
 PROTECTED_KINDS = frozenset({"decision", "correction", "constraint", "preference"})
 
@@ -34,19 +41,48 @@ SUPERSEDED = "superseded"
 RETIRED = "retired"
 
 
-def _plain(value: Any) -> Any:
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    cls = type(value)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    return names
+
+
+def to_json(value: Any) -> Any:
+    """Records -> plain JSON-ready data: the one serializer of every face (REST, the
+    CLI's ``--json``, the assistant tools) and of ``to_dict``.
+
+    Each dataclass becomes a dict of its fields, nested ones too, tuples become
+    lists. One exception: a ``Recorded`` is its memory's dict plus ``similar``, so a
+    record answers with the memory itself, as it always has. Memories take a
+    shorter path (every field but provenance and evidence is a str, int or None):
+    a list response is mostly memories, and this is about four times faster than
+    walking them with ``dataclasses.asdict``."""
+    if isinstance(value, Memory):
+        out = {name: getattr(value, name) for name in _names(value)}
+        prov = value.provenance
+        out["provenance"] = {name: getattr(prov, name) for name in _names(prov)}
+        out["evidence"] = [to_json(e) for e in value.evidence]
+        out["replacements"] = list(value.replacements)
+        return out
+    if isinstance(value, Recorded):
+        return {**to_json(value.memory), "similar": to_json(value.similar)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {name: to_json(getattr(value, name)) for name in _names(value)}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [to_json(v) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: to_json(v) for k, v in value.items()}
     return value
 
 
 class _Plain:
     def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
+        return to_json(self)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -163,6 +199,27 @@ class SearchResult(_Plain):
     @property
     def abstained(self) -> bool:
         return self.status == "abstained"
+
+
+@dataclass(frozen=True)
+class Similar(_Plain):
+    """An active memory that a new statement nearly repeats (``Project.similar``)."""
+
+    id: str
+    kind: str
+    statement: str
+    score: float  # 0..1, see retrieval/similar.py
+
+
+@dataclass(frozen=True)
+class Recorded(_Plain):
+    """What recording answers (``Project.record``): the memory, the active memories it
+    nearly repeats (each a candidate for ``--supersedes``), and whether anything was
+    written (``False``: the statement was already remembered, unchanged)."""
+
+    memory: Memory
+    similar: tuple[Similar, ...] = ()
+    changed: bool = True
 
 
 @dataclass(frozen=True)

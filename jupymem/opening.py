@@ -22,6 +22,7 @@ starts a lost project afresh.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
@@ -32,7 +33,7 @@ from . import recovery, registry, share, store
 from .config import Settings
 from .core import Project
 from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt
-from .maintenance import verify
+from .maintenance import ImportReport, import_log, verify
 
 log = logging.getLogger("jupymem")
 
@@ -221,6 +222,23 @@ def init_project(path: str | Path, settings: Settings) -> Project:
     proj = _cached(settings, pid, root, reg.record(pid))
     proj.follow()
     return proj
+
+
+def import_into(path: str | Path, text: str, settings: Settings, *, source: str = "import") -> ImportReport:
+    """Verify and merge an export into the memory of ``path``'s repository.
+
+    A repository without memory gets one only for a file that imports cleanly: the
+    whole file is checked against a scratch database first, so a damaged or foreign
+    file initializes nothing (every face that imports calls this)."""
+    registry.require_git_root(path)
+    if find_project(path, settings) is None:
+        scratch = store.memory_database()
+        try:
+            import_log(scratch, io.StringIO(text), source=source)
+        finally:
+            scratch.close()
+    proj = find_project(path, settings) or init_project(path, settings)
+    return proj.import_(io.StringIO(text), source=source)
 
 
 def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -> None:

@@ -105,6 +105,11 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
         if new_standing != standing:
             conn.execute("UPDATE memories SET confirmed_at = ? WHERE id = ?", (ev.at, m["id"]))
             _history(conn, m["id"], ev, "confirmed", by="restated by a person")
+        if supersedes is not None:
+            # "Supersede instead" of a record just made: the active statement now replaces
+            # the old one, as if it had been recorded with --supersedes in the first place.
+            conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (supersedes, m["id"]))
+            _history(conn, m["id"], ev, "supersedes", old=supersedes)
     _cite(conn, m["id"], evidence)
 
 

@@ -656,10 +656,6 @@ def events(conn: Connection, after: int = 0) -> Iterator[Event]:
         yield row_event(row)
 
 
-def has_uid(conn: Connection, uid: str) -> bool:
-    return conn.execute("SELECT 1 FROM events WHERE uid = ?", (uid,)).fetchone() is not None
-
-
 def check_chain(evts: list[Event] | Iterator[Event], *, source: str) -> int:
     """Verify hashes and links; returns the count. Raises CorruptLog naming the first bad event."""
     prev = GENESIS

@@ -234,12 +234,16 @@ def memory_record(
             "it with the user's exact words as user_quote, or ask them to run %memory init."
         )
     prov = replace(ctx.provenance, recorder="assistant", quote=user_quote if standing == SUPPORTED else None)
-    m = proj.remember(statement, kind=kind or "note", topic=topic or None, evidence=cited, provenance=prov,
-                      standing=standing)
+    done = proj.record(statement, kind or "note", topic or None, cited, provenance=prov, standing=standing)
+    m = done.memory
     ctx.recorded.append(m)
     out: dict[str, Any] = {"recorded": m.id, "kind": m.kind, "standing": m.standing, "statement": _clip(m.statement)}
     if m.standing == UNCONFIRMED and why:
         out["note"] = why
+    if done.similar:
+        # As every face does: the record is kept, and the model can tell the person.
+        out["similar"] = [{"id": s.id, "statement": _clip(s.statement)} for s in done.similar]
+        out["similar_note"] = "This nearly repeats an active memory; ask the user whether it should supersede it."
     return out
 
 

@@ -67,3 +67,17 @@ def settings(jupymem_home: Path) -> Settings:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    """A real IPython ``InteractiveShell`` in ``repo`` with ``%load_ext jupymem``."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "jupymem")
+    yield ip
+    ip.run_line_magic("unload_ext", "jupymem")
+    InteractiveShell.clear_instance()

@@ -148,3 +148,41 @@ def test_the_core_and_the_cli_stay_light_when_imported() -> None:
         "jupymem.faces.cli, jupymem.overview"
     )
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the jupymem modules it imports anywhere, inside functions too. The
+    package itself (``jupymem``: the public API and entry points) is left out: every
+    face may call ``jupymem.init``, and its entry points import the faces lazily."""
+    graph: dict[str, set[str]] = {}
+    for module in MODULES:
+        deps = set()
+        for node in ast.walk(_parse(module)):
+            for name, _ in _imports(node, module):
+                while name and name not in MODULES:
+                    name = name.rpartition(".")[0]
+                if name and name not in (module, "jupymem"):
+                    deps.add(name)
+        graph[module] = deps
+    return graph
+
+
+def test_no_import_circles_even_lazy_ones() -> None:
+    # e.g. `ask` and `magics` once imported each other inside functions; both now
+    # import `kernel` (the kernel's state) and neither imports the other back.
+    graph = _graph()
+    seen: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        seen[module] = 1
+        for dep in sorted(graph[module]):
+            if seen.get(dep) == 1:
+                raise AssertionError(" -> ".join(path[path.index(dep):] + [module, dep]))
+            if dep not in seen:
+                visit(dep, path + [module])
+        seen[module] = 2
+
+    for module in sorted(graph):
+        if module not in seen:
+            visit(module, [])
+    assert "jupymem.faces.magics" not in graph["jupymem.faces.ask"]

@@ -216,6 +216,17 @@ def test_record_tool_supported_initializes_and_keeps_the_quote(repo: Path, setti
     assert m.provenance.session == "s1"
 
 
+def test_record_tool_names_a_near_duplicate(repo: Path, settings: Settings):
+    old = jupymem.init(repo).remember("Join on customer_id, never on email.", kind="decision")
+    out = json.loads(tools.run(_ctx(repo, settings, "hi"), "memory_record",
+                               {"statement": "Always join on customer_id and never on email.", "kind": "decision"}))
+    assert out["standing"] == UNCONFIRMED and jupymem.project(repo).get(out["recorded"]).status == "active"
+    assert [s["id"] for s in out["similar"]] == [old.id] and "supersede" in out["similar_note"]
+    out = json.loads(tools.run(_ctx(repo, settings, "hi"), "memory_record",
+                               {"statement": "Plots use the viridis palette.", "kind": "preference"}))
+    assert "similar" not in out
+
+
 def test_record_tool_unconfirmed_never_initializes(repo: Path, settings: Settings):
     out = json.loads(tools.run(_ctx(repo, settings, "hi"), "memory_record",
                                {"statement": "Join on customer_id.", "kind": "decision"}))

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
@@ -16,17 +15,6 @@ from jupymem.faces.browse import browser
 from jupymem.models import Provenance
 
 RAW_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}|\d{2}:\d{2}:\d{2}\.\d")
-
-
-@pytest.fixture
-def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(repo)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
-    InteractiveShell.clear_instance()
 
 
 def run(ip: InteractiveShell, code: str) -> None:

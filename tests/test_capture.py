@@ -12,7 +12,6 @@ import hashlib
 import re
 import subprocess
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -582,12 +581,10 @@ def test_diagnose_redacts_a_secret_beyond_the_clip_point():
     assert GH_TOKEN[:12] not in line
 
 
-def test_diagnose_is_quick_and_short_on_a_huge_message():
-    # e.g. a ValueError that embeds the repr of a whole DataFrame
+def test_diagnose_is_short_on_a_huge_message():
+    # e.g. a ValueError that embeds the repr of a whole DataFrame (its time: benchmarks/bench_inputs.py)
     message = "shapes differ\n" + ("0  1.0  2.0  customer_x\n" * 400_000)
-    start = time.perf_counter()
     lines = diagnose(_raise(ValueError(message)))
-    assert time.perf_counter() - start < 1.0
     assert lines[0] == "ValueError: shapes differ"
     assert sum(len(line) for line in lines) <= 3 * 300
 
@@ -744,11 +741,11 @@ def test_generator_exit_is_not_evidence():
 @pytest.mark.parametrize(
     "unit", ["a.", "a-", "a_", "a:", "sk-", "A1", "eyJabcdefgh.", "http://a:", "token = ", "'a "]
 )
-def test_secret_scan_stays_linear_on_hostile_input(unit):
+def test_secret_scan_finishes_on_hostile_input(unit):
+    # Repetitions that make a backtracking pattern explode; how long each takes is
+    # measured in benchmarks/bench_inputs.py. Here: the scan ends, and finds only what is there.
     text = (unit * (MAX_STATEMENT_BYTES // len(unit)))[:MAX_STATEMENT_BYTES]
-    start = time.perf_counter()
-    find_secrets(text)
-    assert time.perf_counter() - start < 1.0
+    assert {f.kind for f in find_secrets(text)} == ({"jwt"} if unit.startswith("eyJ") else set())
 
 
 def test_capture_imports_nothing_heavy():

@@ -76,9 +76,11 @@ def test_remember_list_search_show_status_json(filled: Path) -> None:
     result = ok_json(jm("--json", "search", "which join key for customers?", cwd=filled))
     assert result["status"] == "ok"
     assert "lexical" in result["legs"] and "dense" not in result["legs"]  # one-shot: says it stayed lexical
-    hit = result["hits"][0]
-    assert {"id", "kind", "statement", "standing", "score", "confidence", "level", "topic", "status"} <= set(hit)
-    assert 0.5 <= hit["confidence"] <= 1 and hit["level"] in ("strong", "likely")
+    # The REST API's shape: one serializer for every face.
+    assert {"memory", "score", "legs", "confidence"} <= set(result["hits"][0])
+    assert 0.5 <= result["hits"][0]["confidence"] <= 1
+    hit = result["hits"][0]["memory"]
+    assert {"id", "kind", "statement", "standing", "topic", "status"} <= set(hit)
     assert hit["statement"].startswith("Use customer_id")
     assert result["full"]["id"] == hit["id"]
     shown = ok_json(jm("show", hit["id"][:8], "--json", cwd=filled))
@@ -100,7 +102,7 @@ def test_search_abstains_with_exit_zero_and_odd_queries_are_fine(filled: Path) -
     text = jm("search", "which join key for customers?", cwd=filled).stdout.decode()
     assert "words only" in text and re.search(r"(strong|likely) [01]\.\d\d", text), text
     piped = ok_json(jm("search", "-", "--json", cwd=filled, input=b"timestamps UTC grouping by day"))
-    assert piped["hits"][0]["kind"] == "constraint"
+    assert piped["hits"][0]["memory"]["kind"] == "constraint"
 
 
 def test_block_prints_exactly_what_assistants_receive(filled: Path) -> None:
@@ -325,3 +327,22 @@ def test_eval_and_bench_are_subcommands(tmp_path: Path) -> None:
     assert "cannot read the suite" in one_error_line(jm("eval", "--suite", str(tmp_path / "nope"), cwd=tmp_path))
     bench = ok_json(jm("bench", "--documents", "60", "--queries", "2", "--json", cwd=tmp_path))
     assert bench
+
+
+def test_remember_names_a_near_duplicate_and_how_to_supersede_it(filled: Path) -> None:
+    old = [m for m in jupymem.project(filled).list() if m.kind == "decision"][0]
+    proc = jm("remember", "Always use customer_id as the join key and never the email column", "--kind", "decision",
+              cwd=filled)
+    line = proc.stdout.decode()
+    assert proc.returncode == 0 and line.count("\n") == 1, line
+    assert f"similar to {old.id}; supersede it with --supersedes {old.id}" in line
+    data = ok_json(jm("remember", "Always use customer_id as the join key and never the email column", "--json",
+                      cwd=filled))
+    assert [s["id"] for s in data["similar"]] == [old.id] and data["statement"].startswith("Always use")
+    replaced = ok_json(jm("remember", "Always use customer_id as the join key and never the email column",
+                          "--supersedes", old.id, "--json", cwd=filled))
+    assert replaced["id"] == data["id"] and replaced["supersedes"] == old.id and replaced["similar"] == []
+    assert jupymem.project(filled).get(old.id).superseded_by == data["id"]
+    # Unquoted words are one statement, as in the magic.
+    words = ok_json(jm("remember", "Plots", "use", "viridis", "--json", cwd=filled))
+    assert words["statement"] == "Plots use viridis"

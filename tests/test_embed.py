@@ -126,7 +126,7 @@ def test_background_encoder_loads_the_bundled_model():
     assert encoder.wait(60), encoder.reason
     assert encoder.embedder is not None and encoder.embedder.name == BUNDLED_NAME
     assert BUNDLED_NAME in encoder.reason
-    assert 0 < encoder.load_seconds < 30
+    assert encoder.load_seconds > 0  # how long: jupymem bench
     assert encoder.start() is encoder and encoder.state == "ready"  # starting again does nothing
 
 

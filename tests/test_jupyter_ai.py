@@ -57,6 +57,25 @@ def test_entry_points_are_registered():
     ]
 
 
+def test_the_readme_gives_the_chat_a_model_with_settings_the_installed_packages_have():
+    """The persona is useless without a model: the README's ways to give one must exist."""
+    import re
+    import sys
+
+    from jupyter_ai_jupyternaut.extension_app import JupyternautExtension
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    named = {cls: set(re.findall(rf"c\.{cls}\.(\w+)", readme)) for cls in ("JupyternautExtension", "PersonaManager")}
+    assert named["JupyternautExtension"] == {"initial_language_model"}
+    assert named["JupyternautExtension"] <= set(JupyternautExtension.class_trait_names(config=True))
+    assert named["PersonaManager"] <= set(PersonaManager.class_trait_names(config=True))
+    # The menu path the README walks: Settings -> Jupyternaut settings -> Add a custom model.
+    assert "Settings → Jupyternaut settings → Add a custom model" in readme
+    bundles = Path(sys.prefix, "share", "jupyter", "labextensions", "@jupyter-ai", "jupyternaut", "static")
+    ui = "".join(p.read_text(encoding="utf-8", errors="replace") for p in bundles.glob("*.js"))
+    assert '"Jupyternaut settings"' in ui and '"Add a custom model"' in ui
+
+
 def test_default_persona_id_setting_selects_the_memory_persona(tmp_path: Path):
     config = Config({"PersonaManager": {"default_persona_id": PERSONA_ID}})
     manager = _manager(tmp_path, "team.chat", config)
@@ -155,8 +174,11 @@ async def test_mcp_tools_over_http_check_quotes_against_the_message_being_proces
             found = await call("memory_search", query="join customer_id", path="proj/chats")
             assert found["status"] == "ok" and found["hits"][0]["id"] == m.id
             assert 0.5 <= found["hits"][0]["confidence"] <= 1
-            outside = await call("memory_search", query="x", path="../..")
-            assert "outside the Jupyter root" in outside["error"]
+            # Paths are confined by the REST API's own rule: no '..', no absolute path, no '~'.
+            for escape in ("../..", str(repo), "/etc", "~", "~/proj"):
+                refused = await call("memory_search", query="join customer_id", path=escape)
+                assert "Jupyter server's root" in refused["error"], (escape, refused)
+                assert "hits" not in refused
             status = await call("memory_status", path="proj/chats")
             assert status["memory"] is True and status["total"] == 2
     finally:

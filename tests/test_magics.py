@@ -5,24 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-
-
-@pytest.fixture
-def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(repo)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
-    InteractiveShell.clear_instance()
 
 
 def run(ip: InteractiveShell, code: str):
@@ -45,7 +32,7 @@ def test_remember_cell_magic_initializes_and_records(shell, repo):
 def test_failed_cell_is_staged_only_in_memory_until_memory_exists(shell, repo, jupymem_home):
     res = run(shell, "d = {}\nd['customer_id']")
     assert not res.success
-    from jupymem.faces.magics import session_evidence
+    from jupymem.faces.kernel import session_evidence
 
     (ev,) = session_evidence(shell)
     assert ev.handle.startswith("ev-") and len(ev.handle) == 11
@@ -83,7 +70,7 @@ def test_window_keeps_64_newest(shell, repo):
     jupymem.init(repo)
     for i in range(70):
         run(shell, f"raise ValueError('failure {i}')")
-    from jupymem.faces.magics import session_evidence
+    from jupymem.faces.kernel import session_evidence
 
     window = session_evidence(shell)
     assert len(window) == 64
@@ -128,7 +115,7 @@ def test_errors_become_usage_errors_and_record_nothing(shell, repo):
     res = run(shell, "%memory frobnicate")
     assert isinstance(res.error_in_exec, UsageError)
     # The magics' own errors are never staged as evidence.
-    from jupymem.faces.magics import session_evidence
+    from jupymem.faces.kernel import session_evidence
 
     assert session_evidence(shell) == []
 

@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from jupymem.faces import render
-from jupymem.faces.magics import session_evidence, session_state
+from jupymem.faces.kernel import session_evidence, session_state
 from jupymem.inject import FAILURES, failures_section
 from jupymem.pairing import Pairing
 
@@ -67,7 +67,7 @@ def test_rapidfuzz_waits_for_the_first_comparison(repo: Path) -> None:
         "print('rapidfuzz' in sys.modules)\n"
         "ip.run_cell('xs = [2, 1]\\nxs.sort()')\n"
         "print('rapidfuzz' in sys.modules)\n"
-        "from jupymem.faces.magics import session_evidence\n"
+        "from jupymem.faces.kernel import session_evidence\n"
         "print(session_evidence(ip)[0].fix is not None)\n"
     )
     env = {**os.environ, "JUPYMEM_HOME": str(repo / ".home")}

@@ -10,7 +10,7 @@ import pytest
 import jupymem
 from jupymem import capture
 from jupymem.faces import render
-from jupymem.models import Provenance
+from jupymem.models import Provenance, to_json
 
 
 @pytest.fixture
@@ -77,10 +77,11 @@ def test_memory_detail_has_provenance_validity_and_evidence(proj) -> None:
 
 def test_search_json_shapes(proj) -> None:
     proj.remember("Use customer_id as the join key", kind="decision")
-    ok = render.search_json(proj.search("customer_id join key"))
+    ok = to_json(proj.search("customer_id join key"))
     assert ok["status"] == "ok" and ok["reason"] is None and ok["full"]["kind"] == "decision"
-    assert set(ok["hits"][0]) >= {"id", "kind", "statement", "standing", "score", "topic", "status"}
-    no = render.search_json(proj.search("chocolate cake recipe"))
+    assert set(ok["hits"][0]) >= {"memory", "score", "legs"}
+    assert set(ok["hits"][0]["memory"]) >= {"id", "kind", "statement", "standing", "topic", "status"}
+    no = to_json(proj.search("chocolate cake recipe"))
     assert no["status"] == "abstained" and no["hits"] == [] and no["full"] is None and no["reason"]
     json.dumps(ok), json.dumps(no)
     assert render.search_text(proj.search("chocolate cake recipe")).startswith("No match (abstained)")
@@ -109,6 +110,6 @@ def test_search_output_shows_each_hits_confidence_and_the_legs_that_ran(proj) ->
     assert f"{word} {hit.confidence:.2f}" in text and "words only" in text
     html = render.search_html(result)
     assert ">confidence<" in html and f"confidence {hit.confidence:.2f}" in html and word in html
-    data = render.search_json(result)
+    data = to_json(result)  # what --json and REST carry
     assert data["legs"] == ["lexical", "fuzzy"]
-    assert data["hits"][0]["confidence"] == hit.confidence and data["hits"][0]["level"] == word
+    assert data["hits"][0]["confidence"] == hit.confidence

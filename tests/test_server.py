@@ -346,3 +346,33 @@ async def test_repository_enclosing_the_server_root(jp_fetch: Any, tmp_path: Pat
     status = json.loads(resp.body)
     assert status["memory"] is True
     assert status["root_path"] is None and status["server_root_in_repo"] == "root_dir"
+
+
+# -- near-duplicates ----------------------------------------------------------
+
+
+async def test_a_record_names_the_active_memories_it_nearly_repeats(fetch: Any, served_repo: Path) -> None:
+    code, old = await fetch("memories", method="POST",
+                            body={"path": "proj", "statement": "Never write to data/raw; it is read-only.",
+                                  "kind": "constraint"})
+    assert code == 201 and old["similar"] == []
+    code, new = await fetch("memories", method="POST",
+                            body={"path": "proj/nb/analysis.ipynb", "kind": "constraint",
+                                  "statement": "Never write into data/raw, because it is read-only."})
+    assert code == 201 and new["status"] == "active"  # recorded all the same, the memory itself
+    assert [(s["id"], s["kind"], s["statement"]) for s in new["similar"]] == \
+        [(old["id"], "constraint", "Never write to data/raw; it is read-only.")]
+    assert 0.6 <= new["similar"][0]["score"] <= 1.0
+    # "Supersede instead": the sidebar sends the new statement to the old memory's supersede.
+    code, replaced = await fetch("memories", old["id"], "supersede", method="POST",
+                                 body={"path": "proj", "statement": new["statement"], "kind": new["kind"]})
+    assert code == 201 and replaced["id"] == new["id"] and replaced["supersedes"] == old["id"]
+    assert replaced["similar"] == []
+    proj = jupymem.project(served_repo)
+    assert proj.get(old["id"]).superseded_by == new["id"] and [m.id for m in proj.list()] == [new["id"]]
+    # Superseding keeps the old memory's kind unless told otherwise.
+    code, other = await fetch("memories", method="POST",
+                              body={"path": "proj", "statement": "Plots use viridis.", "kind": "preference"})
+    code, newer = await fetch("memories", method="POST",
+                              body={"path": "proj", "statement": "Plots use cividis.", "supersedes": other["id"]})
+    assert code == 201 and newer["kind"] == "preference" and newer["supersedes"] == other["id"]

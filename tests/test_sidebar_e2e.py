@@ -478,6 +478,29 @@ def test_sidebar_every_state_in_both_themes(lab: Lab) -> None:
             assert len(recorded) == 1 and recorded[0].standing == "supported"
             assert recorded[0].provenance.notebook == "nb/analysis.ipynb"
 
+            # A statement that nearly repeats an active memory is recorded, and the panel
+            # offers to supersede the old one instead: the result is what --supersedes gives.
+            sidebar.get_by_role("button", name="+ Record").click()
+            form = sidebar.locator(".jp-jupymem-form")
+            form.locator("textarea").fill("Revenue is always reported in EUR and never in USD")
+            form.locator("select").select_option("constraint")
+            form.get_by_role("button", name="Record", exact=True).click()
+            offer = sidebar.locator(".jp-jupymem-similar")
+            expect(offer).to_contain_text(ids["supported"], timeout=10_000)
+            expect(offer).to_contain_text("Revenue is reported in EUR, never USD")
+            (twin,) = [m for m in proj.list(kind="constraint") if m.statement.startswith("Revenue is always")]
+            assert twin.supersedes is None and proj.get(ids["supported"]).status == "active"  # recorded, both active
+            b.snap("similar")
+            offer.get_by_role("button", name="Supersede instead").click()
+            expect(sidebar.locator(".jp-jupymem-notice")).to_contain_text(f"Superseded {ids['supported']}",
+                                                                         timeout=10_000)
+            expect(offer).to_have_count(0)
+            old, twin = proj.get(ids["supported"]), proj.get(twin.id)
+            assert (old.status, old.superseded_by) == ("superseded", twin.id)
+            assert (twin.status, twin.supersedes, twin.kind) == ("active", old.id, "constraint")
+            assert [h.action for h in proj.history(twin.id)] == ["recorded", "supersedes"]
+            expect(sidebar.locator(f'[data-memory-id="{old.id}"]')).to_have_count(0)
+
             # Memory changed elsewhere (a kernel, the CLI) shows up on its own.
             outside = proj.remember("Dashboards refresh at 06:00 UTC", kind="decision")
             expect(sidebar.locator(f'[data-memory-id="{outside.id}"]')).to_be_visible(timeout=15_000)

@@ -26,7 +26,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ..config import Settings
 from ..errors import JupymemError
-from ..models import Provenance
+from .kernel import current_path, in_kernel, session_evidence, state
 
 if TYPE_CHECKING:
     from ..assistant import Turn
@@ -126,7 +126,6 @@ class AskMagics(Magics):
         with "remember" (or "recuerda", "acuérdate") is stored as your statement.
         """
         from ..assistant import ask_turn
-        from .magics import _cell_id, _execution_count, _state, current_path, session_evidence
 
         args = parse_argstring(self.ask, line)
         prompt = (cell or "").strip()
@@ -137,14 +136,8 @@ class AskMagics(Magics):
         if not model:
             raise UsageError(NO_MODEL)
         path = current_path(self.shell)
-        stream = _Stream(rich=getattr(self.shell, "kernel", None) is not None)
-        provenance = Provenance(
-            recorder="assistant",
-            notebook=str(path) if path.is_file() else None,
-            cell_id=_cell_id(self.shell),
-            execution_count=_execution_count(self.shell),
-            session=_state(self.shell).session,
-        )
+        stream = _Stream(rich=in_kernel(self.shell))
+        provenance = state(self.shell).provenance("assistant")
         try:
             turn = ask_turn(
                 prompt, model=model, path=path, settings=settings,
@@ -181,7 +174,6 @@ class _ContextState:
 
     def refresh(self, prompt: str = "") -> None:
         from ..inject import for_path
-        from .magics import current_path
 
         try:
             text = for_path(prompt, current_path(self.shell)) if prompt else _block_text(self.shell)
@@ -203,7 +195,6 @@ def _ai_prompt(raw: str) -> str:
 
 
 def _block_text(shell: Any) -> str:
-    from .magics import current_path
     from ..opening import find_project
 
     proj = find_project(current_path(shell), Settings.from_env())

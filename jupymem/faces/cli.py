@@ -32,7 +32,6 @@ the result to ``render``. Decisions worth knowing:
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
@@ -40,10 +39,10 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from .. import capture
-from . import render
+from . import commands, render
 from ..config import Settings
 from ..errors import JupymemError
-from ..models import KINDS, Provenance
+from ..models import Provenance, to_json
 from ..core import needs_translation
 
 PERSON = Provenance(recorder="person")
@@ -157,15 +156,8 @@ def cmd_remember(ctx: Context) -> int:
         proj = ctx.project()  # evidence and the superseded memory live in an existing project
     else:
         proj = ctx.project_or_init()
-    before = proj.revision()
-    if a.supersedes:  # the replacement keeps the old kind and topic unless told otherwise
-        m = proj.supersede(a.supersedes, text, kind=a.kind, topic=a.topic, evidence=a.evidence or (),
-                           provenance=PERSON, private=a.private)
-    else:
-        m = proj.remember(text, kind=a.kind or "note", topic=a.topic, evidence=a.evidence or (),
-                          provenance=PERSON, private=a.private)
-    verb = "Already remembered" if proj.revision() == before else "Remembered"
-    ctx.emit(render.memory_json(m), f"{verb} {render.memory_line(m)}")
+    done = proj.record(text, a.kind, a.topic, a.evidence or (), a.supersedes, provenance=PERSON, private=a.private)
+    ctx.emit(to_json(done), render.recorded_text(done))
     return 0
 
 
@@ -173,28 +165,28 @@ def cmd_supersede(ctx: Context) -> int:
     a = ctx.args
     text = _statement(a.text)
     _refuse_language(ctx, text)
-    m = ctx.project().supersede(a.id, text, kind=a.kind, topic=a.topic, provenance=PERSON)
-    ctx.emit(render.memory_json(m), f"{m.supersedes} superseded by {render.memory_line(m)}")
+    done = ctx.project().record(text, a.kind, a.topic, supersedes=a.id, provenance=PERSON)
+    ctx.emit(to_json(done), render.recorded_text(done))
     return 0
 
 
 def cmd_retire(ctx: Context) -> int:
     m = ctx.project().retire(ctx.args.id, reason=ctx.args.reason)
-    ctx.emit(render.memory_json(m), f"Retired {render.memory_line(m)}")
+    ctx.emit(to_json(m), render.said_text(m, "Retired"))
     return 0
 
 
 def cmd_confirm(ctx: Context) -> int:
     m = ctx.project().confirm(ctx.args.id, by="person")
-    ctx.emit(render.memory_json(m), f"Confirmed {render.memory_line(m)}")
+    ctx.emit(to_json(m), render.said_text(m, "Confirmed"))
     return 0
 
 
 def cmd_search(ctx: Context) -> int:
     a = ctx.args
     query = _stdin_bytes().decode("utf-8", "replace") if a.query == "-" else a.query
-    result = ctx.project().search(query, limit=a.limit, include_inactive=a.all, kinds=[a.kind] if a.kind else None)
-    ctx.emit(render.search_json(result), render.search_text(result))
+    result = ctx.project().search(query, limit=a.limit, include_inactive=a.all, kinds=a.kind)
+    ctx.emit(to_json(result), render.search_text(result))
     return 0
 
 
@@ -204,7 +196,7 @@ def cmd_block(ctx: Context) -> int:
         raise JupymemError(f"--cap {cap} is too small; the block needs at least {MIN_CAP} bytes.")
     block = ctx.project().block(cap)
     if ctx.json:
-        ctx.emit(render.block_json(block), "")
+        ctx.emit(to_json(block), "")
         return 0
     text = render.block_text(block)
     ctx.out.flush()
@@ -222,31 +214,31 @@ def cmd_block(ctx: Context) -> int:
 def cmd_list(ctx: Context) -> int:
     a = ctx.args
     memories = ctx.project().list(kind=a.kind, include_inactive=a.all)
-    ctx.emit(render.memories_json(memories), render.memories_text(memories))
+    ctx.emit(to_json(memories), render.memories_text(memories))
     return 0
 
 
 def cmd_evidence(ctx: Context) -> int:
     items = ctx.project().staged_evidence()
-    ctx.emit(render.evidence_json(items), render.evidence_text(items))
+    ctx.emit(to_json(items), render.evidence_text(items))
     return 0
 
 
 def cmd_show(ctx: Context) -> int:
     m = ctx.project().get(ctx.args.id)
-    ctx.emit(render.memory_json(m), render.memory_text(m))
+    ctx.emit(to_json(m), render.memory_text(m))
     return 0
 
 
 def cmd_history(ctx: Context) -> int:
     entries = ctx.project().history(ctx.args.id)
-    ctx.emit(render.history_json(entries), render.history_text(entries))
+    ctx.emit(to_json(entries), render.history_text(entries))
     return 0
 
 
 def cmd_verify(ctx: Context) -> int:
     report = ctx.project().verify()
-    ctx.emit(report.to_dict(), render.verify_text(report))
+    ctx.emit(to_json(report), render.verify_text(report))
     return 0 if report.ok else 1
 
 
@@ -254,13 +246,13 @@ def cmd_rebuild(ctx: Context) -> int:
     proj = ctx.project()
     n = proj.rebuild()
     report = proj.verify()
-    ctx.emit({"events": n, "verify": report.to_dict()}, f"rebuilt from {n} events; {render.verify_text(report)}")
+    ctx.emit({"events": n, "verify": to_json(report)}, f"rebuilt from {n} events; {render.verify_text(report)}")
     return 0 if report.ok else 1
 
 
 def cmd_gc(ctx: Context) -> int:
     report = ctx.project().gc(dry_run=ctx.args.dry_run)
-    ctx.emit(report.to_dict(), render.gc_text(report))
+    ctx.emit(to_json(report), render.gc_text(report))
     return 0
 
 
@@ -270,33 +262,19 @@ def cmd_export(ctx: Context) -> int:
     if not out or out == "-":
         proj.export(ctx.out)
         return 0
-    buf = io.StringIO()
-    n = proj.export(buf)
-    try:
-        Path(out).write_text(buf.getvalue(), encoding="utf-8")
-    except OSError as exc:
-        raise JupymemError(f"cannot write {out}: {exc.strerror or exc}") from None
+    n = proj.export_to(out)
     ctx.emit({"events": n, "out": out}, f"exported {n} events to {out}")
     return 0
 
 
 def cmd_import(ctx: Context) -> int:
-    from ..opening import find_project
-    from ..store import memory_database
-    from ..maintenance import import_log
+    from ..opening import import_into
 
     name = ctx.args.file
     text = _read_file(name)
     ctx._check_path()
-    if find_project(ctx.path, ctx.settings) is None:
-        # Check the whole file against a scratch database first: an invalid file initializes nothing.
-        scratch = memory_database()
-        try:
-            import_log(scratch, io.StringIO(text), source=name)
-        finally:
-            scratch.close()
-    report = ctx.project_or_init().import_(io.StringIO(text), source=name)
-    ctx.emit(report.to_dict(), render.import_text(report))
+    report = import_into(ctx.path, text, ctx.settings, source=name)
+    ctx.emit(to_json(report), render.import_text(report))
     return 0
 
 
@@ -352,71 +330,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 a failed check, 2 a usage or input error.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    def add(name: str, func: Callable[[Context], int], help: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common], help=help, description=help)
-        p.set_defaults(func=func)
-        return p
-
-    add("init", cmd_init, "bind this repository (adopts the memory of a moved or re-cloned checkout)")
-    add("status", cmd_status, "what jupymem knows about this repository (never writes)")
-    p = add("remember", cmd_remember, "record a statement (initializes memory); TEXT '-' reads stdin")
-    p.add_argument("text", metavar="TEXT")
-    p.add_argument("--kind", choices=KINDS, help="default: note (or the superseded memory's kind)")
-    p.add_argument("--topic")
-    p.add_argument("--evidence", action="append", metavar="ev-…", help="cite a staged failure (repeatable)")
-    p.add_argument("--supersedes", metavar="ID", help="the memory this statement replaces")
-    p.add_argument("--private", action="store_true",
-                   help="keep it in this machine's store only: never written to .jupymem/ (shared through git)")
-    p = add("search", cmd_search, "search memory; QUERY '-' reads stdin")
-    p.add_argument("query", metavar="QUERY")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--all", action="store_true", help="include retired and superseded memories")
-    p.add_argument("--kind", choices=KINDS)
-    p = add("block", cmd_block, "print the <project_memory> block byte for byte as assistants receive it "
-                                "(a newline is added only on a terminal)")
-    p.add_argument("--cap", type=int, help="cap in UTF-8 bytes (default: JUPYMEM_BLOCK_CAP or 4000)")
-    p = add("list", cmd_list, "list memories by kind, in block order")
-    p.add_argument("--kind", choices=KINDS)
-    p.add_argument("--all", action="store_true", help="include retired and superseded memories")
-    add("evidence", cmd_evidence, "list staged failed cells, newest first")
-    p = add("show", cmd_show, "everything about one memory")
-    p.add_argument("id", metavar="ID")
-    p = add("history", cmd_history, "the events of one memory")
-    p.add_argument("id", metavar="ID")
-    p = add("supersede", cmd_supersede, "replace a memory with a new statement; TEXT '-' reads stdin")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("text", metavar="TEXT")
-    p.add_argument("--kind", choices=KINDS)
-    p.add_argument("--topic")
-    p = add("retire", cmd_retire, "close a memory's validity")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--reason")
-    p = add("confirm", cmd_confirm, "mark an assistant's memory as supported by a person")
-    p.add_argument("id", metavar="ID")
-    add("verify", cmd_verify, "check the event chain and that the tables match a replay (exit 1 on problems)")
-    add("rebuild", cmd_rebuild, "recreate every table and index from the event log")
-    p = add("gc", cmd_gc, "drop what retention rules allow")
-    p.add_argument("--dry-run", action="store_true", help="report without dropping anything")
-    p = add("export", cmd_export, "write the event log as JSONL (stdout by default)")
-    p.add_argument("--out", metavar="FILE")
-    p = add("import", cmd_import, "verify and merge an export without duplicates; FILE '-' reads stdin")
-    p.add_argument("file", metavar="FILE")
-    p = add("share", cmd_share, "share this repository's memory through git: a committed .jupymem/ folder "
-                                "that every clone reads (initializes memory)")
-    p.add_argument("--off", action="store_true", help="stop writing there; the files stay as history")
-    p = add("doctor", cmd_doctor, "check the registry and every project database; repair what can be repaired")
-    p.add_argument("--accept-loss", action="store_true",
-                   help="start lost or unrecoverable projects afresh (damaged files are kept aside, never deleted)")
-    from .. import bench, evaluate  # evaluation faces with options of their own (their own --json)
-
-    for name, mod, func, text in (
-        ("eval", evaluate, cmd_eval, "score retrieval on a gold suite (Recall@10, MRR, nDCG@10, abstention): plain FTS5 BM25, the lexical leg and hybrid"),
-        ("bench", bench, cmd_bench, "measure ingest, search latency, block build and size on a synthetic corpus"),
-    ):
-        p = sub.add_parser(name, help=text, description=text)
-        mod.add_arguments(p)
-        p.set_defaults(func=func)
+    handlers: dict[str, Callable[[Context], int]] = {
+        name[len("cmd_"):]: func for name, func in globals().items() if name.startswith("cmd_")
+    }
+    for action in commands.actions(commands.CLI):
+        help_ = action.help[0].lower() + action.help[1:].rstrip(".")
+        # eval and bench bring their own --json; every other action shares --path and --json.
+        parents = [] if action.arguments_from else [common]
+        p = sub.add_parser(action.name, parents=parents, help=help_, description=action.help)
+        commands.add_options(p, action, commands.CLI)
+        p.set_defaults(func=handlers[action.name])
     return parser
 
 

@@ -7,8 +7,9 @@ server derives each tool's schema from the signature and its description from
 the docstring; each is a thin call into ``tools.py``.
 
 Where a tool runs, the repository is found from ``path`` (relative to the
-server root, and confined to it), else from the chat the call comes from, else
-the server root. The honesty rule is the one ``%%ask`` follows: a record is
+server root, and confined to it by the REST API's own rule, ``paths.resolve_path``:
+no absolute paths, no ``~``, no ``..``), else from the chat the call comes from,
+else the server root. The honesty rule is the one ``%%ask`` follows: a record is
 ``supported`` only when ``user_quote`` occurs in the person's current message.
 That message is read from the persona that is processing it (the persona
 manager sends its chat and persona ids as headers with every tool call); where
@@ -18,13 +19,14 @@ it cannot be seen, records are ``unconfirmed``.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 from .. import tools
 from ..config import Settings
 from ..errors import JupymemError
+from ..models import KINDS
+from .paths import PathOutsideRoot, inside, resolve_path
 
 log = logging.getLogger("jupymem")
 
@@ -49,7 +51,7 @@ def memory_search(query: str, path: str = "", limit: int = 5, include_inactive: 
 
 def memory_record(statement: str, kind: str = "note", user_quote: str = "", topic: str = "", path: str = "") -> dict[str, Any]:
     """Keep one short English statement in the jupymem memory of the git repository holding `path`.
-    kind is one of: correction, constraint, preference, decision, procedure, failure, fact, note.
+    kind is one of: {kinds}.
     Record only what the user stated; pass user_quote, the user's exact words from their current
     message that state it: with it the memory is 'supported', without it 'unconfirmed'.
     Never include secrets."""
@@ -58,6 +60,10 @@ def memory_record(statement: str, kind: str = "note", user_quote: str = "", topi
         lambda ctx: tools.memory_record(ctx, statement, kind=kind or "note", user_quote=user_quote or None,
                                         topic=topic or None),
     )
+
+
+# The tool's description (its docstring) names the kinds from the one list, in block order.
+memory_record.__doc__ = (memory_record.__doc__ or "").replace("{kinds}", ", ".join(KINDS))
 
 
 def memory_status(path: str = "") -> dict[str, Any]:
@@ -103,17 +109,17 @@ def server_root() -> Path:
 
 
 def _resolve(path: str, chat_path: str | None) -> Path:
+    """``path`` confined to the root exactly as the REST API confines it (no absolute
+    paths, no ``~``, no ``..``); without one, the chat's folder, else the root."""
     root = server_root()
     if path:
-        p = Path(os.path.expanduser(path))
-        target = (p if p.is_absolute() else root / p).resolve()
-    elif chat_path:
+        return resolve_path(root, path)
+    if chat_path:
         target = Path(chat_path).resolve().parent
-    else:
-        target = root
-    if target != root and root not in target.parents:
-        raise JupymemError(f"{path!r} is outside the Jupyter root {root}; give a path inside it.")
-    return target
+        if not inside(root, target):
+            raise PathOutsideRoot(f"The chat {chat_path!r} is outside the Jupyter server's root.")
+        return target
+    return root
 
 
 def _current_message() -> tuple[str | None, str | None]:

@@ -13,7 +13,7 @@ audience:
   (labextension/style/base.css), from the theme's variables, so it reads in
   light and dark themes. Where that stylesheet is not loaded (VS Code,
   nbviewer) the mark keeps the text colour.
-* ``*_json``: plain dicts and lists for ``--json`` and the REST API.
+JSON is not made here: every face uses ``models.to_json``.
 
 Lists clip long statements (the full text is in ``show``); the block is never
 altered: ``block_text`` returns it byte for byte. Stdlib only, cheap to import.
@@ -27,11 +27,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import KIND_RANK, KINDS, UNCONFIRMED, Block, Evidence, Fix, HistoryEntry, Memory, SearchResult
+from ..models import (
+    KINDS, UNCONFIRMED, Block, Evidence, Fix, HistoryEntry, Memory, Recorded, SearchResult, Similar,
+    kind_rank,
+)
 
 __all__ = [
     "Output",
     "memory_line",
+    "said_text",
+    "said_html",
+    "recorded_text",
+    "recorded_html",
+    "similar_text",
+    "staged_text",
+    "staged_html",
     "memory_text",
     "memory_html",
     "memories_text",
@@ -46,20 +56,11 @@ __all__ = [
     "status_text",
     "status_html",
     "verify_text",
-    "verify_html",
     "gc_text",
-    "gc_html",
     "import_text",
-    "import_html",
     "block_text",
     "block_html",
-    "memory_json",
-    "memories_json",
-    "search_json",
     "confidence_word",
-    "history_json",
-    "evidence_json",
-    "block_json",
 ]
 
 LINE_CHARS = 100  # a statement's share of a one-line listing in a terminal
@@ -73,7 +74,7 @@ class Output:
     """Text and HTML of one result; IPython shows the HTML, terminals the text."""
 
     text: str
-    html: str
+    html: str | None = None  # None: front ends show the text
 
     def __str__(self) -> str:
         return self.text
@@ -81,7 +82,7 @@ class Output:
     def __repr__(self) -> str:
         return self.text
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         return self.html
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -218,6 +219,72 @@ def memory_line(m: Memory, width: int = LINE_CHARS) -> str:
     marks = " ".join(_marks(m))
     statement = _clip(_one_line(m.statement), width)
     return f"{m.id}  {m.kind:<10}  {marks + ' ' if marks else ''}{statement}"
+
+
+SAID_CHARS = 72  # the statement's share of a one-line answer to a record
+
+
+def said_text(m: Memory, verb: str) -> str:
+    """One line after a change: ``Remembered m-3f9a2c1d4e5f (decision): Join df_sales…``."""
+    marks = " ".join(_marks(m))
+    return f"{verb} {m.id} ({m.kind}{' ' + marks if marks else ''}): {_clip(_one_line(m.statement), SAID_CHARS)}"
+
+
+def said_html(m: Memory, verb: str) -> str:
+    marks = _marks_html(m)
+    return (
+        f"{_e(verb)} {_ID}{_e(m.id)}</code> {_badge(m.kind)}{' ' + marks if marks else ''} "
+        f"{_e(_clip(_one_line(m.statement), SAID_CHARS))}"
+    )
+
+
+def _verb(done: Recorded) -> str:
+    m = done.memory
+    if m.supersedes and done.changed:
+        return f"{m.supersedes} superseded by"
+    return "Remembered" if done.changed else "Already remembered"
+
+
+def similar_text(similar: Sequence[Similar]) -> str:
+    """``similar to m-…; supersede it with --supersedes m-…`` (empty when nothing is)."""
+    if not similar:
+        return ""
+    ids = ", ".join(s.id for s in similar)
+    return f"similar to {ids}; supersede it with --supersedes {similar[0].id}"
+
+
+def recorded_text(done: Recorded) -> str:
+    """A record in one line: what was kept, and what it nearly repeats (``show`` has the rest)."""
+    near = similar_text(done.similar)
+    return said_text(done.memory, _verb(done)) + (f" — {near}" if near else "")
+
+
+def recorded_html(done: Recorded) -> str:
+    near = ""
+    if done.similar:
+        first = done.similar[0]
+        others = "".join(f", {_ID}{_e(s.id)}</code>" for s in done.similar[1:])
+        near = (
+            f' — <span class="jp-jupymem-similar">similar to <span title="{_e(first.statement)}">{_ID}'
+            f"{_e(first.id)}</code></span>{others}; supersede it with {_ID}--supersedes {_e(first.id)}</code></span>"
+        )
+    return f'<div class="jupymem-recorded">{said_html(done.memory, _verb(done))}{near}</div>'
+
+
+def staged_text(e: Evidence) -> str:
+    """The one line under a failed cell's traceback."""
+    return (
+        f"jupymem staged this {_one_line(e.ename)} as {e.handle}: cite it with "
+        f"%%remember --evidence {e.handle} (%memory quiet hides this line)"
+    )
+
+
+def staged_html(e: Evidence) -> str:
+    return (
+        f'<div class="jupymem-staged" style="opacity:.6;font-size:.85em">jupymem staged this '
+        f"{_e(_one_line(e.ename))} as {_ID}{_e(e.handle)}</code>: cite it with "
+        f"{_ID}%%remember --evidence {_e(e.handle)}</code> ({_ID}%memory quiet</code> hides this line)</div>"
+    )
 
 
 def _provenance(m: Memory) -> str:
@@ -363,7 +430,7 @@ def _evidence_where(e: Evidence) -> str:
 
 def _grouped(memories: Sequence[Memory]) -> list[tuple[str, list[Memory]]]:
     groups: dict[str, list[Memory]] = {}
-    for m in sorted(memories, key=lambda m: (KIND_RANK.get(m.kind, len(KINDS)), m.created_at, m.id)):
+    for m in sorted(memories, key=lambda m: (kind_rank(m.kind), m.created_at, m.id)):
         groups.setdefault(m.kind, []).append(m)
     return list(groups.items())
 
@@ -610,16 +677,6 @@ def verify_text(report: Any) -> str:
     return "\n".join(lines)
 
 
-def verify_html(report: Any) -> str:
-    if report.ok:
-        return f"<div>verify: <b>ok</b> ({report.events} events, {report.memories} memories)</div>"
-    items = "".join(f"<li>{_e(p)}</li>" for p in report.problems)
-    return (
-        f"<div>verify: <b style='color:#c0392b'>{len(report.problems)} problem(s)</b> "
-        f"({report.events} events, {report.memories} memories)<ul>{items}</ul></div>"
-    )
-
-
 def gc_text(report: Any) -> str:
     """A ``GcReport``."""
     verb = "would forget" if report.dry_run else "forgot"
@@ -633,23 +690,12 @@ def gc_text(report: Any) -> str:
     return "\n".join(lines)
 
 
-def gc_html(report: Any) -> str:
-    return f"<pre style='margin:0'>{_e(gc_text(report))}</pre>"
-
-
 def import_text(report: Any) -> str:
     """An ``ImportReport``."""
     return (
         f"import: {report.added} of {report.events} events added, "
         f"{report.skipped} already known or adding nothing"
     )
-
-
-def import_html(report: Any) -> str:
-    return f"<div>{_e(import_text(report))}</div>"
-
-
-# -- the block ----------------------------------------------------------------
 
 
 def block_text(block: Block) -> str:
@@ -663,54 +709,3 @@ def block_html(block: Block) -> str:
         f"{block.shown} shown{f', {block.omitted} searched per prompt' if block.omitted else ''}</span>"
     )
     return f"<div>{caption}</div><pre style='white-space:pre-wrap;margin:.2em 0'>{_e(block.text)}</pre>"
-
-
-# -- JSON ---------------------------------------------------------------------
-
-
-def memory_json(m: Memory) -> dict[str, Any]:
-    """Every field of a memory, provenance and evidence nested as objects."""
-    return m.to_dict()
-
-
-def memories_json(memories: Sequence[Memory]) -> list[dict[str, Any]]:
-    return [memory_json(m) for m in memories]
-
-
-def search_json(result: SearchResult) -> dict[str, Any]:
-    """``{"status": "ok"|"abstained", "reason", "query", "legs": [...], "hits": [...],
-    "full": memory|None}``; each hit has ``confidence`` (0..1) and its word."""
-    return {
-        "status": result.status,
-        "reason": result.reason,
-        "query": result.query,
-        "legs": list(result.legs),
-        "hits": [
-            {
-                "id": h.memory.id,
-                "kind": h.memory.kind,
-                "statement": h.memory.statement,
-                "standing": h.memory.standing,
-                "score": h.score,
-                "confidence": h.confidence,
-                "level": confidence_word(h.confidence),
-                "topic": h.memory.topic,
-                "status": h.memory.status,
-                "legs": list(h.legs),
-            }
-            for h in result.hits
-        ],
-        "full": memory_json(result.full) if result.full is not None else None,
-    }
-
-
-def history_json(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
-    return [h.to_dict() for h in entries]
-
-
-def evidence_json(items: Sequence[Evidence]) -> list[dict[str, Any]]:
-    return [e.to_dict() for e in items]
-
-
-def block_json(block: Block) -> dict[str, Any]:
-    return block.to_dict()

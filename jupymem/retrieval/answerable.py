@@ -74,7 +74,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import lexical
+from . import arrays, lexical
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -305,11 +305,7 @@ def _exact(doc: Sequence[str], word: str) -> range:
 def _matches(doc: Sequence[str], term: lexical.Term) -> range:
     """Indexes of the words of ``doc`` (sorted) that ``term`` matches. A word also matches
     its singular or plural ("ages" and "age"), which a prefix cannot."""
-    if term.prefix:
-        lo = bisect.bisect_left(doc, term.key)
-        found = range(lo, bisect.bisect_left(doc, term.key + "\U0010ffff", lo))
-    else:
-        found = _exact(doc, term.key)
+    found = lexical.term_span(doc, term)
     if not found:
         word = term.word
         other = word[:-1] if word.endswith("s") and len(word) > 3 and not word.endswith("ss") else word + "s"
@@ -490,7 +486,7 @@ _background_lock = threading.Lock()
 
 def background(embedder: Embedder, query_vector: Any) -> float:
     """The query's median cosine to ``BACKGROUND`` (embedded once per embedder)."""
-    import numpy as np
+    np = arrays.np()
 
     with _background_lock:
         held = _background_cache.get(id(embedder))
@@ -529,7 +525,7 @@ class WordVectors:
 
     def near(self, query_words: Sequence[str], doc_words: Sequence[str]) -> list[float]:
         """Per query word, its best cosine to one of ``doc_words``."""
-        import numpy as np
+        np = arrays.np()
 
         if not query_words or not doc_words:
             return [0.0] * len(query_words)

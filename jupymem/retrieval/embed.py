@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import JupymemError, MissingDependency
+from . import arrays
 
 if TYPE_CHECKING:
-    import numpy as np
+    np = arrays.np()
     from numpy.typing import NDArray
 
     Vectors = NDArray[np.float32]
@@ -91,7 +92,7 @@ def bundled_model_path() -> Path:
 
 
 def _normalize_rows(vectors: object) -> Vectors:
-    import numpy as np
+    np = arrays.np()
 
     out = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -131,7 +132,7 @@ class Model2VecEmbedder:
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         if not texts:
-            import numpy as np
+            np = arrays.np()
 
             return np.zeros((0, self.dimensions), dtype=np.float32)
         # No worker processes: this runs inside kernels and servers, and a static model is
@@ -144,7 +145,7 @@ class Model2VecEmbedder:
         a token's vector by its rarity (SIF), so "the" or "come" sit near the origin and
         "laptop" or "toxicity" far from it. A word's largest token norm over the median
         token's: about 0.4 for the commonest words, above 1 for rare ones. Cached."""
-        import numpy as np
+        np = arrays.np()
 
         missing = [w for w in dict.fromkeys(words) if w not in self._specificity]
         if missing:
@@ -340,7 +341,7 @@ class HashEmbedder:
         return words + words + grams  # whole words count double: they carry more meaning
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        import numpy as np
+        np = arrays.np()
 
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for row, text in enumerate(texts):

@@ -36,10 +36,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import store
+from . import arrays
 from ..models import RETIRED, SUPERSEDED
 
 if TYPE_CHECKING:
-    import numpy as np
+    np = arrays.np()
 
     from .embed import BackgroundEncoder, Embedder
 
@@ -108,7 +109,7 @@ class _Copy:
 
     @classmethod
     def empty(cls, dims: int, capacity: int = 1024) -> _Copy:
-        import numpy as np
+        np = arrays.np()
 
         words = (dims + 63) // 64
         return cls(
@@ -120,7 +121,7 @@ class _Copy:
 
 
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
-    import numpy as np
+    np = arrays.np()
 
     words = (vectors.shape[1] + 63) // 64
     packed = np.packbits(vectors > 0, axis=1)
@@ -151,8 +152,10 @@ class DenseIndex:
         self._thread: threading.Thread | None = None
         self._backfill_error: str | None = None
         self.ready = False
-        self.pending = 0
-        self.last_backfill_seconds: float | None = None
+        # Exact scoring up to this many rows; above, only the `rescore` Hamming-nearest
+        # (settable, so a test can take the large-project path with a few rows).
+        self.exact_max = EXACT_MAX
+        self.rescore = RESCORE
 
     # -- writing --------------------------------------------------------------
 
@@ -190,7 +193,7 @@ class DenseIndex:
 
     def _write(self, embedder: Embedder, rows: Sequence[tuple[Any, ...]]) -> int:
         """Embed ``rows`` into the copy; store the vectors of those that have none. Returns stored."""
-        import numpy as np
+        np = arrays.np()
 
         rows = [r for r in rows if not (r[4] and r[0] in self._row)]
         if not rows:
@@ -274,7 +277,7 @@ class DenseIndex:
 
     def _load(self, embedder: Embedder) -> None:
         """Read every stored vector of this model into the copy."""
-        import numpy as np
+        np = arrays.np()
 
         dims = embedder.dimensions
         rows = self.conn.execute(
@@ -293,7 +296,7 @@ class DenseIndex:
         self._synced_rid = 0
 
     def _add(self, rids: Sequence[int], vectors: np.ndarray) -> None:
-        import numpy as np
+        np = arrays.np()
 
         with self._lock:
             copy = self._copy
@@ -321,7 +324,7 @@ class DenseIndex:
             self._inactive_rev = -1
 
     def _inactive_mask(self, revision: int) -> Any:
-        import numpy as np
+        np = arrays.np()
 
         copy = self._copy
         assert copy is not None
@@ -340,7 +343,7 @@ class DenseIndex:
 
     def nearest(self, query: np.ndarray, k: int, *, revision: int, include_inactive: bool) -> list[tuple[int, float]]:
         """The ``k`` rows nearest ``query`` (a unit vector): [(rid, cosine)], best first."""
-        import numpy as np
+        np = arrays.np()
 
         with self._lock:
             copy = self._copy
@@ -348,13 +351,13 @@ class DenseIndex:
                 return []
             n = copy.size
             q = np.asarray(query, dtype=np.float32).reshape(-1)
-            if n <= EXACT_MAX:
+            if n <= self.exact_max:
                 rows = np.arange(n)
             else:
                 qbits = sign_bits(q[None, :])[0]
                 x = np.bitwise_count(copy.bits[:n] ^ qbits)
                 distance = x.sum(axis=1, dtype=np.uint16) if x.shape[1] > 4 else sum(x[:, j] for j in range(x.shape[1]))
-                rows = np.argpartition(distance, RESCORE)[:RESCORE]
+                rows = np.argpartition(distance, self.rescore)[: self.rescore]
             sims = copy.vecs[rows].astype(np.float32) @ q
             if not include_inactive:
                 sims = np.where(self._inactive_mask(revision)[rows], -2.0, sims)
@@ -364,7 +367,7 @@ class DenseIndex:
             return [(int(copy.rids[rows[i]]), float(sims[i])) for i in top if sims[i] > -2.0]
 
     def cosines(self, query: np.ndarray, rids: Sequence[int]) -> dict[int, float]:
-        import numpy as np
+        np = arrays.np()
 
         with self._lock:
             copy = self._copy
@@ -421,7 +424,6 @@ class DenseIndex:
         return True
 
     def _backfill(self, embedder: Embedder, full: bool) -> None:
-        started = time.perf_counter()
         try:
             self.sync(embedder, full=full or not self.ready)
             self._backfill_error = None
@@ -429,8 +431,6 @@ class DenseIndex:
         except Exception as err:  # a background thread reports instead of dying silently
             self._backfill_error = f"{type(err).__name__}: {err}"
             log.warning("jupymem: embedding memories failed: %s", self._backfill_error)
-        finally:
-            self.last_backfill_seconds = time.perf_counter() - started
 
     def wait(self, timeout: float | None = None) -> bool:
         thread = self._thread
@@ -456,22 +456,28 @@ _encoders: dict[str | None, BackgroundEncoder] = {}
 _encoders_lock = threading.Lock()
 
 
-def use_encoder(spec: str | None, encoder: BackgroundEncoder | None) -> None:
-    """Make ``encoder`` the process's encoder for a ``JUPYMEM_ENCODER`` value (None
-    forgets it): a host that loads its own model, or a test with a small embedder."""
-    key = spec.strip() if spec and spec.strip() else None
+def _key(spec: str | None) -> str | None:
+    return spec.strip() if spec and spec.strip() else None
+
+
+def register_encoder(spec: str | None, encoder: BackgroundEncoder) -> None:
+    """Make ``encoder`` the process's encoder for the ``JUPYMEM_ENCODER`` value ``spec``
+    (e.g. a ``BackgroundEncoder(loader=...)`` with a small embedder, in tests)."""
     with _encoders_lock:
-        if encoder is None:
-            _encoders.pop(key, None)
-        else:
-            _encoders[key] = encoder
+        _encoders[_key(spec)] = encoder
+
+
+def forget_encoder(spec: str | None) -> None:
+    """Drop the encoder registered or made for ``spec``; the next use makes a new one."""
+    with _encoders_lock:
+        _encoders.pop(_key(spec), None)
 
 
 def shared_encoder(spec: str | None) -> BackgroundEncoder:
     """The process's ``BackgroundEncoder`` for a ``JUPYMEM_ENCODER`` value (not started)."""
     from .embed import BackgroundEncoder
 
-    key = spec.strip() if spec and spec.strip() else None
+    key = _key(spec)
     with _encoders_lock:
         enc = _encoders.get(key)
         if enc is None:

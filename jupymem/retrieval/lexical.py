@@ -26,6 +26,7 @@ where it measured better than exact words on our gold suites (``benchmarks/READM
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -181,6 +182,20 @@ class QueryPlan:
     @property
     def words(self) -> tuple[str, ...]:
         return tuple(t.word for t in self.terms)
+
+
+@functools.lru_cache(maxsize=32768)
+def doc_terms(text: str) -> tuple[str, ...]:
+    """A memory's content words, sorted (statements never change: cached by text)."""
+    return tuple(sorted(set(content_terms(text))))
+
+
+def term_span(doc: tuple[str, ...], term: Term) -> range:
+    """Indexes of the words of ``doc`` that ``term`` matches."""
+    lo = bisect.bisect_left(doc, term.key)
+    if not term.prefix:
+        return range(lo, lo + 1) if lo < len(doc) and doc[lo] == term.key else range(0)
+    return range(lo, bisect.bisect_left(doc, term.key + "\U0010ffff", lo))
 
 
 def quote_term(term: str) -> str:

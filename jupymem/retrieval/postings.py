@@ -42,6 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import arrays
 from .lexical import Term
 from .tokenize import tokens
 
@@ -130,7 +131,7 @@ def _chunks(conn: Any, top: int, size: int = 20000) -> Iterable[tuple[Any, ...]]
 
 def build(rows: Iterable[Sequence[Any]]) -> _State:
     """An index over ``rows`` = (rid, statement, topic, original), in ascending rid."""
-    import numpy as np
+    np = arrays.np()
     from array import array
     from collections import defaultdict
 
@@ -183,7 +184,7 @@ def build(rows: Iterable[Sequence[Any]]) -> _State:
 
 def _distinct(sorted_rows: Any) -> Any:
     """Where each run of equal values starts (``np.unique`` without its cost)."""
-    import numpy as np
+    np = arrays.np()
 
     return np.flatnonzero(np.concatenate(([True], sorted_rows[1:] != sorted_rows[:-1])))
 
@@ -267,7 +268,7 @@ class Postings:
 
     def _append(self, state: _State, rows: Sequence[Sequence[Any]]) -> None:
         """Add rows past ``state.top`` to the tail."""
-        import numpy as np
+        np = arrays.np()
 
         if not rows:
             return
@@ -323,7 +324,7 @@ class Postings:
     def top(self, terms: Sequence[Term], k: int) -> list[tuple[int, float]]:
         """The ``k`` best (rid, BM25) over ``terms``, best first, ties by rid: what
         ``bm25(memories_fts, 1.0, 0.4, 0.8)`` ranks first for the OR of the same terms."""
-        import numpy as np
+        np = arrays.np()
 
         with self._lock:
             state = self._state
@@ -350,7 +351,7 @@ class Postings:
         in the top k. The rarest terms' rows serve; duplicates are removed first, since
         a row counted twice would lift the bound above the truth.
         """
-        import numpy as np
+        np = arrays.np()
 
         touched = sorted(touched, key=len)
         pool, size = [], 0
@@ -375,7 +376,7 @@ class Postings:
     @staticmethod
     def _postings(state: _State, term: Term) -> tuple[Any, Any]:
         """(rows ascending, weighted tf) of ``term``; a prefix sums its words per row."""
-        import numpy as np
+        np = arrays.np()
 
         lo, hi = state.base.span(term)
         docs, tf = state.base.docs[lo:hi], state.base.tf[lo:hi]

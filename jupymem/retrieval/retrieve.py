@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import answerable, lexical
+from . import answerable, arrays, lexical
 from .postings import COLUMN_WEIGHTS
 from ..models import ACTIVE, Hit, Memory, SearchResult
 from ..projection import MEMORY_COLUMNS, memory_from_row
@@ -85,18 +84,12 @@ class Candidate:
     rid: int
     bm25: float  # positive, larger is better; 0 when the lexical leg did not find it
     plan: lexical.QueryPlan | None = None
-    memory: Memory = None  # type: ignore[assignment]  # filled by _materialize, for the few looked at
+    memory: Memory = None  # type: ignore[assignment]  # filled by materialize, for the few looked at
     cosine: float | None = None
     score: float = 0.0
     legs: tuple[str, ...] = ("lexical",)
     confidence: float = 0.0  # filled by judge(), for the few looked at
     signals: tuple[float, ...] = ()
-
-
-@functools.lru_cache(maxsize=32768)
-def _doc_terms(text: str) -> tuple[str, ...]:
-    """A memory's content words, sorted (statements never change: cached by text)."""
-    return tuple(sorted(set(lexical.content_terms(text))))
 
 
 def _memories(conn: Any, rids: Sequence[int]) -> dict[int, Memory]:
@@ -125,7 +118,7 @@ def _admitted(conn: Any, rids: Sequence[int], include_inactive: bool, kinds: tup
     return {r[0] for r in conn.execute(sql, params).fetchall()}
 
 
-def _materialize(conn: Any, candidates: Sequence[Candidate]) -> None:
+def materialize(conn: Any, candidates: Sequence[Candidate]) -> None:
     missing = [c for c in candidates if c.memory is None]
     if missing:
         found = _memories(conn, [c.rid for c in missing])
@@ -141,7 +134,7 @@ def lexical_candidates(
     index: Postings | None = None,
 ) -> list[Candidate]:
     """BM25 candidates, best first (ties by rid), with their memory rows not yet read
-    (``_materialize``). Every term memory holds is searched: FTS5's ``bm25()`` over the OR
+    (``materialize``). Every term memory holds is searched: FTS5's ``bm25()`` over the OR
     of them, or the same ranking from ``index`` (``postings.py``) when it is ready."""
     if not plan.selected:
         return []
@@ -283,7 +276,7 @@ def _unmatched(
 def _prefer_active(conn: Any, candidates: list[Candidate]) -> None:
     """A question about the current value: closed memories rank after the active ones
     that replaced them (history was asked for, so both are shown)."""
-    _materialize(conn, candidates)
+    materialize(conn, candidates)
     for c in candidates:
         if not c.memory.active:
             c.score *= PAST_FACTOR
@@ -295,7 +288,7 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
     chosen = ranking.candidates[:count]
     if not chosen or ranking.side is None:
         return
-    _materialize(conn, chosen)
+    materialize(conn, chosen)
     n = max(ranking.n_docs, 1)
     idf_cache: dict[str, float] = {}
 
@@ -309,7 +302,7 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
                 idf_cache[w] = lexical.idf(min(df.get(w, 0), n), n)
         return idf_cache
 
-    docs = [_doc_terms(" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original)))) for c in chosen]
+    docs = [lexical.doc_terms(" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original)))) for c in chosen]
     doc_idf(w for doc in docs for w in doc)  # one lookup for every word of every candidate
     words = answerable.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
     if words is not None:
@@ -388,7 +381,7 @@ def _fuse(
     and the query's dense background (None when the query has no vector). In a ``small``
     project every memory is a candidate: those below the background get score 0 and are
     shown only when answerability finds them confident (``decide``)."""
-    import numpy as np
+    np = arrays.np()
 
     qv = dense.embedder.embed_batch([text])[0]
     if not np.any(qv):

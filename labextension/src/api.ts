@@ -13,6 +13,7 @@ import type {
   IMemory,
   IMemoryDetail,
   IRecordRequest,
+  IRecorded,
   ISearchResult,
   IShareResult,
   IStatus
@@ -78,7 +79,8 @@ export class JupymemApi {
     return this.get(`memories/${encodeURIComponent(id)}`, { path });
   }
 
-  record(path: string, body: IRecordRequest): Promise<IMemory> {
+  /** Records; the answer names the active memories the statement nearly repeats (`similar`). */
+  record(path: string, body: IRecordRequest): Promise<IRecorded> {
     return this.post('memories', { path, ...body });
   }
 
@@ -86,7 +88,7 @@ export class JupymemApi {
     return this.post(`memories/${encodeURIComponent(id)}/confirm`, { path });
   }
 
-  supersede(path: string, id: string, body: IRecordRequest): Promise<IMemory> {
+  supersede(path: string, id: string, body: IRecordRequest): Promise<IRecorded> {
     return this.post(`memories/${encodeURIComponent(id)}/supersede`, { path, ...body });
   }
 

@@ -1,12 +1,13 @@
 /**
  * The small forms the sidebar opens in place: record / supersede / keep as
- * lesson share one (statement, kind, topic), retire asks for a reason.
+ * lesson share one (statement, kind, topic), retire asks for a reason, and a
+ * record that nearly repeats an active memory offers to supersede it instead.
  */
 import * as React from 'react';
 
-import { validStatement } from './logic';
+import { clipText, validStatement } from './logic';
 import { KINDS } from './tokens';
-import type { IRecordRequest } from './tokens';
+import type { IRecordRequest, IRecorded } from './tokens';
 
 export interface IStatementFormProps {
   title: string;
@@ -147,5 +148,52 @@ export function RetireForm(props: IRetireFormProps): JSX.Element {
         </button>
       </div>
     </form>
+  );
+}
+
+export interface ISimilarOfferProps {
+  recorded: IRecorded;
+  busy: boolean;
+  /** Supersede `oldId` with the statement just recorded. */
+  onSupersede: (oldId: string) => void;
+  onDismiss: () => void;
+}
+
+/**
+ * Shown after a record whose statement nearly repeats an active memory: the record
+ * is kept, and "Supersede instead" makes the new statement replace the old one, as
+ * if it had been recorded with --supersedes in the first place.
+ */
+export function SimilarOffer(props: ISimilarOfferProps): JSX.Element {
+  const { recorded } = props;
+  return (
+    <div className="jp-jupymem-similar" role="status">
+      <div>
+        Recorded <code>{recorded.id}</code>. It is close to{' '}
+        {recorded.similar.length === 1 ? 'an active memory' : `${recorded.similar.length} active memories`}:
+      </div>
+      <ul className="jp-jupymem-similar-list">
+        {recorded.similar.map(s => (
+          <li key={s.id} data-similar-id={s.id}>
+            <span className="jp-jupymem-similar-statement">{clipText(s.statement, 160)}</span>{' '}
+            <span className="jp-jupymem-muted">
+              ({s.kind}, <code>{s.id}</code>)
+            </span>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-accept jp-jupymem-supersede-instead"
+              disabled={props.busy}
+              title={`Close ${s.id}: the statement just recorded replaces it`}
+              onClick={() => props.onSupersede(s.id)}
+            >
+              Supersede instead
+            </button>
+          </li>
+        ))}
+      </ul>
+      <button type="button" className="jp-mod-styled jp-jupymem-cancel" onClick={props.onDismiss}>
+        Keep both
+      </button>
+    </div>
   );
 }

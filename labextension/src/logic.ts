@@ -468,6 +468,12 @@ export class RevisionPoller {
 }
 
 /** Whether a statement is worth sending (the server refuses blank ones too). */
+/** Whitespace folded, cut to `limit` characters with an ellipsis (the full text lives in the detail). */
+export function clipText(text: string, limit: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= limit ? flat : flat.slice(0, limit - 1).trimEnd() + '…';
+}
+
 export function validStatement(text: string): boolean {
   return text.trim().length > 0;
 }

@@ -11,9 +11,18 @@ import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { ApiError, JupymemApi } from './api';
-import { StatementForm } from './forms';
+import { SimilarOffer, StatementForm } from './forms';
 import { RevisionPoller, citedHandles, debounce, repoState, statusToken } from './logic';
-import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
+import type {
+  IBlock,
+  IEvidence,
+  IMemory,
+  IMemoryDetail,
+  IRecordRequest,
+  IRecorded,
+  ISearchResult,
+  IStatus
+} from './tokens';
 import { BlockPreview, Detail, Failures, GroupedList, Header, SearchResults, SharingBar } from './views';
 
 export interface ISidebarOptions {
@@ -92,6 +101,8 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const [result, setResult] = React.useState<ISearchResult | null>(null);
   const [detail, setDetail] = React.useState<IMemoryDetail | null>(null);
   const [recording, setRecording] = React.useState(false);
+  // A record that nearly repeats active memories: the offer to supersede one of them instead.
+  const [nearly, setNearly] = React.useState<IRecorded | null>(null);
   const [painted, setPainted] = React.useState(0);
   // The row to focus again after "Back" from its detail (keyboard users land where they were).
   const [returnTo, setReturnTo] = React.useState<string | null>(null);
@@ -228,6 +239,9 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
     setDetail(null);
     void reload();
   }, [path, kind, showAll, reload]);
+
+  // An offer to supersede belongs to the repository it was made in.
+  React.useEffect(() => setNearly(null), [path]);
 
   const debouncedSearch = React.useMemo(() => debounce((q: string) => void runSearch(q), 200), [runSearch]);
   React.useEffect(() => () => debouncedSearch.cancel(), [debouncedSearch]);
@@ -411,9 +425,36 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                       onSubmit={body =>
                         void act(
                           () => api.record(pathRef.current, body),
-                          () => {
+                          recorded => {
                             setRecording(false);
-                            setNotice('Recorded.');
+                            if (recorded.similar?.length) {
+                              setNearly(recorded);
+                            } else {
+                              setNotice('Recorded.');
+                            }
+                          }
+                        )
+                      }
+                    />
+                  )}
+                  {nearly && (
+                    <SimilarOffer
+                      recorded={nearly}
+                      busy={busy}
+                      onDismiss={() => setNearly(null)}
+                      onSupersede={oldId =>
+                        // The same as recording with --supersedes: the old memory closes, the new
+                        // one (already recorded) stays and names the one it replaces.
+                        void act(
+                          () =>
+                            api.supersede(pathRef.current, oldId, {
+                              statement: nearly.statement,
+                              kind: nearly.kind,
+                              topic: nearly.topic
+                            }),
+                          () => {
+                            setNearly(null);
+                            setNotice(`Superseded ${oldId}: the new statement replaces it.`);
                           }
                         )
                       }

@@ -4,7 +4,10 @@
  * handlers in jupymem/server.py. Plain data only: no behaviour lives here.
  */
 
-/** Kinds in block order (SPEC 2): what an assistant must not get wrong first. */
+/**
+ * Kinds in block order (SPEC 2): what an assistant must not get wrong first.
+ * A copy of jupymem/models.py's KINDS; tests/test_one_source.py holds them equal.
+ */
 export const KINDS = [
   'correction',
   'constraint',
@@ -85,6 +88,22 @@ export interface IMemory {
    * replaced memory and on each replacement, until someone settles it. Empty otherwise.
    */
   replacements?: string[];
+}
+
+/** An active memory that a new statement nearly repeats (models.Similar). */
+export interface ISimilar {
+  id: string;
+  kind: string;
+  statement: string;
+  score: number; // 0..1
+}
+
+/**
+ * What recording answers (`POST memories`, `POST memories/{id}/supersede`):
+ * the memory itself, plus the active memories it nearly repeats.
+ */
+export interface IRecorded extends IMemory {
+  similar: ISimilar[];
 }
 
 export interface IHistoryEntry {

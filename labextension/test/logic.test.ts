@@ -6,6 +6,7 @@ import {
   blockCaption,
   blockMeter,
   citedHandles,
+  clipText,
   confidenceOf,
   countChips,
   debounce,
@@ -255,6 +256,12 @@ describe('small helpers', () => {
     expect(shortTime(null)).toBe('');
     expect(validStatement('  \n ')).toBe(false);
     expect(validStatement(' x ')).toBe(true);
+  });
+
+  it('clips a statement on one line', () => {
+    expect(clipText('  Join\n on   customer_id ', 40)).toBe('Join on customer_id');
+    expect(clipText('abcdefghij', 5)).toBe('abcd…');
+    expect(clipText('abc de', 5)).toBe('abc…');
   });
 });
 
