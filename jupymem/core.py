@@ -52,6 +52,7 @@ from .projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
 )
+from .projection import GENERATION
 from .projection import disputes as projection_disputes  # a local name in Project._disputes
 
 EVIDENCE_WINDOW = 64
@@ -84,6 +85,7 @@ class Project:
         self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
         # Run after every committed write (opening keeps the registry's history mark with it).
         self.on_write: Any = None
+        self._generation = store.get_meta(conn, GENERATION)  # see revision()
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
@@ -104,7 +106,16 @@ class Project:
         self.sharing.follow()
 
     def revision(self) -> int:
-        """The last event's sequence number: it changes whenever memory changes."""
+        """The last event's sequence number: it changes whenever memory changes.
+
+        A replay of the tables by another process (``rebuild``, or a shared
+        repository's cache following an interleaving pull) may give row ids to other
+        memories without changing the count; its generation mark says so, and what
+        this process computed from rows is dropped."""
+        generation = store.get_meta(self.conn, GENERATION)
+        if generation != self._generation:
+            self._generation = generation
+            self._forget_caches()
         return store.last_seq(self.conn)
 
     def _n_docs(self, rev: int) -> int:

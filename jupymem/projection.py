@@ -285,8 +285,19 @@ class Batch:
 
 
 def clear(conn: Connection) -> None:
+    """Empty the derived tables, before a replay writes them again. Row ids may come back
+    for other memories, so the generation in ``meta`` moves on: every process holding
+    something computed from rows (``Project``'s caches, the in-memory indexes) sees it
+    and drops them, including a process that did not replay (``Project.revision``)."""
     for table in DERIVED_TABLES:
         conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+        (GENERATION,),
+    )
+
+
+GENERATION = "generation"
 
 
 def snapshot(conn: Connection) -> dict[str, list[tuple[Any, ...]]]:

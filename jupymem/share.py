@@ -53,7 +53,6 @@ __all__ = ["CONFIG", "NONE", "OFF", "ON", "Identity", "Journal", "Sharing", "has
 
 CONFIG = "config.json"
 ON, OFF, NONE = "on", "off", "none"
-_GENERATION = "share_generation"  # bumped by every rebuild, so other processes drop their caches
 _ROOT = "share_root"  # the clone the cache was last built for
 
 
@@ -145,7 +144,6 @@ class Sharing:
         self._on_rebuild = on_rebuild
         self._lock = threading.RLock()
         self._seen: Any = _UNSEEN  # the signature this process last found applied
-        self._generation: str | None = None
 
     @property
     def folder(self) -> Path:
@@ -168,7 +166,6 @@ class Sharing:
             if not self._in_step(sig):
                 with store.transaction(self.conn):
                     self._sync(sig)
-            self._note_generation()  # another process may have rebuilt it: drop stale caches
             self._seen = sig
 
     def _in_step(self, sig: Signature | None) -> bool:
@@ -276,9 +273,6 @@ class Sharing:
                 if name not in cached:
                     self._store_file(name, (size, mtime, ino), readings[name])
             store.set_meta(self.conn, _ROOT, str(self.root))
-            generation = str(int(store.get_meta(self.conn, _GENERATION) or 0) + 1)
-            store.set_meta(self.conn, _GENERATION, generation)
-            self._generation = generation
             self._seen = sig
         self._on_rebuild()
         return len(evts)
@@ -296,12 +290,6 @@ class Sharing:
 
     def has_shared_events(self) -> bool:
         return self.conn.execute("SELECT 1 FROM events WHERE scope = ? LIMIT 1", (SHARED,)).fetchone() is not None
-
-    def _note_generation(self) -> None:
-        generation = store.get_meta(self.conn, _GENERATION)
-        if self._generation is not None and generation != self._generation:
-            self._on_rebuild()
-        self._generation = generation
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -226,3 +226,28 @@ def test_a_query_word_with_python_only_folding_still_matches(project: Project) -
     project.remember("Die Straße nach Ærø ist gesperrt", kind="note")
     assert project.search("straße", mode="fts").hits  # ß is not "ss" to the index
     assert project.search("STRASSE", mode="fts").abstained
+
+
+def test_a_rebuild_in_another_process_reaches_this_ones_index(project: Project) -> None:
+    """Row ids are not identities: another process's gc and rebuild can give them to other
+    memories with the count and the highest id as they were. This process must not answer
+    from the index it built over the old rows (the replay's generation mark says so)."""
+    from jupymem import store
+
+    for statement in ("Alpha: prices are stored in cents", "Beta: weeks start on Monday",
+                      "Gamma: revenue excludes VAT"):
+        project.remember(statement, kind="note")
+    for _ in range(3):  # from here on the in-memory index answers
+        assert project.search("weeks start on Monday", mode="lexical").hits[0].memory.statement.startswith("Beta")
+    other = Project(project.settings, project.id, project.root, store.open_database(project.database, create=False))
+    try:
+        alpha = next(m for m in other.list() if m.statement.startswith("Alpha"))
+        other.retire(alpha.id, reason="moved to a config file")
+        assert alpha.id in other.gc(closed_days=0).forgotten  # Alpha's row and its payload are gone
+        other.rebuild()  # Beta and Gamma take rows 1 and 2
+        other.remember("Delta: the fiscal year starts in April", kind="note")  # three rows again, top 3
+    finally:
+        other.conn.close()
+    hit = project.search("weeks start on Monday", mode="lexical").hits[0]
+    assert hit.memory.statement.startswith("Beta"), hit.memory.statement
+    assert project.search("fiscal year starts in April", mode="lexical").hits[0].memory.statement.startswith("Delta")

@@ -334,3 +334,29 @@ def test_a_log_that_cannot_be_written_is_said_plainly_and_records_nothing(shared
     assert "Cannot write" in info.value.message and "share --off" in info.value.message
     assert reread(repo).revision() == revision
     assert not [m for m in reread(repo).list() if "cents" in m.statement]
+
+
+def test_a_replay_by_another_process_reaches_this_ones_search(shared, repo: Path) -> None:
+    """Two processes on one cache (a kernel and the server). One follows a pull that
+    interleaves and replays the cache in (time, uid) order, so row ids now belong to other
+    memories; the other, whose files look unchanged to it (the cache already applied
+    them), must not answer from what it computed from the old rows."""
+    from jupymem.core import Project
+
+    kernel = reread(repo)
+    kernel.remember("Alpha decision: prices are stored in cents", kind="decision")
+    kernel.remember("Beta decision: weeks start on Monday", kind="decision")
+    for _ in range(3):  # the in-memory lexical index answers from here on
+        assert kernel.search("prices stored in cents", mode="lexical").hits[0].memory.statement.startswith("Alpha")
+    Writer(repo).append("record", {"memory": memory_payload("Gamma note: older than everything here")},
+                        "2000-01-01T00:00:00.000000Z")
+    server = Project(kernel.settings, kernel.id, kernel.root, store.open_database(kernel.database, create=False))
+    try:
+        server.follow()  # the interleaving line: the cache is replayed, row ids move
+        assert any("Gamma" in m.statement for m in server.list())
+        kernel.follow()  # its files look applied already: nothing to do
+        hit = kernel.search("prices stored in cents", mode="lexical").hits[0]
+        assert hit.memory.statement.startswith("Alpha"), hit.memory.statement
+        assert kernel.search("older than everything", mode="lexical").hits[0].memory.statement.startswith("Gamma")
+    finally:
+        server.conn.close()
