@@ -108,8 +108,8 @@ def tune(path: str, split: str) -> None:
     fmt = lambda r: " ".join(f"{k} {v:.4f}" for k, v in r.items())  # noqa: E731
     print("lexical alone                      ", fmt(evaluate(pick, 1.0, 9.0)))
     for only in (9.0, 0.3, 0.2, 0.1, 0.05, 0.0, -1.0):
-        for w in (0.8, 0.7, 0.6, 0.5, 0.4):
-            for sure in (0.0, 0.4, 0.8):
+        for w in (0.8, 0.7, 0.6, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3):
+            for sure in (0.0, 0.2, 0.4, 0.8):
                 r = evaluate(pick, w, only, sure)
                 print(f"w={w:<4} dense-only>={only:<5} sure={sure:<4}", fmt(r))
 

@@ -8,7 +8,7 @@ memory never records ("what is Lena Park's email?"). A single overlap ratio got 
 wrong, and it gave a word that no memory contains the largest IDF, so a natural question
 about the only relevant memory of a small project abstained.
 
-So each (query, memory) pair gets a dozen signals (seventeen with the dense leg), and a
+So each (query, memory) pair gets thirteen signals (eighteen with the dense leg), and a
 logistic model fitted on data turns them into a ``confidence`` from 0 to 1
 (``benchmarks/fit_answerability.py`` fits it on our own suites with generated negatives;
 the coefficients below are its output). There are four models: lexical or hybrid (with the dense leg's signals), for
@@ -35,14 +35,18 @@ The signals, and why each:
   memory, and whether one is missing from every memory. An invented or swapped entity
   shows up here first.
 * ``type_missed``: the question asks who (a name), when (a time), or how many, how
-  much, how long or how often (a number or a period), and the memory holds nothing of
-  that type. ``attribute_missed``: the memory has the query's names but not the
+  much, how long or how often (a number or a period), or its focus is a value ("which
+  *version* of Optuna", "what is the *cost* of ..."), and the memory holds nothing of
+  that type. ``focus_missed``: the memory lacks the noun the question asks for ("what is
+  the *memory limit* of the shared kernel?", "which *team* is Lena Park in?"), whatever
+  else it shares with the question. ``attribute_missed``: the memory has the query's names but not the
   attribute asked of them ("Lena Park's *email*"); ``only_names``: it has the names but
   none of the query's other words ("where does Tomasz Nowak *sit*?").
   ``neighbour_swapped``: two adjacent query words of which the memory has one, next to a
   word of its own instead ("the
   *toxicity* filter" against "the spam filter", "duplicate *images*" against "duplicate
-  reviews"); participles ("missing ages", "computing areas") do not count.
+  reviews", "the *billing* API" against "the CRM API"); participles that memory does not
+  know ("missing ages", "computing areas") do not count.
 * ``unknown``: the share of the query's words that occur in no memory at all, e.g. the
   attribute of an absent-attribute question.
 * ``foreign``: the query is not in English (memory is), so its words say little and only
@@ -90,7 +94,7 @@ SMALL_PROJECT = 10
 
 LEXICAL_FEATURES = (
     "coverage", "words", "missed_known", "self_match", "salient_missed", "salient_unknown", "type_missed",
-    "attribute_missed", "only_names", "neighbour_swapped", "unknown", "foreign",
+    "attribute_missed", "only_names", "neighbour_swapped", "unknown", "foreign", "focus_missed",
 )
 HYBRID_FEATURES = LEXICAL_FEATURES + ("cosine", "margin", "soft_coverage", "soft_min", "specific_missed")
 LANGUAGE_CHARS = 600  # enough of a prompt to tell its language
@@ -112,23 +116,23 @@ class Model:
 # BEGIN FITTED: written by benchmarks/fit_answerability.py --write; do not edit by hand.
 HYBRID_LARGE = Model(
     HYBRID_FEATURES,
-    (0.1567, 1.6899, 0.1991, 4.3515, 0.111, -1.4606, -0.8867, -0.7346, -0.8213, -0.0501, -0.2081, 1.5455, 2.2789, 5.5458, 0.4212, 0.3143, 0.8571),
-    -3.6525,
+    (0.4803, -0.3624, -0.485, 4.0851, -0.3592, -1.6526, -1.1884, -0.669, -0.8331, -0.3524, -0.1247, 1.4002, -0.9512, 3.1739, 5.657, 1.2582, 0.1497, 0.7148),
+    -3.1927,
 )
 HYBRID_SMALL = Model(
     HYBRID_FEATURES,
-    (0.9727, 0.5491, 1.738, 0.2109, -1.589, -1.5524, -1.0931, -2.1146, -1.9875, -1.3542, -2.6163, 0.0, 2.9114, 0.0979, 2.1615, 0.2435, -1.6169),
-    0.5378,
+    (0.7666, 0.8352, 0.3162, 0.53, -2.4165, -1.1196, -3.4761, -3.3227, -0.6733, -0.4945, -1.016, 0.0, -0.3979, 2.1222, 1.7228, 2.7919, 0.2287, -0.6583),
+    -1.2437,
 )
 LEXICAL_LARGE = Model(
     LEXICAL_FEATURES,
-    (0.3343, 3.1311, 0.2277, 5.1166, 0.4977, -1.3847, -1.3516, -0.4136, -1.068, 0.1734, -1.3549, 1.4751),
-    -0.7749,
+    (1.7147, 0.8335, -0.2821, 5.8394, 0.0235, -1.6394, -1.5302, -0.6328, -0.5481, 0.1419, -1.1476, 0.9302, -1.1086),
+    0.2287,
 )
 LEXICAL_SMALL = Model(
     LEXICAL_FEATURES,
-    (2.2299, 1.6773, 1.623, 0.666, -1.9803, -1.7839, -0.9852, -2.1417, -1.7803, -0.9554, -3.7467, 0.0),
-    1.9609,
+    (2.3867, 2.2979, -0.4681, 1.2548, -2.6957, -1.1909, -3.5756, -3.182, -0.6984, -0.2688, -1.8167, 0.0, -0.162),
+    0.315,
 )
 # END FITTED
 
@@ -174,6 +178,28 @@ def attribute_words(text: str) -> list[str]:
     return [w for w in words if w not in lexical.STOPWORDS]
 
 
+# What a question asks for by name: "what is the *memory limit* of ...", "which *version*
+# of Optuna", "what *salt* does ... use", "how many *agents* ...". After "what", the words
+# must be followed by a preposition or an auxiliary verb, so a verb is not taken for a noun
+# ("what happens with ..."); "which" and "how many" are always followed by their noun.
+_AUX = r"(?:of|for|in|on|at|does|do|did|is|are|was|were|should|can|could|will|would|has|have)\b"
+_WORD_ = r"[^\W\d_][\w-]*"
+_FOCUS_STRICT = re.compile(
+    rf"^\W*(?:what|which)(?:['’]s|\s+(?:is|are|was|were))?\s+(?:the\s+|our\s+|an?\s+)?((?:{_WORD_}\s+){{1,2}}?){_AUX}",
+    re.IGNORECASE,
+)
+_FOCUS_LOOSE = re.compile(rf"^\W*(?:which|how\s+many)\s+({_WORD_})\b", re.IGNORECASE)
+
+
+def focus_words(text: str) -> list[str]:
+    """The noun a question asks for (with its modifier): "what is the memory limit of the
+    shared kernel?" -> memory, limit; "which version of Optuna" -> version."""
+    m = _FOCUS_STRICT.match(text) or _FOCUS_LOOSE.match(text)
+    if not m:
+        return []
+    return [w for w in lexical.tokens(m.group(1)) if w not in lexical.STOPWORDS]
+
+
 def _identifier(chunk: str) -> bool:
     inner = chunk.strip("._-")
     if "_" in inner or ("." in inner and not inner.replace(".", "").isdigit()):
@@ -204,19 +230,38 @@ _AMOUNT_WORDS = frozenset(
 )
 
 
+# A question whose focus is one of these asks for a value of that kind: "which *version*
+# of Optuna" wants a version number, "what is the *cost* of ..." a number.
+_VALUE_NOUNS = {
+    "version": "version",
+    **dict.fromkeys(
+        """cost costs price prices budget salary size accuracy precision recall lift wape mape rmse auc
+        percentage share count limit latency uptime port""".split(),
+        "amount",
+    ),
+}
+_VERSION = re.compile(r"\d+\.\d+|==|\bv\d")
+
+
 def wanted_type(text: str) -> str | None:
     """"name" for who-questions, "time" for when-was questions, "amount" for how
-    many/much/long/often; else None."""
+    many/much/long/often or a question about a cost, a size, an accuracy ..., "version"
+    for a question about a version; else None."""
     if _WANTS_NAME.match(text):
         return "name"
     if _WANTS_AMOUNT.match(text):
         return "amount"
     if _WANTS_TIME.match(text):
         return "time"
+    for word in focus_words(text):
+        if word in _VALUE_NOUNS:
+            return _VALUE_NOUNS[word]
     return None
 
 
 def _has_type(statement: str, wanted: str) -> bool:
+    if wanted == "version":
+        return bool(_VERSION.search(statement))
     if wanted in ("amount", "time"):
         words = _AMOUNT_WORDS if wanted == "amount" else _TIME_WORDS
         return bool(_NUMBER.search(statement)) or any(w in words for w in lexical.tokens(statement))
@@ -246,6 +291,7 @@ class QuerySide:
     salient_terms: frozenset[int] = frozenset()  # indexes into terms
     attribute_terms: frozenset[int] = frozenset()
     pairs: tuple[tuple[int, int], ...] = ()  # adjacent query words, as indexes into terms
+    focus_terms: frozenset[int] = frozenset()  # what the question asks for (focus_words)
     background: float | None = None
 
 
@@ -288,9 +334,13 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
     unknown = sum(1 for df in dfs if df == 0) / len(dfs) if dfs else 1.0
     wants = None if foreign else wanted_type(text)
     known = tuple(df > 0 for df in dfs)
+    focus = frozenset(
+        index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else focus_words(text)))
+        if t is not None
+    ) | attribute_terms
     return QuerySide(
         terms, weights, known, tuple(salient), unknown, foreign, wants,
-        salient_terms, attribute_terms, tuple(pairs),
+        salient_terms, attribute_terms, tuple(pairs), focus,
     )
 
 
@@ -332,8 +382,8 @@ def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> boo
         if hits[a] == hits[b]:
             continue
         kept, lost = (b, a) if hits[b] else (a, b)
-        if q.terms[lost].word.endswith(_PARTICIPLE):
-            continue
+        if q.terms[lost].word.endswith(_PARTICIPLE) and not q.known[lost]:
+            continue  # "missing ages": a participle; "billing API": a word memory knows
         step = -1 if kept == b else 1  # where the memory's own word would stand
         for i, token in enumerate(sequence):
             if not _token_matches(token, q.terms[kept]):
@@ -396,6 +446,7 @@ def signals(
     named = any(hits[i] for i in q.salient_terms)
     attribute_missed = 1.0 if named and any(not hits[i] for i in q.attribute_terms) else 0.0
     only_names = 1.0 if named and others and not any(others) else 0.0
+    focus_missed = 1.0 if any(not hits[i] for i in q.focus_terms) else 0.0
     split = any(hits[a] != hits[b] for a, b in q.pairs)  # reading the statement's words only then
     swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement)) else 0.0
     cos = cosine if cosine is not None else 0.0
@@ -424,6 +475,7 @@ def signals(
         swapped,
         q.unknown,
         1.0 if q.foreign else 0.0,
+        focus_missed,
         cos,
         margin,
         soft_coverage,

@@ -57,7 +57,7 @@ CLEAR_LEAD = 0.25
 MAX_QUERY_CHARS = 20_000
 
 # Fusion (see module docstring). Chosen on held-apart data; benchmarks/tune_fusion.py.
-LEXICAL_WEIGHT = 0.5
+LEXICAL_WEIGHT = 0.45
 DENSE_WEIGHT = 1.0 - LEXICAL_WEIGHT
 LEXICAL_DEPTH = 100  # lexical candidates the dense leg re-scores
 DENSE_K = 20  # nearest neighbours the dense leg proposes
