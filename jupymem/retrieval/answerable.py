@@ -88,6 +88,9 @@ ANSWER_K = 3
 ANSWER_AT = 0.5
 # Words for people: STRONG and above, "strong"; ANSWER_AT and above, "likely"; else "weak".
 STRONG = 0.8
+# A long memory's words compared one by one with the query's (hybrid mode): its rarest
+# ones. Statements are shorter; a long abstract or prompt costs no more than one this long.
+COMPARED_WORDS = 64
 # Projects up to this size have their own models: every memory is a candidate there, and
 # IDF over a handful of memories says little, so the signals mean something else.
 SMALL_PROJECT = 10
@@ -370,6 +373,14 @@ def _matches(doc: Sequence[str], term: lexical.Term) -> range:
 _PARTICIPLE = ("ing", "ed")
 
 
+def matched_words(q: QuerySide, doc: Sequence[str]) -> list[str]:
+    """The words of ``doc`` (sorted) that some query term matches."""
+    at: set[int] = set()
+    for t in q.terms:
+        at.update(_matches(doc, t))
+    return [doc[i] for i in sorted(at)]
+
+
 def _token_matches(token: str, term: lexical.Term) -> bool:
     if term.prefix and token.startswith(term.key):
         return True
@@ -378,6 +389,9 @@ def _token_matches(token: str, term: lexical.Term) -> bool:
 
 def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> bool:
     """Does the memory hold one of two adjacent query words next to another word of its own?"""
+    distinct = set(sequence)
+    kept_at: dict[int, list[int]] = {}  # query term -> where the memory has it
+    foreign: dict[str, bool] = {}  # a memory word -> matches no query term
     for a, b in q.pairs:
         if hits[a] == hits[b]:
             continue
@@ -385,16 +399,21 @@ def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> boo
         if q.terms[lost].word.endswith(_PARTICIPLE) and not q.known[lost]:
             continue  # "missing ages": a participle; "billing API": a word memory knows
         step = -1 if kept == b else 1  # where the memory's own word would stand
-        for i, token in enumerate(sequence):
-            if not _token_matches(token, q.terms[kept]):
-                continue
+        if kept not in kept_at:
+            word = q.terms[kept].word  # every token it matches starts as it does: a cheap first test
+            head = word[:2] if len(word) > 2 else word[:1]
+            matching = {t for t in distinct if t.startswith(head) and _token_matches(t, q.terms[kept])}
+            kept_at[kept] = [i for i, token in enumerate(sequence) if token in matching]
+        for i in kept_at[kept]:
             j = i + step
             if not 0 <= j < len(sequence):
                 continue
             other = sequence[j]
             if other in lexical.STOPWORDS or other.endswith(_PARTICIPLE) or other.isdigit():
                 continue
-            if not any(_token_matches(other, t) for t in q.terms):
+            if other not in foreign:
+                foreign[other] = not any(_token_matches(other, t) for t in q.terms)
+            if foreign[other]:
                 return True
     return False
 
@@ -403,15 +422,19 @@ def signals(
     q: QuerySide,
     doc: Sequence[str],
     statement: str,
-    doc_idf: Callable[[Iterable[str]], Mapping[str, float]],
+    idf: Mapping[str, float],
     cosine: float | None,
     vectors: WordVectors | None = None,
+    compared: Sequence[str] | None = None,
+    own: float | None = None,
 ) -> tuple[float, ...]:
     """The signals of one memory, in ``HYBRID_FEATURES`` order (the lexical model reads
     the first ``len(LEXICAL_FEATURES)``). ``doc`` is the memory's sorted content words,
-    ``statement`` its text; ``doc_idf`` gives word weights; ``words(query_words, doc)`` gives, per query word, its
-    best cosine to a word of the memory (the dense leg's word vectors); ``specificity``
-    how specific each word is (1 for a typical word)."""
+    ``statement`` its text; ``idf`` holds the weight of (at least) its words the query
+    matches, ``own`` their sum over all its words (computed from ``idf`` when None); ``vectors``
+    (hybrid mode) gives, per query word, its best cosine to a word of the memory (the
+    dense leg's word vectors) and how specific each word is (1 for a typical word), over
+    ``compared``, the memory's words it compares (default: all of ``doc``)."""
     covered: set[int] = set()
     matched_weight = missed_known = 0.0
     matched = 0
@@ -430,8 +453,8 @@ def signals(
     missed_known = missed_known / total if total else 0.0
     words = matched / len(q.terms) if q.terms else 0.0
     if doc:
-        idf = doc_idf(doc)
-        own = sum(idf.get(d, 0.0) for d in doc)
+        if own is None:
+            own = sum(idf.get(d, 0.0) for d in doc)
         self_match = sum(idf.get(doc[i], 0.0) for i in covered) / own if own else 0.0
     else:
         self_match = 0.0
@@ -455,7 +478,8 @@ def signals(
     specific_missed = 0.0
     if vectors is not None and q.terms:
         lacking = [i for i, hit in enumerate(hits) if not hit]
-        near = dict(zip(lacking, vectors.near([q.terms[i].word for i in lacking], doc))) if lacking and doc else {}
+        compared = doc if compared is None else compared
+        near = dict(zip(lacking, vectors.near([q.terms[i].word for i in lacking], compared))) if lacking and compared else {}
         soft = [1.0 if hit else max(0.0, near.get(i, 0.0)) for i, hit in enumerate(hits)]
         soft_coverage = sum(w * v for w, v in zip(q.weights, soft)) / total if total else 0.0
         soft_min = min(soft)
@@ -535,7 +559,7 @@ BACKGROUND = (
 )
 
 _WORD_CACHE_MAX = 50_000
-_word_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
+_word_cache: dict[int, tuple[Any, _Words]] = {}
 _background_cache: dict[int, tuple[Any, Any]] = {}
 _background_lock = threading.Lock()
 
@@ -554,30 +578,100 @@ def background(embedder: Embedder, query_vector: Any) -> float:
     return float(np.median(sims))
 
 
+# OpenBLAS runs a matrix product at or above this many multiply-adds on several threads,
+# which then spin for a while after it; on a busy two-core machine that costs more CPU
+# than it saves at a search's sizes. Products are cut into pieces below it.
+_THREADED_PRODUCT = 262_144
+
+
+def _product(a: Any, b: Any) -> Any:
+    """``a @ b.T`` in pieces that OpenBLAS runs on one thread."""
+    import numpy as np
+
+    step = max(1, (_THREADED_PRODUCT - 1) // max(1, a.shape[0] * a.shape[1]))
+    if len(b) <= step:
+        return a @ b.T
+    return np.concatenate([a @ b[i : i + step].T for i in range(0, len(b), step)], axis=1)
+
+
+class _Words:
+    """One encoder's single-word vectors: a row each, in one array that grows, so that a
+    search takes the rows it needs in one step instead of stacking a vector a word."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.vectors: Any = None
+        self._lock = threading.Lock()
+
+    def add(self, words: Sequence[str], vectors: Any) -> None:
+        import numpy as np
+
+        with self._lock:
+            words = [w for w in words if w not in self.index]
+            if not words:
+                return
+            vectors = np.asarray(vectors[-len(words) :], dtype=np.float32) if len(vectors) != len(words) else vectors
+            count = len(self.index)
+            held = self.vectors
+            if held is None or count + len(words) > len(held):
+                grown = np.zeros((max(1024, 2 * (count + len(words))), vectors.shape[1]), dtype=np.float32)
+                if held is not None:
+                    grown[:count] = held[:count]
+                held = grown
+            held[count : count + len(words)] = vectors
+            self.vectors = held  # published before the index names its new rows
+            self.index.update(zip(words, range(count, count + len(words))))
+
+
 class WordVectors:
     """Single-word vectors from the dense leg's encoder, cached per encoder (memories repeat
     their words), for ``signals``' word-level similarity and specificity."""
 
     def __init__(self, embedder: Embedder):
         self.embedder = embedder
+        self.specificity: Callable[[Sequence[str]], Sequence[float]] | None = getattr(embedder, "specificity", None)
+        self._words = self._held()
+
+    def _held(self, fresh: bool = False) -> _Words:
         with _background_lock:
-            held = _word_cache.get(id(embedder))
-            if held is None or held[0] is not embedder:
+            held = _word_cache.get(id(self.embedder))
+            if fresh or held is None or held[0] is not self.embedder:
                 if len(_word_cache) >= 8:
                     _word_cache.clear()
-                held = _word_cache[id(embedder)] = (embedder, {})
-        self._cache: dict[str, Any] = held[1]
-        self.specificity: Callable[[Sequence[str]], Sequence[float]] | None = getattr(embedder, "specificity", None)
+                held = _word_cache[id(self.embedder)] = (self.embedder, _Words())
+        return held[1]
 
     def prefetch(self, words: Iterable[str]) -> None:
         """Embed the words not seen yet, in one batch (one tokenizer call a search)."""
-        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+        index = self._words.index
+        missing = [w for w in dict.fromkeys(words) if w not in index]
         if missing:
-            if len(self._cache) + len(missing) > _WORD_CACHE_MAX:
-                self._cache.clear()
-            self._cache.update(zip(missing, self.embedder.embed_batch(missing)))
+            if len(index) + len(missing) > _WORD_CACHE_MAX:
+                self._words = self._held(fresh=True)
+            self._words.add(missing, self.embedder.embed_batch(missing))
             if self.specificity is not None:
                 self.specificity(missing)  # fills the encoder's own cache
+
+    def _matrix(self, words: Sequence[str]) -> Any:
+        index = self._words.index
+        rows = [index[w] for w in words]
+        return self._words.vectors[rows]
+
+    def table(self, query_words: Sequence[str], doc_words: Iterable[str]) -> None:
+        """Every query word's cosine to every word of a search's candidates, in one product:
+        ``near`` then only picks columns (one product a search instead of one a candidate)."""
+        columns = list(dict.fromkeys(doc_words))
+        rows = list(dict.fromkeys(query_words))
+        self.prefetch([*rows, *columns])
+        if not rows or not columns:
+            return
+        self._rows = {w: i for i, w in enumerate(rows)}
+        self._columns = {w: i for i, w in enumerate(columns)}
+        self._sims = _product(self._matrix(rows), self._matrix(columns))
+
+    _rows: dict[str, int] = {}
+    _columns: dict[str, int] = {}
+    _sims: Any = None
 
     def near(self, query_words: Sequence[str], doc_words: Sequence[str]) -> list[float]:
         """Per query word, its best cosine to one of ``doc_words``."""
@@ -585,7 +679,10 @@ class WordVectors:
 
         if not query_words or not doc_words:
             return [0.0] * len(query_words)
-        self.prefetch([*query_words, *doc_words])
-        cache = self._cache
-        sims = np.stack([cache[w] for w in query_words]) @ np.stack([cache[w] for w in doc_words]).T
+        rows, columns = self._rows, self._columns
+        try:
+            sims = self._sims[np.ix_([rows[w] for w in query_words], [columns[w] for w in doc_words])]
+        except (KeyError, TypeError):  # words outside the table (or none made): compare them now
+            self.prefetch([*query_words, *doc_words])
+            sims = _product(self._matrix(query_words), self._matrix(doc_words))
         return [float(v) for v in sims.max(axis=1)]
