@@ -12,8 +12,9 @@ MRR; abstention is ``fit_answerability.py``'s business). Queries are split by a 
 of their id: two thirds ("tune") choose the settings, the other third ("report") is
 only ever scored with the settings already chosen.
 
-Per-query weighting: ``--sure`` replays a lexical weight that grows with how sure the
-lexical leg is, i.e. how far its best BM25 stands above the runner-up's.
+Per-query weighting (``sure`` in the grid) replays a lexical weight that grows with how
+sure the lexical leg is, i.e. how far its best BM25 stands above the runner-up's; the
+last lines replay how many lexical candidates the dense leg re-scores (``depth``).
 """
 
 from __future__ import annotations
@@ -61,11 +62,21 @@ def dump(suite_path: str, out: str, encoder: str | None, limit: int | None) -> N
     print(f"{len(rows)} queries -> {out}")
 
 
-def rank(row: dict, w: float, only_margin: float, sure: float = 0.0) -> list[str]:
+def rank(row: dict, w: float, only_margin: float, sure: float = 0.0, depth: int = 100) -> list[str]:
     """Replay fusion: ``w`` the lexical weight, ``only_margin`` the dense-only gate over the
     query's background; ``sure`` moves weight to the lexical leg when its best BM25 stands
-    well above the runner-up's (0: a fixed weight)."""
-    lexical = [c for c in row["candidates"] if c[1] > 0]
+    well above the runner-up's (0: a fixed weight); ``depth`` the lexical candidates the
+    dense leg re-scores (a deeper one stays only if it is among the 20 nearest, as a
+    dense-only candidate)."""
+    lexical = sorted((c for c in row["candidates"] if c[1] > 0), key=lambda c: -c[1])
+    if depth < len(lexical):
+        kept = {c[0] for c in lexical[:depth]}
+        near = {c[0] for c in sorted((c for c in row["candidates"] if c[2] is not None), key=lambda c: -c[2])[:20]}
+        row = {**row, "candidates": [
+            c if c[1] <= 0 or c[0] in kept else [c[0], 0.0, c[2]]
+            for c in row["candidates"] if c[1] <= 0 or c[0] in kept or c[0] in near
+        ]}
+        lexical = lexical[:depth]
     bm = sorted((c[1] for c in lexical), reverse=True)
     best = bm[0] if bm else 1.0
     if sure and len(bm) > 1:
@@ -89,14 +100,14 @@ def metrics(ranked: list[str], relevant: set[str]) -> tuple[float, float, float]
             sum(1 / math.log2(i + 2) for i in hits) / ideal)
 
 
-def evaluate(rows: list[dict], w: float, only_margin: float, sure: float = 0.0) -> dict[str, float]:
+def evaluate(rows: list[dict], w: float, only_margin: float, sure: float = 0.0, depth: int = 100) -> dict[str, float]:
     sums = [0.0, 0.0, 0.0]
     n = 0
     for row in rows:
         if not row["relevant"]:
             continue
         n += 1
-        for i, v in enumerate(metrics(rank(row, w, only_margin, sure), set(row["relevant"]))):
+        for i, v in enumerate(metrics(rank(row, w, only_margin, sure, depth), set(row["relevant"]))):
             sums[i] += v
     return {"recall@10": sums[0] / max(n, 1), "mrr": sums[1] / max(n, 1), "ndcg@10": sums[2] / max(n, 1)}
 
@@ -108,10 +119,12 @@ def tune(path: str, split: str) -> None:
     fmt = lambda r: " ".join(f"{k} {v:.4f}" for k, v in r.items())  # noqa: E731
     print("lexical alone                      ", fmt(evaluate(pick, 1.0, 9.0)))
     for only in (9.0, 0.3, 0.2, 0.1, 0.05, 0.0, -1.0):
-        for w in (0.8, 0.7, 0.6, 0.5, 0.4):
-            for sure in (0.0, 0.4, 0.8):
+        for w in (0.8, 0.7, 0.6, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3):
+            for sure in (0.0, 0.2, 0.4, 0.8):
                 r = evaluate(pick, w, only, sure)
                 print(f"w={w:<4} dense-only>={only:<5} sure={sure:<4}", fmt(r))
+    for depth in (100, 60, 40):
+        print(f"w=0.45 depth={depth:<4}                    ", fmt(evaluate(pick, 0.45, 0.0, 0.0, depth)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -160,10 +160,50 @@ def test_the_attribute_asked_of_a_name() -> None:
         ("when was the dashboard created?", "time"),
         ("when should lag features be computed?", None),  # a condition, not a time
         ("what does the ETL write?", None),
+        ("Which version of Optuna do we use?", "version"),
+        ("What is the memory limit of the shared kernel?", "amount"),
     ],
 )
 def test_what_a_question_asks_for(text: str, wanted: str | None) -> None:
     assert answerable.wanted_type(text) == wanted
+
+
+@pytest.mark.parametrize(
+    ("text", "focus"),
+    [
+        ("What is the memory limit of the shared kernel?", ["memory", "limit"]),
+        ("Which version of Optuna do we use?", ["version"]),
+        ("which vendor supplies the barcode scanners?", ["vendor"]),
+        ("How many agents work in the call centre?", ["agents"]),
+        ("What salt does the pricing A/B test use?", ["salt"]),
+        ("what happens with items that have no history?", []),  # a verb, not what is asked for
+        ("how do we impute age?", []),
+    ],
+)
+def test_the_noun_a_question_asks_for(text: str, focus: list[str]) -> None:
+    assert answerable.focus_words(text) == focus
+
+
+def test_a_version_is_a_version_number_not_any_number(tmp_path: Path, settings: Settings) -> None:
+    proj = _project(tmp_path / "r", ["Hyperparameters are tuned with Optuna for at most 100 trials.",
+                                     "Optuna 3.6.1 is pinned in environment.yml."], settings, dense=False)
+    ranking = proj.explain("Which version of Optuna do we use?", 3, mode="lexical")
+    by_statement = {c.memory.statement: dict(zip(answerable.LEXICAL_FEATURES, c.signals)) for c in ranking.candidates}
+    assert by_statement["Hyperparameters are tuned with Optuna for at most 100 trials."]["type_missed"] == 1.0
+    assert by_statement["Optuna 3.6.1 is pinned in environment.yml."]["type_missed"] == 0.0
+
+
+def test_a_swapped_word_ending_in_ing_counts_when_memory_knows_it(tmp_path: Path, settings: Settings) -> None:
+    """"billing" is a word this project uses, so "the billing API" against "the CRM API" is
+    a swap; "missing" in "missing ages" is a word no memory holds, a participle."""
+    proj = _project(tmp_path / "r", ["Do not call the CRM API from notebooks; it has a rate limit of 10 requests.",
+                                     "monthly_charges is in the customer's billing currency."], settings, dense=False)
+    ranking = proj.explain("What is the rate limit of the billing API?", 3, mode="lexical")
+    top = dict(zip(answerable.LEXICAL_FEATURES, ranking.candidates[0].signals))
+    assert "CRM API" in ranking.candidates[0].memory.statement and top["neighbour_swapped"] == 1.0
+    one = _project(tmp_path / "s", ["Impute age with the median of its cohort."], settings, dense=False)
+    ranking = one.explain("what do we do about missing ages?", 3, mode="lexical")
+    assert dict(zip(answerable.LEXICAL_FEATURES, ranking.candidates[0].signals))["neighbour_swapped"] == 0.0
 
 
 def test_a_model_is_a_logistic_function_of_its_signals() -> None:

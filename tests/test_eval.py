@@ -17,6 +17,7 @@ from jupymem import evaluate
 
 GOLD = Path(__file__).parent / "gold" / "notebook_memory.gold.jsonl"
 SMALL = Path(__file__).parent / "gold" / "small_projects.gold.jsonl"
+HELDOUT = Path(__file__).parent / "gold" / "heldout.gold.jsonl"
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact-train.gold.jsonl"
 METRICS = {"recall@10", "mrr", "ndcg@10", "hit@1", "abstain_accuracy"}
 
@@ -161,23 +162,47 @@ def test_the_gold_suite_is_what_it_claims() -> None:
     assert all((q["scope"], r) in ids for q in queries for r in q["relevant"])
 
 
-# The small projects' hybrid is 0.005 below lexical on nDCG@10: one question hybrid abstains
-# on and lexical answers (README, "Retrieval, measured"). The tolerance keeps that miss visible
-# without letting a larger one through.
-@pytest.mark.parametrize(("path", "slack"), [(GOLD, 0.0), (SMALL, 0.01)], ids=["gold", "small-projects"])
-def test_own_suites_hybrid_is_never_below_lexical_nor_lexical_below_plain_bm25(path: Path, slack: float) -> None:
+# Measured levels (README, "Retrieval, measured"). False abstention meets its target (3%)
+# on both suites in both modes; correct abstention on the suites' own unanswerable
+# questions (off-topic, swapped entity, absent attribute) is far from its 80% and the
+# bounds below are what is measured now, so that getting worse fails.
+@pytest.mark.parametrize(
+    ("path", "correct_bm25", "correct_hybrid"), [(GOLD, 0.21, 0.25), (SMALL, 0.56, 0.58)], ids=["gold", "small-projects"]
+)
+def test_own_suites_hybrid_is_never_below_lexical_nor_lexical_below_plain_bm25(
+    path: Path, correct_bm25: float, correct_hybrid: float
+) -> None:
     from jupymem.config import Settings
 
     report = evaluate.run_suite(evaluate.load_suite(path), encoder=Settings.from_env().encoder)
     assert all(state["dense"] == "on" for state in report["dense"].values()), report["dense"]
     fts, bm25, hybrid = (report["methods"][m] for m in ("fts", "bm25", "hybrid"))
     for metric in ("recall@10", "mrr", "ndcg@10"):
-        assert hybrid[metric] + slack >= bm25[metric] >= fts[metric], (metric, report["methods"])
-    assert hybrid["hit@1"] >= 0.7  # real matches are found, first
-    # Targets are 0.03; measured 0.013-0.064 (see README "Retrieval, measured"): these guard
-    # against getting worse.
-    assert bm25["false_abstain"] <= 0.07 and hybrid["false_abstain"] <= 0.05
-    assert hybrid["abstain_accuracy"] >= 0.2  # measured 0.23 (gold), 0.6 (small); see README
+        assert hybrid[metric] >= bm25[metric] >= fts[metric], (metric, report["methods"])
+    assert hybrid["hit@1"] >= 0.75  # real matches are found, first
+    assert bm25["false_abstain"] <= 0.03 and hybrid["false_abstain"] <= 0.03
+    assert bm25["abstain_accuracy"] >= correct_bm25 and hybrid["abstain_accuracy"] >= correct_hybrid
+
+
+def test_the_held_out_suite() -> None:
+    """``heldout.gold.jsonl`` was written before any of issue 8's final tuning was looked
+    at and is never tuned or fitted on (``fit_answerability.py`` does not read it): 13
+    new projects of 1-36 memories. Its figures are what a suite held apart from us should
+    find; the bounds are the measured levels."""
+    from jupymem.config import Settings
+
+    report = evaluate.run_suite(
+        evaluate.load_suite(HELDOUT), encoder=Settings.from_env().encoder, negatives="cross-scope"
+    )
+    fts, bm25, hybrid = (report["methods"][m] for m in ("fts", "bm25", "hybrid"))
+    for metric in ("recall@10", "mrr", "ndcg@10"):
+        assert hybrid[metric] >= bm25[metric] >= fts[metric], (metric, report["methods"])
+    assert bm25["false_abstain"] <= 0.03 and hybrid["false_abstain"] <= 0.03
+    small = report["by_size"]["1-10"]
+    assert small["hybrid"]["abstain_accuracy"] >= 0.8  # the target, met on projects of 1-10 memories
+    assert small["bm25"]["abstain_accuracy"] >= 0.79  # a miss by one question in a hundred
+    larger = report["by_size"]["11-1000"]  # one project of 36 memories: far from the target
+    assert larger["hybrid"]["abstain_accuracy"] >= 0.25 and larger["bm25"]["abstain_accuracy"] >= 0.14
 
 
 def test_gold_suite_categories() -> None:

@@ -251,3 +251,17 @@ def test_a_rebuild_in_another_process_reaches_this_ones_index(project: Project) 
     hit = project.search("weeks start on Monday", mode="lexical").hits[0]
     assert hit.memory.statement.startswith("Beta"), hit.memory.statement
     assert project.search("fiscal year starts in April", mode="lexical").hits[0].memory.statement.startswith("Delta")
+def test_word_frequencies_are_fts5s_document_counts(project: Project) -> None:
+    """What judging a memory weighs its words by: the in-memory index counts exactly what
+    fts5vocab counts, for words in the built base and in the tail added since."""
+    from jupymem.retrieval import lexical
+
+    _corpus(project, 41, 300, topics=True)
+    index = Postings(after_searches=0)
+    assert index.refresh(project.conn, project.count(include_inactive=True))
+    project.remember("A late note about customers, cells and refunds.", kind="note")  # into the tail
+    assert index.refresh(project.conn, project.count(include_inactive=True))
+    words = _vocabulary(project.conn) + ["refunds", "nowhere"]
+    expected = lexical.document_frequencies(project.conn, words)
+    assert index.word_frequencies(words) == expected
+    assert expected["refunds"] == 1 and "nowhere" not in expected

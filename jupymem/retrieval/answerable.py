@@ -8,7 +8,7 @@ memory never records ("what is Lena Park's email?"). A single overlap ratio got 
 wrong, and it gave a word that no memory contains the largest IDF, so a natural question
 about the only relevant memory of a small project abstained.
 
-So each (query, memory) pair gets a dozen signals (seventeen with the dense leg), and a
+So each (query, memory) pair gets thirteen signals (eighteen with the dense leg), and a
 logistic model fitted on data turns them into a ``confidence`` from 0 to 1
 (``benchmarks/fit_answerability.py`` fits it on our own suites with generated negatives;
 the coefficients below are its output). There are four models: lexical or hybrid (with the dense leg's signals), for
@@ -35,14 +35,18 @@ The signals, and why each:
   memory, and whether one is missing from every memory. An invented or swapped entity
   shows up here first.
 * ``type_missed``: the question asks who (a name), when (a time), or how many, how
-  much, how long or how often (a number or a period), and the memory holds nothing of
-  that type. ``attribute_missed``: the memory has the query's names but not the
+  much, how long or how often (a number or a period), or its focus is a value ("which
+  *version* of Optuna", "what is the *cost* of ..."), and the memory holds nothing of
+  that type. ``focus_missed``: the memory lacks the noun the question asks for ("what is
+  the *memory limit* of the shared kernel?", "which *team* is Lena Park in?"), whatever
+  else it shares with the question. ``attribute_missed``: the memory has the query's names but not the
   attribute asked of them ("Lena Park's *email*"); ``only_names``: it has the names but
   none of the query's other words ("where does Tomasz Nowak *sit*?").
   ``neighbour_swapped``: two adjacent query words of which the memory has one, next to a
   word of its own instead ("the
   *toxicity* filter" against "the spam filter", "duplicate *images*" against "duplicate
-  reviews"); participles ("missing ages", "computing areas") do not count.
+  reviews", "the *billing* API" against "the CRM API"); participles that memory does not
+  know ("missing ages", "computing areas") do not count.
 * ``unknown``: the share of the query's words that occur in no memory at all, e.g. the
   attribute of an absent-attribute question.
 * ``foreign``: the query is not in English (memory is), so its words say little and only
@@ -84,13 +88,16 @@ ANSWER_K = 3
 ANSWER_AT = 0.5
 # Words for people: STRONG and above, "strong"; ANSWER_AT and above, "likely"; else "weak".
 STRONG = 0.8
+# A long memory's words compared one by one with the query's (hybrid mode): its rarest
+# ones. Statements are shorter; a long abstract or prompt costs no more than one this long.
+COMPARED_WORDS = 64
 # Projects up to this size have their own models: every memory is a candidate there, and
 # IDF over a handful of memories says little, so the signals mean something else.
 SMALL_PROJECT = 10
 
 LEXICAL_FEATURES = (
     "coverage", "words", "missed_known", "self_match", "salient_missed", "salient_unknown", "type_missed",
-    "attribute_missed", "only_names", "neighbour_swapped", "unknown", "foreign",
+    "attribute_missed", "only_names", "neighbour_swapped", "unknown", "foreign", "focus_missed",
 )
 HYBRID_FEATURES = LEXICAL_FEATURES + ("cosine", "margin", "soft_coverage", "soft_min", "specific_missed")
 LANGUAGE_CHARS = 600  # enough of a prompt to tell its language
@@ -112,23 +119,23 @@ class Model:
 # BEGIN FITTED: written by benchmarks/fit_answerability.py --write; do not edit by hand.
 HYBRID_LARGE = Model(
     HYBRID_FEATURES,
-    (0.1567, 1.6899, 0.1991, 4.3515, 0.111, -1.4606, -0.8867, -0.7346, -0.8213, -0.0501, -0.2081, 1.5455, 2.2789, 5.5458, 0.4212, 0.3143, 0.8571),
-    -3.6525,
+    (0.4803, -0.3624, -0.485, 4.0851, -0.3592, -1.6526, -1.1884, -0.669, -0.8331, -0.3524, -0.1247, 1.4002, -0.9512, 3.1739, 5.657, 1.2582, 0.1497, 0.7148),
+    -2.6505,
 )
 HYBRID_SMALL = Model(
     HYBRID_FEATURES,
-    (0.9727, 0.5491, 1.738, 0.2109, -1.589, -1.5524, -1.0931, -2.1146, -1.9875, -1.3542, -2.6163, 0.0, 2.9114, 0.0979, 2.1615, 0.2435, -1.6169),
-    0.5378,
+    (0.7666, 0.8352, 0.3162, 0.53, -2.4165, -1.1196, -3.4761, -3.3227, -0.6733, -0.4945, -1.016, 0.0, -0.3979, 2.1222, 1.7228, 2.7919, 0.2287, -0.6583),
+    -0.9661,
 )
 LEXICAL_LARGE = Model(
     LEXICAL_FEATURES,
-    (0.3343, 3.1311, 0.2277, 5.1166, 0.4977, -1.3847, -1.3516, -0.4136, -1.068, 0.1734, -1.3549, 1.4751),
-    -0.7749,
+    (1.7147, 0.8335, -0.2821, 5.8394, 0.0235, -1.6394, -1.5302, -0.6328, -0.5481, 0.1419, -1.1476, 0.9302, -1.1086),
+    0.5311,
 )
 LEXICAL_SMALL = Model(
     LEXICAL_FEATURES,
-    (2.2299, 1.6773, 1.623, 0.666, -1.9803, -1.7839, -0.9852, -2.1417, -1.7803, -0.9554, -3.7467, 0.0),
-    1.9609,
+    (2.3867, 2.2979, -0.4681, 1.2548, -2.6957, -1.1909, -3.5756, -3.182, -0.6984, -0.2688, -1.8167, 0.0, -0.162),
+    0.8067,
 )
 # END FITTED
 
@@ -174,6 +181,28 @@ def attribute_words(text: str) -> list[str]:
     return [w for w in words if w not in lexical.STOPWORDS]
 
 
+# What a question asks for by name: "what is the *memory limit* of ...", "which *version*
+# of Optuna", "what *salt* does ... use", "how many *agents* ...". After "what", the words
+# must be followed by a preposition or an auxiliary verb, so a verb is not taken for a noun
+# ("what happens with ..."); "which" and "how many" are always followed by their noun.
+_AUX = r"(?:of|for|in|on|at|does|do|did|is|are|was|were|should|can|could|will|would|has|have)\b"
+_WORD_ = r"[^\W\d_][\w-]*"
+_FOCUS_STRICT = re.compile(
+    rf"^\W*(?:what|which)(?:['’]s|\s+(?:is|are|was|were))?\s+(?:the\s+|our\s+|an?\s+)?((?:{_WORD_}\s+){{1,2}}?){_AUX}",
+    re.IGNORECASE,
+)
+_FOCUS_LOOSE = re.compile(rf"^\W*(?:which|how\s+many)\s+({_WORD_})\b", re.IGNORECASE)
+
+
+def focus_words(text: str) -> list[str]:
+    """The noun a question asks for (with its modifier): "what is the memory limit of the
+    shared kernel?" -> memory, limit; "which version of Optuna" -> version."""
+    m = _FOCUS_STRICT.match(text) or _FOCUS_LOOSE.match(text)
+    if not m:
+        return []
+    return [w for w in lexical.tokens(m.group(1)) if w not in lexical.STOPWORDS]
+
+
 def _identifier(chunk: str) -> bool:
     inner = chunk.strip("._-")
     if "_" in inner or ("." in inner and not inner.replace(".", "").isdigit()):
@@ -204,19 +233,38 @@ _AMOUNT_WORDS = frozenset(
 )
 
 
+# A question whose focus is one of these asks for a value of that kind: "which *version*
+# of Optuna" wants a version number, "what is the *cost* of ..." a number.
+_VALUE_NOUNS = {
+    "version": "version",
+    **dict.fromkeys(
+        """cost costs price prices budget salary size accuracy precision recall lift wape mape rmse auc
+        percentage share count limit latency uptime port""".split(),
+        "amount",
+    ),
+}
+_VERSION = re.compile(r"\d+\.\d+|==|\bv\d")
+
+
 def wanted_type(text: str) -> str | None:
     """"name" for who-questions, "time" for when-was questions, "amount" for how
-    many/much/long/often; else None."""
+    many/much/long/often or a question about a cost, a size, an accuracy ..., "version"
+    for a question about a version; else None."""
     if _WANTS_NAME.match(text):
         return "name"
     if _WANTS_AMOUNT.match(text):
         return "amount"
     if _WANTS_TIME.match(text):
         return "time"
+    for word in focus_words(text):
+        if word in _VALUE_NOUNS:
+            return _VALUE_NOUNS[word]
     return None
 
 
 def _has_type(statement: str, wanted: str) -> bool:
+    if wanted == "version":
+        return bool(_VERSION.search(statement))
     if wanted in ("amount", "time"):
         words = _AMOUNT_WORDS if wanted == "amount" else _TIME_WORDS
         return bool(_NUMBER.search(statement)) or any(w in words for w in lexical.tokens(statement))
@@ -246,6 +294,7 @@ class QuerySide:
     salient_terms: frozenset[int] = frozenset()  # indexes into terms
     attribute_terms: frozenset[int] = frozenset()
     pairs: tuple[tuple[int, int], ...] = ()  # adjacent query words, as indexes into terms
+    focus_terms: frozenset[int] = frozenset()  # what the question asks for (focus_words)
     background: float | None = None
 
 
@@ -288,9 +337,13 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
     unknown = sum(1 for df in dfs if df == 0) / len(dfs) if dfs else 1.0
     wants = None if foreign else wanted_type(text)
     known = tuple(df > 0 for df in dfs)
+    focus = frozenset(
+        index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else focus_words(text)))
+        if t is not None
+    ) | attribute_terms
     return QuerySide(
         terms, weights, known, tuple(salient), unknown, foreign, wants,
-        salient_terms, attribute_terms, tuple(pairs),
+        salient_terms, attribute_terms, tuple(pairs), focus,
     )
 
 
@@ -316,6 +369,14 @@ def _matches(doc: Sequence[str], term: lexical.Term) -> range:
 _PARTICIPLE = ("ing", "ed")
 
 
+def matched_words(q: QuerySide, doc: Sequence[str]) -> list[str]:
+    """The words of ``doc`` (sorted) that some query term matches."""
+    at: set[int] = set()
+    for t in q.terms:
+        at.update(_matches(doc, t))
+    return [doc[i] for i in sorted(at)]
+
+
 def _token_matches(token: str, term: lexical.Term) -> bool:
     if term.prefix and token.startswith(term.key):
         return True
@@ -324,23 +385,31 @@ def _token_matches(token: str, term: lexical.Term) -> bool:
 
 def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> bool:
     """Does the memory hold one of two adjacent query words next to another word of its own?"""
+    distinct = set(sequence)
+    kept_at: dict[int, list[int]] = {}  # query term -> where the memory has it
+    foreign: dict[str, bool] = {}  # a memory word -> matches no query term
     for a, b in q.pairs:
         if hits[a] == hits[b]:
             continue
         kept, lost = (b, a) if hits[b] else (a, b)
-        if q.terms[lost].word.endswith(_PARTICIPLE):
-            continue
+        if q.terms[lost].word.endswith(_PARTICIPLE) and not q.known[lost]:
+            continue  # "missing ages": a participle; "billing API": a word memory knows
         step = -1 if kept == b else 1  # where the memory's own word would stand
-        for i, token in enumerate(sequence):
-            if not _token_matches(token, q.terms[kept]):
-                continue
+        if kept not in kept_at:
+            word = q.terms[kept].word  # every token it matches starts as it does: a cheap first test
+            head = word[:2] if len(word) > 2 else word[:1]
+            matching = {t for t in distinct if t.startswith(head) and _token_matches(t, q.terms[kept])}
+            kept_at[kept] = [i for i, token in enumerate(sequence) if token in matching]
+        for i in kept_at[kept]:
             j = i + step
             if not 0 <= j < len(sequence):
                 continue
             other = sequence[j]
             if other in lexical.STOPWORDS or other.endswith(_PARTICIPLE) or other.isdigit():
                 continue
-            if not any(_token_matches(other, t) for t in q.terms):
+            if other not in foreign:
+                foreign[other] = not any(_token_matches(other, t) for t in q.terms)
+            if foreign[other]:
                 return True
     return False
 
@@ -349,15 +418,19 @@ def signals(
     q: QuerySide,
     doc: Sequence[str],
     statement: str,
-    doc_idf: Callable[[Iterable[str]], Mapping[str, float]],
+    idf: Mapping[str, float],
     cosine: float | None,
     vectors: WordVectors | None = None,
+    compared: Sequence[str] | None = None,
+    own: float | None = None,
 ) -> tuple[float, ...]:
     """The signals of one memory, in ``HYBRID_FEATURES`` order (the lexical model reads
     the first ``len(LEXICAL_FEATURES)``). ``doc`` is the memory's sorted content words,
-    ``statement`` its text; ``doc_idf`` gives word weights; ``words(query_words, doc)`` gives, per query word, its
-    best cosine to a word of the memory (the dense leg's word vectors); ``specificity``
-    how specific each word is (1 for a typical word)."""
+    ``statement`` its text; ``idf`` holds the weight of (at least) its words the query
+    matches, ``own`` their sum over all its words (computed from ``idf`` when None); ``vectors``
+    (hybrid mode) gives, per query word, its best cosine to a word of the memory (the
+    dense leg's word vectors) and how specific each word is (1 for a typical word), over
+    ``compared``, the memory's words it compares (default: all of ``doc``)."""
     covered: set[int] = set()
     matched_weight = missed_known = 0.0
     matched = 0
@@ -376,8 +449,8 @@ def signals(
     missed_known = missed_known / total if total else 0.0
     words = matched / len(q.terms) if q.terms else 0.0
     if doc:
-        idf = doc_idf(doc)
-        own = sum(idf.get(d, 0.0) for d in doc)
+        if own is None:
+            own = sum(idf.get(d, 0.0) for d in doc)
         self_match = sum(idf.get(doc[i], 0.0) for i in covered) / own if own else 0.0
     else:
         self_match = 0.0
@@ -392,6 +465,7 @@ def signals(
     named = any(hits[i] for i in q.salient_terms)
     attribute_missed = 1.0 if named and any(not hits[i] for i in q.attribute_terms) else 0.0
     only_names = 1.0 if named and others and not any(others) else 0.0
+    focus_missed = 1.0 if any(not hits[i] for i in q.focus_terms) else 0.0
     split = any(hits[a] != hits[b] for a, b in q.pairs)  # reading the statement's words only then
     swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement)) else 0.0
     cos = cosine if cosine is not None else 0.0
@@ -400,7 +474,8 @@ def signals(
     specific_missed = 0.0
     if vectors is not None and q.terms:
         lacking = [i for i, hit in enumerate(hits) if not hit]
-        near = dict(zip(lacking, vectors.near([q.terms[i].word for i in lacking], doc))) if lacking and doc else {}
+        compared = doc if compared is None else compared
+        near = dict(zip(lacking, vectors.near([q.terms[i].word for i in lacking], compared))) if lacking and compared else {}
         soft = [1.0 if hit else max(0.0, near.get(i, 0.0)) for i, hit in enumerate(hits)]
         soft_coverage = sum(w * v for w, v in zip(q.weights, soft)) / total if total else 0.0
         soft_min = min(soft)
@@ -420,6 +495,7 @@ def signals(
         swapped,
         q.unknown,
         1.0 if q.foreign else 0.0,
+        focus_missed,
         cos,
         margin,
         soft_coverage,
@@ -479,7 +555,7 @@ BACKGROUND = (
 )
 
 _WORD_CACHE_MAX = 50_000
-_word_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
+_word_cache: dict[int, tuple[Any, _Words]] = {}
 _background_cache: dict[int, tuple[Any, Any]] = {}
 _background_lock = threading.Lock()
 
@@ -498,30 +574,100 @@ def background(embedder: Embedder, query_vector: Any) -> float:
     return float(np.median(sims))
 
 
+# OpenBLAS runs a matrix product at or above this many multiply-adds on several threads,
+# which then spin for a while after it; on a busy two-core machine that costs more CPU
+# than it saves at a search's sizes. Products are cut into pieces below it.
+_THREADED_PRODUCT = 262_144
+
+
+def _product(a: Any, b: Any) -> Any:
+    """``a @ b.T`` in pieces that OpenBLAS runs on one thread."""
+    np = arrays.np()
+
+    step = max(1, (_THREADED_PRODUCT - 1) // max(1, a.shape[0] * a.shape[1]))
+    if len(b) <= step:
+        return a @ b.T
+    return np.concatenate([a @ b[i : i + step].T for i in range(0, len(b), step)], axis=1)
+
+
+class _Words:
+    """One encoder's single-word vectors: a row each, in one array that grows, so that a
+    search takes the rows it needs in one step instead of stacking a vector a word."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.vectors: Any = None
+        self._lock = threading.Lock()
+
+    def add(self, words: Sequence[str], vectors: Any) -> None:
+        np = arrays.np()
+
+        with self._lock:
+            words = [w for w in words if w not in self.index]
+            if not words:
+                return
+            vectors = np.asarray(vectors[-len(words) :], dtype=np.float32) if len(vectors) != len(words) else vectors
+            count = len(self.index)
+            held = self.vectors
+            if held is None or count + len(words) > len(held):
+                grown = np.zeros((max(1024, 2 * (count + len(words))), vectors.shape[1]), dtype=np.float32)
+                if held is not None:
+                    grown[:count] = held[:count]
+                held = grown
+            held[count : count + len(words)] = vectors
+            self.vectors = held  # published before the index names its new rows
+            self.index.update(zip(words, range(count, count + len(words))))
+
+
 class WordVectors:
     """Single-word vectors from the dense leg's encoder, cached per encoder (memories repeat
     their words), for ``signals``' word-level similarity and specificity."""
 
     def __init__(self, embedder: Embedder):
         self.embedder = embedder
+        self.specificity: Callable[[Sequence[str]], Sequence[float]] | None = getattr(embedder, "specificity", None)
+        self._words = self._held()
+
+    def _held(self, fresh: bool = False) -> _Words:
         with _background_lock:
-            held = _word_cache.get(id(embedder))
-            if held is None or held[0] is not embedder:
+            held = _word_cache.get(id(self.embedder))
+            if fresh or held is None or held[0] is not self.embedder:
                 if len(_word_cache) >= 8:
                     _word_cache.clear()
-                held = _word_cache[id(embedder)] = (embedder, {})
-        self._cache: dict[str, Any] = held[1]
-        self.specificity: Callable[[Sequence[str]], Sequence[float]] | None = getattr(embedder, "specificity", None)
+                held = _word_cache[id(self.embedder)] = (self.embedder, _Words())
+        return held[1]
 
     def prefetch(self, words: Iterable[str]) -> None:
         """Embed the words not seen yet, in one batch (one tokenizer call a search)."""
-        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+        index = self._words.index
+        missing = [w for w in dict.fromkeys(words) if w not in index]
         if missing:
-            if len(self._cache) + len(missing) > _WORD_CACHE_MAX:
-                self._cache.clear()
-            self._cache.update(zip(missing, self.embedder.embed_batch(missing)))
+            if len(index) + len(missing) > _WORD_CACHE_MAX:
+                self._words = self._held(fresh=True)
+            self._words.add(missing, self.embedder.embed_batch(missing))
             if self.specificity is not None:
                 self.specificity(missing)  # fills the encoder's own cache
+
+    def _matrix(self, words: Sequence[str]) -> Any:
+        index = self._words.index
+        rows = [index[w] for w in words]
+        return self._words.vectors[rows]
+
+    def table(self, query_words: Sequence[str], doc_words: Iterable[str]) -> None:
+        """Every query word's cosine to every word of a search's candidates, in one product:
+        ``near`` then only picks columns (one product a search instead of one a candidate)."""
+        columns = list(dict.fromkeys(doc_words))
+        rows = list(dict.fromkeys(query_words))
+        self.prefetch([*rows, *columns])
+        if not rows or not columns:
+            return
+        self._rows = {w: i for i, w in enumerate(rows)}
+        self._columns = {w: i for i, w in enumerate(columns)}
+        self._sims = _product(self._matrix(rows), self._matrix(columns))
+
+    _rows: dict[str, int] = {}
+    _columns: dict[str, int] = {}
+    _sims: Any = None
 
     def near(self, query_words: Sequence[str], doc_words: Sequence[str]) -> list[float]:
         """Per query word, its best cosine to one of ``doc_words``."""
@@ -529,7 +675,10 @@ class WordVectors:
 
         if not query_words or not doc_words:
             return [0.0] * len(query_words)
-        self.prefetch([*query_words, *doc_words])
-        cache = self._cache
-        sims = np.stack([cache[w] for w in query_words]) @ np.stack([cache[w] for w in doc_words]).T
+        rows, columns = self._rows, self._columns
+        try:
+            sims = self._sims[np.ix_([rows[w] for w in query_words], [columns[w] for w in doc_words])]
+        except (KeyError, TypeError):  # words outside the table (or none made): compare them now
+            self.prefetch([*query_words, *doc_words])
+            sims = _product(self._matrix(query_words), self._matrix(doc_words))
         return [float(v) for v in sims.max(axis=1)]

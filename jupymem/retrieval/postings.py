@@ -102,6 +102,7 @@ class _State:
     tail: dict[str, tuple[list[int], list[float]]] = field(default_factory=dict)
     tail_terms: list[str] = field(default_factory=list)  # sorted, for prefixes
     version: int = 0
+    base_df: dict[str, int] | None = None  # the base's memories per word, made on first need
 
 
 def _read(conn: Any, after: int, upto: int | None, limit: int | None = None) -> list[tuple[Any, ...]]:
@@ -320,6 +321,28 @@ class Postings:
             if state is None:
                 return {}
             return {t.key: len(self._impacts_of(state, t)[0]) for t in terms}
+
+    def word_frequencies(self, words: Iterable[str]) -> dict[str, int]:
+        """Memories holding each word (an exact token), for weighing a memory's own words
+        when judging it (``retrieve.judge``); a word no memory holds is left out. Read off
+        the postings' offsets (a dict made once per build, a few MB): no impact is computed."""
+        with self._lock:
+            state = self._state
+            if state is None:
+                return {}
+            if state.base_df is None:
+                base = state.base
+                state.base_df = dict(zip(base.terms, (base.offsets[1:] - base.offsets[:-1]).tolist()))
+            base_df, tail = state.base_df, state.tail
+            out: dict[str, int] = {}
+            for w in words:
+                df = base_df.get(w, 0)
+                extra = tail.get(w)
+                if extra is not None:
+                    df += len(extra[0])
+                if df:
+                    out[w] = df
+            return out
 
     def top(self, terms: Sequence[Term], k: int) -> list[tuple[int, float]]:
         """The ``k`` best (rid, BM25) over ``terms``, best first, ties by rid: what

@@ -34,7 +34,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,9 +57,9 @@ CLEAR_LEAD = 0.25
 MAX_QUERY_CHARS = 20_000
 
 # Fusion (see module docstring). Chosen on held-apart data; benchmarks/tune_fusion.py.
-LEXICAL_WEIGHT = 0.5
+LEXICAL_WEIGHT = 0.45
 DENSE_WEIGHT = 1.0 - LEXICAL_WEIGHT
-LEXICAL_DEPTH = 100  # lexical candidates the dense leg re-scores
+LEXICAL_DEPTH = 100  # lexical candidates the dense leg re-scores (40 lost SciFact MRR: tune_fusion.py)
 DENSE_K = 20  # nearest neighbours the dense leg proposes
 DENSE_ONLY_MARGIN = 0.0
 # With history included, a question about the current value ranks a closed memory's
@@ -193,6 +194,7 @@ class Ranking:
     reason: str | None = None  # why there is nothing to rank
     n_docs: int = 0
     embedder: Embedder | None = None  # the dense leg's, for word-level signals
+    index: Postings | None = None  # the in-memory index, when it answered
 
 
 def without_now_words(text: str) -> tuple[str, bool]:
@@ -256,7 +258,7 @@ def rank(
     if not candidates:
         reason = "no word of the query occurs in memory" if not plan.selected and dense is None else "no memory matches"
     embedder = dense.embedder if dense is not None else None
-    return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder)
+    return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder, index)
 
 
 def _unmatched(
@@ -290,28 +292,72 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
         return
     materialize(conn, chosen)
     n = max(ranking.n_docs, 1)
-    idf_cache: dict[str, float] = {}
-
-    def doc_idf(words: Iterable[str]) -> Mapping[str, float]:
-        missing = [w for w in dict.fromkeys(words) if w not in idf_cache]
-        if missing:
-            # Held across the read: another thread's commit would abort an open fts5vocab cursor.
-            with getattr(conn, "lock", None) or contextlib.nullcontext():
-                df = lexical.document_frequencies(conn, missing, ranking.n_docs)
-            for w in missing:
-                idf_cache[w] = lexical.idf(min(df.get(w, 0), n), n)
-        return idf_cache
-
-    docs = [lexical.doc_terms(" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original)))) for c in chosen]
-    doc_idf(w for doc in docs for w in doc)  # one lookup for every word of every candidate
-    words = answerable.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
-    if words is not None:
-        words.prefetch([*(t.word for t in ranking.side.terms), *(w for doc in docs for w in doc)])
-    for c, doc in zip(chosen, docs):
-        c.signals = answerable.signals(ranking.side, doc, c.memory.statement, doc_idf, c.cosine, words)
+    texts = [" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original))) for c in chosen]
+    docs = [lexical.doc_terms(text) for text in texts]
+    weighed = _weighed(conn)
+    known = [_fresh(weighed.get(text), ranking.n_docs) for text in texts]
+    # Word counts for every word of a memory not weighed yet, and for the matched words of
+    # the others: from the in-memory index when it answered (fts5vocab walks a word's
+    # postings to count them), else from FTS5, held across the read since another thread's
+    # commit would abort an open fts5vocab cursor.
+    words = list(dict.fromkeys(
+        w for doc, got in zip(docs, known) for w in (doc if got is None else answerable.matched_words(ranking.side, doc))
+    ))
+    if ranking.index is not None:
+        df = ranking.index.word_frequencies(words)
+    else:
+        with getattr(conn, "lock", None) or contextlib.nullcontext():
+            df = lexical.document_frequencies(conn, words, ranking.n_docs)
+    by_df: dict[int, float] = {}  # most words share a handful of small counts
+    idf = {}
+    for w in words:
+        d = min(df.get(w, 0), n)
+        got = by_df.get(d)
+        if got is None:
+            got = by_df[d] = lexical.idf(d, n)
+        idf[w] = got
+    limit = answerable.COMPARED_WORDS
+    for i, (text, doc) in enumerate(zip(texts, docs)):
+        if known[i] is None:
+            compared = doc if len(doc) <= limit else tuple(sorted(doc, key=lambda w: (-idf[w], w))[:limit])
+            known[i] = (ranking.n_docs, sum(idf[w] for w in doc), compared)
+            if len(weighed) >= _WEIGHED_MAX:
+                weighed.clear()
+            weighed[text] = known[i]
+    vectors = answerable.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
+    if vectors is not None:
+        vectors.table([t.word for t in ranking.side.terms], (w for got in known for w in got[2]))
+    for c, doc, (_, own, compared) in zip(chosen, docs, known):
+        c.signals = answerable.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own)
         c.confidence = answerable.confidence(
             c.signals, hybrid=ranking.hybrid, small=ranking.n_docs <= answerable.SMALL_PROJECT
         )
+
+
+# Per project, each memory's own weight (the IDF of its words, summed) and the words it is
+# compared by in hybrid mode (its ``COMPARED_WORDS`` rarest), keyed by its text: computing
+# them reads every word's count, so they are kept while the project has grown by under 1%
+# (exactly unchanged below 100 memories), as word counts are (``lexical.document_frequencies``).
+_WEIGHED_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, float, tuple[str, ...]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_WEIGHED_MAX = 20_000
+
+
+def _weighed(conn: Any) -> dict[str, tuple[int, float, tuple[str, ...]]]:
+    try:
+        return _WEIGHED_CACHE.setdefault(conn, {})
+    except TypeError:  # a connection that cannot be weakly referenced: no cache
+        return {}
+
+
+def _fresh(
+    got: tuple[int, float, tuple[str, ...]] | None, n_docs: int
+) -> tuple[int, float, tuple[str, ...]] | None:
+    if got is None:
+        return None
+    n = got[0]
+    return got if (n == n_docs if n_docs < 100 else abs(n_docs - n) <= n_docs // 100) else None
 
 
 def search(
