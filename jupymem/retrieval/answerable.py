@@ -610,7 +610,9 @@ class _Words:
             count = len(self.index)
             held = self.vectors
             if held is None or count + len(words) > len(held):
-                grown = np.zeros((max(1024, 2 * (count + len(words))), vectors.shape[1]), dtype=np.float32)
+                # Doubling, but never past the cache's cap (a row is 1 KB: 50 MB at most).
+                rows = max(1024, min(2 * (count + len(words)), _WORD_CACHE_MAX), count + len(words))
+                grown = np.zeros((rows, vectors.shape[1]), dtype=np.float32)
                 if held is not None:
                     grown[:count] = held[:count]
                 held = grown
