@@ -249,6 +249,9 @@ def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -
             if (
                 ev.payload is None
                 or ev.uid in known
+                # Retention is the deciding machine's business (its gc events are private and
+                # stay out of exports): another project's gc must not delete memories here.
+                or ev.type == "gc"
                 or (ev.type == "record" and batch.adds_nothing(ev.payload["memory"]))
             ):
                 skipped += 1

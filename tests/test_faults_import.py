@@ -282,3 +282,19 @@ def test_the_validator_knows_every_event_the_projection_applies():
     from jupymem import projection, validate
 
     assert set(validate.EVENT_TYPES) == set(projection.EVENT_TYPES)
+
+
+def test_another_projects_gc_event_in_an_import_deletes_nothing_here(source, target):
+    """An old or hand-made export may carry a gc event: retention is decided where it is
+    run, so importing one forgets nothing that this project holds."""
+    target.import_(io.StringIO(forge(source, lambda events: None)))
+    kept = next(m for m in target.list() if m.statement.startswith("The key is"))
+
+    def add_gc(events: list[dict[str, Any]]) -> None:
+        events.append({**events[-1], "uid": "f" * 32, "type": "gc",
+                       "payload": {"forgotten": [kept.id], "purged_uids": [], "rules": {}}})
+
+    report = target.import_(io.StringIO(forge(source, add_gc)))
+    assert report.added == 0 and report.skipped == report.events
+    assert kept.id in {m.id for m in target.list()}
+    assert target.verify().ok
