@@ -75,7 +75,7 @@ import re
 import statistics
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import arrays, lexical
@@ -296,6 +296,18 @@ class QuerySide:
     pairs: tuple[tuple[int, int], ...] = ()  # adjacent query words, as indexes into terms
     focus_terms: frozenset[int] = frozenset()  # what the question asks for (focus_words)
     background: float | None = None
+    # Per salient word, the index of the very term that searches it (its matches are that
+    # term's), or None: a memory's signals then read them off its spans.
+    salient_at: tuple[int | None, ...] = ()
+    # Memory words already found to match no query term (``_swapped``), shared by every
+    # memory judged for this query: candidates repeat their words.
+    foreign_words: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.salient_at) != len(self.salient):
+            place = {id(t): i for i, t in enumerate(self.terms)}
+            at = tuple(None if t is None else place.get(id(t)) for _, t, _ in self.salient)
+            object.__setattr__(self, "salient_at", at)
 
 
 def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> QuerySide:
@@ -369,11 +381,17 @@ def _matches(doc: Sequence[str], term: lexical.Term) -> range:
 _PARTICIPLE = ("ing", "ed")
 
 
-def matched_words(q: QuerySide, doc: Sequence[str]) -> list[str]:
-    """The words of ``doc`` (sorted) that some query term matches."""
+def spans(q: QuerySide, doc: Sequence[str]) -> list[range]:
+    """Per query term, the indexes of the words of ``doc`` (sorted) it matches: computed
+    once per memory, for ``matched_words`` and ``signals`` alike."""
+    return [_matches(doc, t) for t in q.terms]
+
+
+def matched_words(doc: Sequence[str], found: Sequence[range]) -> list[str]:
+    """The words of ``doc`` that some query term matches (``found``: ``spans``)."""
     at: set[int] = set()
-    for t in q.terms:
-        at.update(_matches(doc, t))
+    for span in found:
+        at.update(span)
     return [doc[i] for i in sorted(at)]
 
 
@@ -387,7 +405,7 @@ def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> boo
     """Does the memory hold one of two adjacent query words next to another word of its own?"""
     distinct = set(sequence)
     kept_at: dict[int, list[int]] = {}  # query term -> where the memory has it
-    foreign: dict[str, bool] = {}  # a memory word -> matches no query term
+    foreign = q.foreign_words  # a memory word -> matches no query term
     for a, b in q.pairs:
         if hits[a] == hits[b]:
             continue
@@ -423,6 +441,7 @@ def signals(
     vectors: WordVectors | None = None,
     compared: Sequence[str] | None = None,
     own: float | None = None,
+    found: Sequence[range] | None = None,
 ) -> tuple[float, ...]:
     """The signals of one memory, in ``HYBRID_FEATURES`` order (the lexical model reads
     the first ``len(LEXICAL_FEATURES)``). ``doc`` is the memory's sorted content words,
@@ -430,13 +449,15 @@ def signals(
     matches, ``own`` their sum over all its words (computed from ``idf`` when None); ``vectors``
     (hybrid mode) gives, per query word, its best cosine to a word of the memory (the
     dense leg's word vectors) and how specific each word is (1 for a typical word), over
-    ``compared``, the memory's words it compares (default: all of ``doc``)."""
+    ``compared``, the memory's words it compares (default: all of ``doc``); ``found`` its
+    ``spans`` when the caller has them."""
+    if found is None:
+        found = spans(q, doc)
     covered: set[int] = set()
     matched_weight = missed_known = 0.0
     matched = 0
     hits = []
-    for t, w, known in zip(q.terms, q.weights, q.known):
-        span = _matches(doc, t)
+    for span, w, known in zip(found, q.weights, q.known):
         hits.append(bool(span))
         if span:
             matched += 1
@@ -456,8 +477,11 @@ def signals(
         self_match = 0.0
     missed = unknown = 0
     doc_set = set(doc)
-    for word, term, known in q.salient:
-        hit = bool(_matches(doc, term)) if term is not None else word in doc_set
+    for (word, term, known), at in zip(q.salient, q.salient_at):
+        if at is not None:
+            hit = hits[at]
+        else:
+            hit = bool(_matches(doc, term)) if term is not None else word in doc_set
         missed += not hit
         unknown += not known
     type_missed = 1.0 if q.wants and not _has_type(statement, q.wants) else 0.0

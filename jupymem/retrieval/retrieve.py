@@ -300,8 +300,9 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
     # the others: from the in-memory index when it answered (fts5vocab walks a word's
     # postings to count them), else from FTS5, held across the read since another thread's
     # commit would abort an open fts5vocab cursor.
+    found = [answerable.spans(ranking.side, doc) for doc in docs]
     words = list(dict.fromkeys(
-        w for doc, got in zip(docs, known) for w in (doc if got is None else answerable.matched_words(ranking.side, doc))
+        w for doc, got, at in zip(docs, known, found) for w in (doc if got is None else answerable.matched_words(doc, at))
     ))
     if ranking.index is not None:
         df = ranking.index.word_frequencies(words)
@@ -327,8 +328,8 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
     vectors = answerable.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
     if vectors is not None:
         vectors.table([t.word for t in ranking.side.terms], (w for got in known for w in got[2]))
-    for c, doc, (_, own, compared) in zip(chosen, docs, known):
-        c.signals = answerable.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own)
+    for c, doc, (_, own, compared), at in zip(chosen, docs, known, found):
+        c.signals = answerable.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at)
         c.confidence = answerable.confidence(
             c.signals, hybrid=ranking.hybrid, small=ranking.n_docs <= answerable.SMALL_PROJECT
         )
