@@ -432,3 +432,26 @@ def test_status_reports_the_dense_leg(project: Project) -> None:
     after = status(project.root, project.settings)
     assert after["retrieval"]["dense"] == "on" and after["retrieval"]["vectors"] == len(STATEMENTS)
     json.dumps(after)  # plain data, for every face
+
+
+def test_the_hamming_cut_keeps_every_row_argpartition_could_pick() -> None:
+    """The rows rescored are all those at or under the count-th nearest distance: whatever
+    ties argpartition would break, its choice is inside; a crowded distance falls back."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    distance = rng.integers(0, 257, size=20_000).astype(np.uint16)
+    for count in (50, 768):
+        rows = index._nearest_rows(distance, count)
+        cut = np.sort(distance)[count - 1]
+        assert set(rows.tolist()) == set(np.flatnonzero(distance <= cut).tolist())
+        assert set(np.argpartition(distance, count)[:count].tolist()) <= set(rows.tolist())
+    flat = np.full(1000, 9, dtype=np.uint16)  # every row ties: only argpartition's count
+    assert len(index._nearest_rows(flat, 10)) == 10
+    assert len(index._nearest_rows(flat[:5], 10)) == 5
+
+
+def test_float16_rows_read_through_the_table_are_what_astype_gives() -> None:
+    np = pytest.importorskip("numpy")
+    every = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).reshape(256, 256)
+    assert np.array_equal(index._as_float32(every), every.astype(np.float32), equal_nan=True)
+    assert index._as_float32(every[3:7]).dtype == np.float32

@@ -92,6 +92,24 @@ def test_paraphrases_are_closer_than_unrelated_sentences(bundled):
     assert cosine(bundled, plot, log_axis) > cosine(bundled, log_axis, merge) + 0.1
 
 
+def test_single_words_embed_as_embed_batch_does_to_the_bit_and_weigh_as_their_tokens(bundled):
+    """``embed_words`` takes a shortcut for whole vocabulary tokens and tokenizes the rest
+    once for vectors and specificity: neither may change a value."""
+    vocab = bundled._model.tokenizer.get_vocab()
+    words = sorted(w for w in vocab if w.isascii() and w.isalnum())[::7]  # whole tokens, shortcut
+    words += ["customers", "preprocessing", "Ly6C", "mrnas", "café", "naïve", "日本語", "x" * 150, "123",
+              "co-op", "__init__", "", "\x00", "##ing", "[UNK]", "ΑΒΓ", "straße"]
+    expected = bundled.embed_batch(words)
+    got = bundled.embed_words(words)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)
+    norms = np.linalg.norm(np.asarray(bundled._model.embedding, dtype=np.float32), axis=1)
+    norms = norms / float(np.median(norms))
+    encodings = bundled._model.tokenizer.encode_batch(words, add_special_tokens=False)
+    assert bundled.specificity(words) == [
+        float(norms[list(e.ids)].max()) if e.ids else 0.0 for e in encodings
+    ]
+
+
 def test_empty_inputs_give_empty_or_zero_rows_never_nan(bundled):
     assert bundled.embed_batch([]).shape == (0, bundled.dimensions)
     vectors = bundled.embed_batch(["", "customer_id"])

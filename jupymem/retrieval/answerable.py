@@ -670,9 +670,13 @@ class WordVectors:
         if missing:
             if len(index) + len(missing) > _WORD_CACHE_MAX:
                 self._words = self._held(fresh=True)
-            self._words.add(missing, self.embedder.embed_batch(missing))
-            if self.specificity is not None:
-                self.specificity(missing)  # fills the encoder's own cache
+            embed_words = getattr(self.embedder, "embed_words", None)
+            if embed_words is not None:  # one tokenization for the vectors and specificity
+                self._words.add(missing, embed_words(missing))
+            else:
+                self._words.add(missing, self.embedder.embed_batch(missing))
+                if self.specificity is not None:
+                    self.specificity(missing)  # fills the encoder's own cache
 
     def _matrix(self, words: Sequence[str]) -> Any:
         index = self._words.index

@@ -129,6 +129,8 @@ class Model2VecEmbedder:
         self.source = folder
         self._specificity: dict[str, float] = {}
         self._norms: Any = None
+        self._vocab: dict[str, int] | None = None
+        self._norm_list: list[float] | None = None
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -140,24 +142,72 @@ class Model2VecEmbedder:
         vectors = self._model.encode(list(texts), use_multiprocessing=False)
         return _normalize_rows(vectors)
 
+    def embed_words(self, words: Sequence[str]) -> Vectors:
+        """``embed_batch`` for single words, the same vectors to the bit, tokenized once for
+        the vectors and ``specificity`` alike (which it fills). A lowercase ASCII word that
+        is a whole token of the vocabulary is that one token: WordPiece's normalizer and
+        pre-tokenizer leave it as it is and its longest match is the word itself, so it skips
+        the tokenizer (6 µs a word). A model with token weights or a token mapping takes the
+        general path."""
+        np = arrays.np()
+
+        model = self._model
+        if not words or model.weights is not None or model.token_mapping is not None:
+            vectors = self.embed_batch(words)
+            self.specificity(words)
+            return vectors
+        if self._vocab is None:
+            self._vocab = dict(model.tokenizer.get_vocab())
+        vocab = self._vocab
+        raw: list[list[int] | None] = [
+            [vocab[w]] if w.isascii() and w.isalnum() and w.islower() and w in vocab else None for w in words
+        ]
+        rest = [i for i, ids in enumerate(raw) if ids is None]
+        if rest:
+            for i, enc in zip(rest, model.tokenizer.encode_batch_fast([words[i] for i in rest], add_special_tokens=False)):
+                raw[i] = list(enc.ids)
+        unk = model.unk_token_id
+        ids = [[t for t in r if t != unk] if unk is not None else r for r in raw]  # type: ignore[union-attr]
+        # model2vec's StaticModel._encode_batch: rows of one length averaged together.
+        out = np.zeros((len(words), model.dim), dtype=np.float32)
+        buckets: dict[int, list[int]] = {}
+        for i, id_list in enumerate(ids):
+            if id_list:
+                buckets.setdefault(len(id_list), []).append(i)
+        for indices in buckets.values():
+            out[indices] = model.embedding[np.array([ids[i] for i in indices], dtype=np.int64)].mean(axis=1)
+        if model.normalize:
+            out = (out / (np.linalg.norm(out, axis=1, keepdims=True) + 1e-32)).astype(np.float32)
+        self._fill_specificity(words, raw)
+        return _normalize_rows(out)
+
+    def _token_norms(self) -> Any:
+        """Every token's weight over the median token's (once)."""
+        np = arrays.np()
+
+        if self._norms is None:
+            norms = np.linalg.norm(np.asarray(self._model.embedding, dtype=np.float32), axis=1)
+            self._norms = norms / (float(np.median(norms)) or 1.0)
+        return self._norms
+
+    def _fill_specificity(self, words: Sequence[str], token_ids: Sequence[Sequence[int] | None]) -> None:
+        if self._norm_list is None:  # a word has a token or two: plain floats beat numpy there
+            self._norm_list = self._token_norms().tolist()
+        norms = self._norm_list
+        if len(self._specificity) > 50_000:
+            self._specificity.clear()
+        for word, got in zip(words, token_ids):
+            self._specificity[word] = max((norms[i] for i in got or () if 0 <= i < len(norms)), default=0.0)
+
     def specificity(self, words: Sequence[str]) -> list[float]:
         """How specific each word is, by the model's own token weights: model2vec scales
         a token's vector by its rarity (SIF), so "the" or "come" sit near the origin and
         "laptop" or "toxicity" far from it. A word's largest token norm over the median
         token's: about 0.4 for the commonest words, above 1 for rare ones. Cached."""
-        np = arrays.np()
-
         missing = [w for w in dict.fromkeys(words) if w not in self._specificity]
         if missing:
-            if self._norms is None:  # once: every token's weight over the median token's
-                norms = np.linalg.norm(np.asarray(self._model.embedding, dtype=np.float32), axis=1)
-                self._norms = norms / (float(np.median(norms)) or 1.0)
-            norms = self._norms
-            if len(self._specificity) > 50_000:
-                self._specificity.clear()
-            for word, enc in zip(missing, self._model.tokenizer.encode_batch(missing, add_special_tokens=False)):
-                ids = [i for i in enc.ids if 0 <= i < len(norms)]
-                self._specificity[word] = float(norms[ids].max()) if ids else 0.0
+            encodings = self._model.tokenizer.encode_batch(missing, add_special_tokens=False)
+            self._fill_specificity(missing, [enc.ids for enc in encodings])
         return [self._specificity[w] for w in words]
 
     def __repr__(self) -> str:

@@ -120,6 +120,34 @@ class _Copy:
         )
 
 
+_HALF: Any = None  # every float16 bit pattern's float32 value (256 KB), made on first use
+
+
+def _as_float32(half: np.ndarray) -> np.ndarray:
+    """float16 rows as float32, the same values ``astype`` gives, read from a table:
+    numpy converts float16 one element at a time, about twice as slowly."""
+    global _HALF
+    np = arrays.np()
+
+    if _HALF is None:
+        _HALF = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+    return np.take(_HALF, half.view(np.uint16))
+
+
+def _nearest_rows(distance: np.ndarray, count: int) -> np.ndarray:
+    """Every row at or under the Hamming distance of the ``count``-th nearest: a superset
+    of ``argpartition``'s choice (which breaks ties at that distance arbitrarily), found
+    from a histogram of the few hundred possible distances, six times sooner than
+    ``argpartition`` over 100,000 rows. A crowded last distance falls back to it."""
+    np = arrays.np()
+
+    if count >= len(distance):
+        return np.arange(len(distance))
+    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
+    rows = np.flatnonzero(distance <= cut)
+    return rows if len(rows) <= 4 * count else np.argpartition(distance, count)[:count]
+
+
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
     np = arrays.np()
 
@@ -356,9 +384,13 @@ class DenseIndex:
             else:
                 qbits = sign_bits(q[None, :])[0]
                 x = np.bitwise_count(copy.bits[:n] ^ qbits)
-                distance = x.sum(axis=1, dtype=np.uint16) if x.shape[1] > 4 else sum(x[:, j] for j in range(x.shape[1]))
-                rows = np.argpartition(distance, self.rescore)[: self.rescore]
-            sims = copy.vecs[rows].astype(np.float32) @ q
+                # Column by column in uint16: ten times sooner than sum(axis=1), and no
+                # uint8 wrap-around at 256 differing bits.
+                distance = x[:, 0].astype(np.uint16)
+                for j in range(1, x.shape[1]):
+                    distance += x[:, j]
+                rows = _nearest_rows(distance, self.rescore)
+            sims = _as_float32(copy.vecs[rows]) @ q
             if not include_inactive:
                 sims = np.where(self._inactive_mask(revision)[rows], -2.0, sims)
             take = min(k, len(rows))
@@ -377,7 +409,7 @@ class DenseIndex:
             if not known:
                 return {}
             rows = np.array([r for _, r in known])
-            sims = copy.vecs[rows].astype(np.float32) @ np.asarray(query, dtype=np.float32).reshape(-1)
+            sims = _as_float32(copy.vecs[rows]) @ np.asarray(query, dtype=np.float32).reshape(-1)
             return {rid: float(s) for (rid, _), s in zip(known, sims)}
 
     @property
