@@ -156,9 +156,7 @@ class Model2VecEmbedder:
             vectors = self.embed_batch(words)
             self.specificity(words)
             return vectors
-        if self._vocab is None:
-            self._vocab = dict(model.tokenizer.get_vocab())
-        vocab = self._vocab
+        vocab = self._whole_word_vocab()
         raw: list[list[int] | None] = [
             [vocab[w]] if w.isascii() and w.isalnum() and w.islower() and w in vocab else None for w in words
         ]
@@ -180,6 +178,26 @@ class Model2VecEmbedder:
             out = (out / (np.linalg.norm(out, axis=1, keepdims=True) + 1e-32)).astype(np.float32)
         self._fill_specificity(words, raw)
         return _normalize_rows(out)
+
+    def _whole_word_vocab(self) -> dict[str, int]:
+        """The vocabulary, when the tokenizer is WordPiece behind BERT's (or a whitespace)
+        pre-tokenizer, so that a vocabulary word is its own one token; else empty (BPE or
+        unigram vocabularies hold pieces that a word's tokenization would not use)."""
+        if self._vocab is None:
+            import json
+
+            vocab: dict[str, int] = {}
+            try:
+                spec = json.loads(self._model.tokenizer.to_str())
+                pre = (spec.get("pre_tokenizer") or {}).get("type")
+                if (spec.get("model") or {}).get("type") == "WordPiece" and pre in (
+                    "BertPreTokenizer", "Whitespace", "WhitespaceSplit"
+                ):
+                    vocab = dict(self._model.tokenizer.get_vocab())
+            except (ValueError, AttributeError):
+                pass
+            self._vocab = vocab
+        return self._vocab
 
     def _token_norms(self) -> Any:
         """Every token's weight over the median token's (once)."""
