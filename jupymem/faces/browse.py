@@ -130,9 +130,11 @@ def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
     listing = w.Select(options=[], rows=12, layout=w.Layout(**full))
     note = w.HTML()
     detail = w.HTML()
-    confirm = w.Button(description="Confirm", button_style="success", disabled=True)
+    # Our own dark green and orange behind white text (7.9:1 and 7.2:1): ipywidgets' success
+    # and warning styles put white on light green and orange (under 3:1) in every theme.
+    confirm = w.Button(description="Confirm", disabled=True, style={"button_color": "#1b5e20", "text_color": "white"})
     reason = w.Text(placeholder="why it no longer holds", layout=w.Layout(flex="1 1 auto", width="auto"))
-    retire = w.Button(description="Retire", button_style="warning", disabled=True)
+    retire = w.Button(description="Retire", disabled=True, style={"button_color": "#8a4500", "text_color": "white"})
     actions = w.HBox([confirm, reason, retire], layout=w.Layout(**full))
     seen = {"revision": None}
 
