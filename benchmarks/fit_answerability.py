@@ -54,7 +54,18 @@ SUITES = {
     "scifact": ROOT.parent / "shared" / "data" / "scifact-train.gold.jsonl",
 }
 MODES = ("lexical", "hybrid")
-FALSE_ABSTAIN = 0.01  # per suite, on the tune split: 2% gave 4-6.5% on the report split (target 3%)
+# Per suite, mode and band, on the tune split: 2% gave 4-6.5% on the report split (target
+# 3%). The statements of larger projects have the fewest answerable questions to calibrate
+# on (the gold suite's and the merged small projects'), so their threshold sits below all
+# of them. So does the lexical leg's on documents: on SciFact its Recall@10 is only 0.0003
+# above plain FTS5 BM25's ranking (which never abstains), so each claim it abstained on
+# would put it below.
+FALSE_ABSTAIN = {
+    ("lexical", "small"): 0.01, ("lexical", "large"): 0.0, ("lexical", "document"): 0.0,
+    ("hybrid", "small"): 0.01, ("hybrid", "large"): 0.0, ("hybrid", "document"): 0.01,
+}
+# ... and, as the lowest of so few is a noisy estimate, this far (in logits) below it.
+MARGIN = {"small": 0.0, "large": 0.5, "document": 0.0}  # by band
 L2 = 0.001
 SCIFACT_IN_OURS = 60  # SciFact claims asked of each of our projects
 OTHER_SCOPES = 2  # each answerable query asked in this many other scopes of its suite
@@ -131,14 +142,57 @@ def generated_queries(suite: Suite) -> list[Query]:
     return out
 
 
+def merged(suite: Suite) -> Suite:
+    """Every scope of ``suite`` in one project: the small projects together make one of
+    about 80 statements, so the model for larger projects' statements learns from their
+    questions too (the gold suite alone has few). Its queries keep their split: each is
+    split by the id of the query it was made from."""
+    out = Suite()
+    for memories in suite.memories.values():
+        out.memories["merged"].extend(memories)
+    out.queries = [Query(f"merged:{q.id}", q.query, q.relevant, "merged", q.category, False, q.id)
+                   for q in suite.queries]
+    return out
+
+
+# Claims asked inside a prompt, as an assistant's whole prompt is a query too: without
+# them the model for documents, fitted on bare claims, abstained on prompts it should
+# answer. Unlike the wording of ``bench_lexical_100k.py``'s prompt, which measures it.
+WRAPPERS = (
+    ("Before I send this to my supervisor, can you check the following statement against the papers we collected?",
+     "Tell me which abstracts are relevant."),
+    ("Quick question while I review a manuscript: the authors state that", "Is there anything in our notes that backs this up?"),
+    ("We are preparing a grant renewal and one of the reviewers wrote the following.",
+     "Find the evidence we have for or against it, please."),
+    ("For the journal club on Friday I need background on this:", "What do we know about it, and from which studies?"),
+    ("My colleague insists on this point:", "Is that right, and where exactly is it shown?"),
+    ("Summarize what our reading list says about the following claim.", "Keep it short and cite the sources."),
+)
+
+
+def wrapped(text: str, key: str) -> str:
+    # Not by _hashed(key) alone: the split is that hash modulo 3, and would pick the wrappers.
+    opener, closer = WRAPPERS[_hashed("wrapper:" + key) % len(WRAPPERS)]
+    return f"{opener} {text} {closer}"
+
+
+def prompted(suite: Suite) -> Suite:
+    """``suite``'s memories, its queries each inside a prompt (``WRAPPERS``)."""
+    out = Suite()
+    out.memories = suite.memories
+    out.queries = [Query(f"prompt:{q.id}", wrapped(q.query, q.id), q.relevant, q.scope, "prompt", False, q.id)
+                   for q in suite.queries]
+    return out
+
+
 def plan_queries(suites: dict[str, Suite]) -> dict[tuple[str, str], list[Query]]:
     """(suite, scope) -> the queries to ask there, generated ones included."""
     out: dict[tuple[str, str], list[Query]] = defaultdict(list)
     for name, suite in suites.items():
-        generated = generated_queries(suite) if name != "scifact" else []
+        generated = generated_queries(suite) if name not in ("scifact", "scifact-prompts", "merged") else []
         for q in suite.queries + cross_scope_negatives(suite, per_query=OTHER_SCOPES) + generated:
             out[(name, q.scope)].append(q)
-    ours = [n for n in suites if n != "scifact"]
+    ours = [n for n in suites if n not in ("scifact", "scifact-prompts", "merged")]
     if "scifact" in suites:
         sci = suites["scifact"]
         sci_scope = next(iter(sci.memories))
@@ -147,8 +201,15 @@ def plan_queries(suites: dict[str, Suite]) -> dict[tuple[str, str], list[Query]]
                 if q.relevant:
                     out[("scifact", sci_scope)].append(Query(f"{q.id}@scifact", q.query, (), sci_scope, "cross-suite",
                                                              False, q.id))
+        if "scifact-prompts" in suites:  # our questions inside the same prompts
+            for name in ours:
+                for q in suites[name].queries:
+                    if q.relevant:
+                        out[("scifact-prompts", sci_scope)].append(
+                            Query(f"{q.id}@scifact-prompts", wrapped(q.query, q.id), (), sci_scope, "cross-suite", False,
+                                  q.id))
         claims = sorted(sci.queries, key=lambda q: _hashed(q.id))
-        for name in ours:
+        for name in [n for n in suites if n not in ("scifact", "scifact-prompts")]:
             for scope in sorted(suites[name].memories):
                 pick = sorted(claims, key=lambda q: _hashed(q.id + scope))[:SCIFACT_IN_OURS]
                 out[(name, scope)] += [Query(f"{q.id}@{scope}", q.query, (), scope, "cross-suite", False, q.id)
@@ -176,7 +237,7 @@ def collect(suites: dict[str, Suite], encoder: str | None) -> list[dict]:
                 ranking = project.explain(q.query, answerable.ANSWER_K, mode=mode)
                 cands = [
                     {"signals": list(c.signals), "label": c.memory.id in relevant, "legs": list(c.legs),
-                     "statement": c.memory.statement[:160]}
+                     "statement": c.memory.statement[:160], "chars": len(c.memory.statement)}
                     for c in ranking.candidates[: answerable.ANSWER_K]
                 ]
                 rows.append({
@@ -246,42 +307,49 @@ def logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = L2) -> tup
 
 
 def band_of(row: dict) -> str:
-    return "small" if row["size"] <= answerable.SMALL_PROJECT else "large"
+    """The band of a query's first candidate (a project's memories are all statements or
+    all documents in our suites); each candidate is still judged by its own band's model."""
+    cands = row["candidates"]
+    return answerable.band(row["size"], cands[0]["chars"] if cands else 0)
 
 
-def logits(row: dict, model: answerable.Model) -> float:
-    """The query's decision value: the best logit among its first ANSWER_K candidates."""
-    width = len(model.features)
+def logits(row: dict, models: dict[str, answerable.Model]) -> float:
+    """The query's decision value: the best logit among its first ANSWER_K candidates,
+    each by the model of its band (``models``: band -> model, of the row's mode)."""
     best = -30.0
     for c in row["candidates"][: answerable.ANSWER_K]:
-        z = model.intercept + sum(k * v for k, v in zip(model.coef, c["signals"][:width]))
+        model = models[answerable.band(row["size"], c["chars"])]
+        z = model.intercept + sum(k * v for k, v in zip(model.coef, c["signals"][: len(model.features)]))
         best = max(best, z)
     return best
 
 
-def calibrate(rows: list[dict], model: answerable.Model) -> answerable.Model:
+def calibrate(rows: list[dict], model: answerable.Model, mode: str, band: str) -> answerable.Model:
     """Move the intercept so that 0.5 is the highest threshold at which no suite abstains
     on more than FALSE_ABSTAIN of its answerable queries. A query with no candidate at
     all abstains whatever the threshold; it uses up part of that allowance."""
+    same = dict.fromkeys(answerable.BANDS, model)
     need = -30.0
     for suite in sorted({r["suite"] for r in rows}):
         positives = [r for r in rows if r["suite"] == suite and r["answerable"]]
-        values = sorted(logits(r, model) for r in positives if r["candidates"])
+        values = sorted(logits(r, same) for r in positives if r["candidates"])
         lost = len(positives) - len(values)
-        allowed = FALSE_ABSTAIN * len(positives) - lost
+        allowed = FALSE_ABSTAIN[(mode, band)] * len(positives) - lost
         if values:
             at = float(np.quantile(values, max(0.0, allowed) / len(values))) if allowed > 0 else values[0]
             need = max(need, -at)
-    return answerable.Model(model.features, model.coef, round(model.intercept + need - 1e-4, 4))
+    return answerable.Model(model.features, model.coef, round(model.intercept + need + MARGIN[band] - 1e-4, 4))
 
 
 def fit(rows: list[dict], mode: str, band: str) -> answerable.Model:
     names = answerable.HYBRID_FEATURES if mode == "hybrid" else answerable.LEXICAL_FEATURES
     tune = [r for r in rows if r["mode"] == mode and r["split"] == "tune" and band_of(r) == band]
+    if not tune:  # no suite of this band collected: keep what ships
+        return answerable.model_for(hybrid=mode == "hybrid", band=band)
     x, y, w = design(tune, mode)
     coef, intercept = logistic(x, y, w)
     model = answerable.Model(names, tuple(round(float(c), 4) for c in coef), round(intercept, 4))
-    return calibrate(tune, model)
+    return calibrate(tune, model, mode, band)
 
 
 # -- reporting -------------------------------------------------------------------------------
@@ -294,7 +362,7 @@ def report(rows: list[dict], models: dict[tuple[str, str], answerable.Model], sp
         for r in rows:
             if r["mode"] != mode or (split != "all" and r["split"] != split):
                 continue
-            answered = logits(r, models[(mode, band_of(r))]) >= 0
+            answered = logits(r, {b: models[(mode, b)] for b in answerable.BANDS}) >= 0
             for key in ((r["suite"], "all"), (r["suite"], r["category"]), ("size", band_of(r)), ("all", "all")):
                 groups[key].append((r["answerable"], answered))
         table = {}
@@ -347,10 +415,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         wanted = [s.strip() for s in a.suites.split(",") if s.strip()]
         suites = {n: load_suite(SUITES[n]) for n in wanted if SUITES[n].exists()}
+        if "small" in suites:
+            suites["merged"] = merged(suites["small"])
+        if "scifact" in suites:
+            suites["scifact-prompts"] = prompted(suites["scifact"])
         rows = collect(suites, a.encoder)
         if a.save:
             Path(a.save).write_text(json.dumps(rows))
-    models = {(mode, band): fit(rows, mode, band) for mode in MODES for band in ("small", "large")}
+    models = {(mode, band): fit(rows, mode, band) for mode in MODES for band in answerable.BANDS}
     for (mode, band), m in models.items():
         print(f"{mode}/{band}: intercept {m.intercept}, " + ", ".join(f"{n} {c}" for n, c in zip(m.features, m.coef)))
     tables = {split: report(rows, models, split) for split in ("tune", "report")}

@@ -246,3 +246,19 @@ def test_now_words_leave_the_query_only_when_others_remain() -> None:
     assert text.split() == ["what", "is", "the", "learning", "rate?"] and now
     assert without_now_words("Currently?") == ("Currently?", True)
     assert without_now_words("learning rate") == ("learning rate", False)
+
+
+def test_documents_and_statements_have_their_own_models() -> None:
+    assert answerable.band(5, 5_000) == "small"  # every memory of a small project is a candidate
+    assert answerable.band(50, 180) == "large"
+    assert answerable.band(50, answerable.DOCUMENT_CHARS) == "document"
+    assert answerable.model_for(hybrid=True, band="document") is not answerable.model_for(hybrid=True, band="large")
+
+
+def test_the_plain_fts_baseline_ranks_and_never_abstains(tmp_path: Path, settings: Settings) -> None:
+    """It is measured as a ranking: our abstention would only take its hits away."""
+    proj = _project(tmp_path / "r", ["Lena Park reviews every change to the pricing model."], settings, dense=False)
+    assert proj.search("what is Lena Park's email?", mode="lexical").abstained
+    plain = proj.search("what is Lena Park's email?", mode="fts")
+    assert plain.status == "ok" and plain.legs == ("fts",) and len(plain.hits) == 1
+    assert proj.search("kubernetes namespace", mode="fts").abstained  # no word of it in memory

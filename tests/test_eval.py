@@ -167,7 +167,7 @@ def test_the_gold_suite_is_what_it_claims() -> None:
 # questions (off-topic, swapped entity, absent attribute) is far from its 80% and the
 # bounds below are what is measured now, so that getting worse fails.
 @pytest.mark.parametrize(
-    ("path", "correct_bm25", "correct_hybrid"), [(GOLD, 0.21, 0.25), (SMALL, 0.56, 0.58)], ids=["gold", "small-projects"]
+    ("path", "correct_bm25", "correct_hybrid"), [(GOLD, 0.34, 0.29), (SMALL, 0.55, 0.57)], ids=["gold", "small-projects"]
 )
 def test_own_suites_hybrid_is_never_below_lexical_nor_lexical_below_plain_bm25(
     path: Path, correct_bm25: float, correct_hybrid: float
@@ -202,7 +202,7 @@ def test_the_held_out_suite() -> None:
     assert small["hybrid"]["abstain_accuracy"] >= 0.8  # the target, met on projects of 1-10 memories
     assert small["bm25"]["abstain_accuracy"] >= 0.79  # a miss by one question in a hundred
     larger = report["by_size"]["11-1000"]  # one project of 36 memories: far from the target
-    assert larger["hybrid"]["abstain_accuracy"] >= 0.25 and larger["bm25"]["abstain_accuracy"] >= 0.14
+    assert larger["hybrid"]["abstain_accuracy"] >= 0.25 and larger["bm25"]["abstain_accuracy"] >= 0.22
 
 
 def test_gold_suite_categories() -> None:
@@ -215,13 +215,39 @@ def test_gold_suite_categories() -> None:
 
 
 @pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact evaluation data is not here")
-def test_scifact_slice_hybrid_is_not_below_bm25() -> None:
+def test_scifact_hybrid_is_not_below_lexical_nor_lexical_below_plain_bm25() -> None:
+    """The whole suite (a slice of 100 claims moved by one abstention). Plain FTS5 BM25
+    ranks and never abstains; the lexical leg's Recall@10 is above it by 0.0003 only
+    (0.8022 / 0.8019), so its bound allows one claim in 809 the other way."""
     out = io.StringIO()
-    code = evaluate.run_eval(["--suite", str(SCIFACT), "--limit", "100", "--json"], stdout=out, stderr=io.StringIO())
+    code = evaluate.run_eval(["--suite", str(SCIFACT), "--json"], stdout=out, stderr=io.StringIO())
     assert code == 0
     report = json.loads(out.getvalue())
-    bm25, hybrid = report["methods"]["bm25"], report["methods"]["hybrid"]
-    assert bm25["ndcg@10"] >= 0.55
+    fts, bm25, hybrid = (report["methods"][m] for m in ("fts", "bm25", "hybrid"))
+    assert hybrid["ndcg@10"] >= 0.70
     for metric in ("recall@10", "mrr", "ndcg@10"):
         assert hybrid[metric] >= bm25[metric], (metric, report["methods"])
-    assert hybrid["false_abstain"] <= 0.03
+        assert bm25[metric] >= fts[metric] - (0.0013 if metric == "recall@10" else 0.0), (metric, report["methods"])
+    assert bm25["false_abstain"] <= 0.03 and hybrid["false_abstain"] <= 0.03
+
+
+@pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact evaluation data is not here")
+def test_notebook_questions_asked_of_scientific_abstracts_abstain(tmp_path: Path) -> None:
+    """Abstracts are documents, judged by their own model (``answerable.DOCUMENT_CHARS``):
+    a notebook question shares words with some of 5,183 abstracts, and hybrid mode used to
+    answer it from them three times in five. Measured: 72% abstain in hybrid mode; 18% in
+    lexical mode, whose threshold lets no answerable claim abstain."""
+    from jupymem.config import Settings
+    from jupymem.opening import close_all
+
+    sci = evaluate.load_suite(SCIFACT)
+    questions = [q.query for q in evaluate.load_suite(GOLD).queries if q.relevant]
+    project, _ = evaluate.open_scope(sci, next(iter(sci.memories)), tmp_path, Settings(home=tmp_path / "home"))
+    try:
+        project.prepare_lexical()
+        assert project.prepare_dense()["dense"] == "on"
+        for mode, floor in (("hybrid", 0.65), ("lexical", 0.15)):
+            abstained = sum(project.search(q, mode=mode).abstained for q in questions)
+            assert abstained / len(questions) >= floor, (mode, abstained, len(questions))
+    finally:
+        close_all()

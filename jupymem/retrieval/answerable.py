@@ -11,8 +11,9 @@ about the only relevant memory of a small project abstained.
 So each (query, memory) pair gets thirteen signals (eighteen with the dense leg), and a
 logistic model fitted on data turns them into a ``confidence`` from 0 to 1
 (``benchmarks/fit_answerability.py`` fits it on our own suites with generated negatives;
-the coefficients below are its output). There are four models: lexical or hybrid (with the dense leg's signals), for
-small projects (up to ``SMALL_PROJECT`` memories) or larger ones. A search answers when
+the coefficients below are its output). There are six models: lexical or hybrid (with
+the dense leg's signals), for small projects (up to ``SMALL_PROJECT`` memories), for the
+statements of larger ones, and for documents (memories of ``DOCUMENT_CHARS`` or more). A search answers when
 one of its first ``ANSWER_K`` candidates reaches ``ANSWER_AT``; each model's intercept is
 set at fitting time so that this threshold is 0.5.
 
@@ -94,6 +95,13 @@ COMPARED_WORDS = 64
 # Projects up to this size have their own models: every memory is a candidate there, and
 # IDF over a handful of memories says little, so the signals mean something else.
 SMALL_PROJECT = 10
+# A memory this long is a document (an abstract, a pasted page), not a statement, and has
+# its own models: a long text holds a query's names somewhere and has other words beside
+# the query's everywhere, so a missing name or a swapped neighbour, which betray a
+# question about something else in a one-line statement, say little there. Statements
+# are at most about 200 characters; SciFact's abstracts start near 800.
+DOCUMENT_CHARS = 400
+BANDS = ("small", "large", "document")
 
 LEXICAL_FEATURES = (
     "coverage", "words", "missed_known", "self_match", "salient_missed", "salient_unknown", "type_missed",
@@ -117,25 +125,35 @@ class Model:
 
 
 # BEGIN FITTED: written by benchmarks/fit_answerability.py --write; do not edit by hand.
+HYBRID_DOCUMENT = Model(
+    HYBRID_FEATURES,
+    (1.8472, 0.2228, 0.3919, 2.4953, 0.9641, -0.2251, -0.5958, 0.0, 0.6247, 0.0805, -2.3472, -0.2386, -1.0912, 4.4329, 8.1183, 1.453, -0.1772, 1.4563),
+    -6.8755,
+)
 HYBRID_LARGE = Model(
     HYBRID_FEATURES,
-    (0.4803, -0.3624, -0.485, 4.0851, -0.3592, -1.6526, -1.1884, -0.669, -0.8331, -0.3524, -0.1247, 1.4002, -0.9512, 3.1739, 5.657, 1.2582, 0.1497, 0.7148),
-    -2.6505,
+    (0.4546, 0.7806, -0.4689, 4.9404, -0.9766, -2.035, -1.0492, -1.5946, -0.7414, -0.817, 0.1546, 2.1604, -0.2248, 2.5034, 1.3269, 1.6843, -0.2789, -1.0951),
+    -0.3183,
 )
 HYBRID_SMALL = Model(
     HYBRID_FEATURES,
-    (0.7666, 0.8352, 0.3162, 0.53, -2.4165, -1.1196, -3.4761, -3.3227, -0.6733, -0.4945, -1.016, 0.0, -0.3979, 2.1222, 1.7228, 2.7919, 0.2287, -0.6583),
-    -0.9661,
+    (0.7671, 0.8355, 0.3153, 0.5283, -2.4156, -1.1192, -3.4767, -3.3227, -0.6737, -0.4973, -1.0157, 0.0, -0.3983, 2.1219, 1.7236, 2.7924, 0.2267, -0.6596),
+    -0.9654,
+)
+LEXICAL_DOCUMENT = Model(
+    LEXICAL_FEATURES,
+    (3.3463, 1.5286, 1.0529, 5.6436, 1.0084, -0.2118, -1.2403, 0.0, -0.0408, 0.6546, -4.4508, -0.5274, -1.9468),
+    -1.4618,
 )
 LEXICAL_LARGE = Model(
     LEXICAL_FEATURES,
-    (1.7147, 0.8335, -0.2821, 5.8394, 0.0235, -1.6394, -1.5302, -0.6328, -0.5481, 0.1419, -1.1476, 0.9302, -1.1086),
-    0.5311,
+    (1.572, 2.1993, -0.5441, 6.0012, -1.124, -2.1408, -1.5888, -1.7474, -0.6445, -0.7049, -0.6771, 1.8019, -0.2143),
+    0.1747,
 )
 LEXICAL_SMALL = Model(
     LEXICAL_FEATURES,
-    (2.3867, 2.2979, -0.4681, 1.2548, -2.6957, -1.1909, -3.5756, -3.182, -0.6984, -0.2688, -1.8167, 0.0, -0.162),
-    0.8067,
+    (2.3876, 2.2986, -0.4691, 1.2531, -2.6948, -1.1906, -3.5758, -3.1822, -0.6985, -0.2716, -1.8166, 0.0, -0.162),
+    0.8065,
 )
 # END FITTED
 
@@ -528,14 +546,25 @@ def signals(
     )
 
 
-def model_for(*, hybrid: bool, small: bool) -> Model:
-    if hybrid:
-        return HYBRID_SMALL if small else HYBRID_LARGE
-    return LEXICAL_SMALL if small else LEXICAL_LARGE
+def band(n_docs: int, chars: int) -> str:
+    """Which model judges a memory of ``chars`` characters in a project of ``n_docs``."""
+    if n_docs <= SMALL_PROJECT:
+        return "small"
+    return "document" if chars >= DOCUMENT_CHARS else "large"
 
 
-def confidence(x: Sequence[float], *, hybrid: bool, small: bool) -> float:
-    model = model_for(hybrid=hybrid, small=small)
+_MODELS = {
+    (True, "small"): HYBRID_SMALL, (True, "large"): HYBRID_LARGE, (True, "document"): HYBRID_DOCUMENT,
+    (False, "small"): LEXICAL_SMALL, (False, "large"): LEXICAL_LARGE, (False, "document"): LEXICAL_DOCUMENT,
+}
+
+
+def model_for(*, hybrid: bool, band: str) -> Model:
+    return _MODELS[(hybrid, band)]
+
+
+def confidence(x: Sequence[float], *, hybrid: bool, band: str) -> float:
+    model = model_for(hybrid=hybrid, band=band)
     return model.confidence(x[: len(model.features)])
 
 

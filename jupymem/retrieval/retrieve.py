@@ -331,7 +331,7 @@ def judge(conn: Any, ranking: Ranking, count: int) -> None:
     for c, doc, (_, own, compared), at in zip(chosen, docs, known, found):
         c.signals = answerable.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at)
         c.confidence = answerable.confidence(
-            c.signals, hybrid=ranking.hybrid, small=ranking.n_docs <= answerable.SMALL_PROJECT
+            c.signals, hybrid=ranking.hybrid, band=answerable.band(ranking.n_docs, len(c.memory.statement))
         )
 
 
@@ -392,6 +392,11 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     if not ranking.candidates:
         return SearchResult(query=query, status="abstained", reason=ranking.reason or "no memory matches", legs=legs)
     judge(conn, ranking, max(limit, answerable.ANSWER_K))
+    if ranking.legs == ("fts",):
+        # The plain FTS5 baseline has no notion of an answer: it ranks, and is measured as
+        # a ranking; our abstention would only take its hits away.
+        hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in ranking.candidates[:limit])
+        return SearchResult(query=query, status="ok", hits=hits, legs=legs)
     # A candidate no leg scored (a small project's, in lexical mode) counts only when confident.
     candidates = [c for c in ranking.candidates if c.score > 0 or c.confidence >= answerable.ANSWER_AT]
     decisive = candidates[: answerable.ANSWER_K] + [c for c in candidates if c.score <= 0]
