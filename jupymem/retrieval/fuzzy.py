@@ -130,7 +130,9 @@ class Vocabulary:
                 text = f"{statement} {topic}" if topic else statement
                 for ident in identifiers(text):
                     ids.setdefault(len(ident), {})[ident] = None
-                for w in set(_WORDS.findall(fold(text))):
+                # In the text's order, not a set's: a bucket's order breaks rapidfuzz's ties,
+                # and a set's order changes with each process's string hashing.
+                for w in dict.fromkeys(_WORDS.findall(fold(text))):
                     words.setdefault(len(w), {})[w] = None
             last = rows[-1][0]
         with self._lock:
@@ -218,7 +220,7 @@ def corrections(vocab: Vocabulary, query: str, unknown: set[str]) -> dict[str, s
                     near = [f for f in fixed_parts if f not in parts]
                     if near:
                         out[p] = near[0]
-    for word in sorted(unknown, key=len, reverse=True):
+    for word in sorted(unknown, key=lambda w: (-len(w), w)):  # longest first; ties by name, not set order
         if word in out or lookups >= MAX_LOOKUPS:
             continue
         lookups += 1
