@@ -285,9 +285,9 @@ def _prefer_active(conn: Any, candidates: list[Candidate]) -> None:
     candidates.sort(key=lambda c: (-c.score, c.rid))
 
 
-def judge(conn: Any, ranking: Ranking, count: int) -> None:
-    """Give the first ``count`` candidates their signals and confidence."""
-    chosen = ranking.candidates[:count]
+def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
+    """Give candidates ``start`` to ``count`` their signals and confidence."""
+    chosen = ranking.candidates[start:count]
     if not chosen or ranking.side is None:
         return
     materialize(conn, chosen)
@@ -391,8 +391,15 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     query, legs = ranking.query, ranking.legs
     if not ranking.candidates:
         return SearchResult(query=query, status="abstained", reason=ranking.reason or "no memory matches", legs=legs)
-    judge(conn, ranking, max(limit, answerable.ANSWER_K))
+    count = max(limit, answerable.ANSWER_K)
+    # The decision reads the first ANSWER_K candidates (and any no leg scored, only a small
+    # project has): judge those first, and the rest only for an answer. Most searches of a
+    # larger project that abstain do so on questions memory does not hold, and weighing
+    # hits nobody will see was most of their time.
+    first = answerable.ANSWER_K if all(c.score > 0 for c in ranking.candidates) else count
+    judge(conn, ranking, min(first, count))
     if ranking.legs == ("fts",):
+        judge(conn, ranking, count, start=first)
         # The plain FTS5 baseline has no notion of an answer: it ranks, and is measured as
         # a ranking; our abstention would only take its hits away.
         hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in ranking.candidates[:limit])
@@ -402,6 +409,7 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     decisive = candidates[: answerable.ANSWER_K] + [c for c in candidates if c.score <= 0]
     if not any(c.confidence >= answerable.ANSWER_AT for c in decisive):
         return SearchResult(query=query, status="abstained", reason="nothing matches closely enough", legs=legs)
+    judge(conn, ranking, count, start=first)
     hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in candidates[:limit])
     return SearchResult(
         query=query, status="ok", hits=hits, full=_full(candidates, hybrid=ranking.hybrid), legs=legs
