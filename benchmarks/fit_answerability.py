@@ -21,11 +21,16 @@ sample of SciFact's claims asked of our notebook projects.
 Queries are split by a hash of their id (a generated query by the id it was made
 from; ``tune_fusion.split_of``): the models are fitted on the "tune" two thirds only,
 the "report" third is only ever scored. One logistic regression (Newton's method, a
-little L2, numpy) per mode (lexical, hybrid) and project size (small: up to
-``SMALL_PROJECT`` memories, else large), on the signals of the first ``ANSWER_K``
+little L2, numpy) per mode (lexical, hybrid) and band (``answerable.band``: a small
+project's memories, up to ``SMALL_PROJECT`` of them; a larger project's statements; its
+documents, ``DOCUMENT_CHARS`` or longer), on the signals of the first ``ANSWER_K``
 candidates (``design`` says which, and how they are weighed: each suite's two classes
-alike, and every category of unanswerable question alike inside its suite). Then each intercept is moved so that 0.5 is the highest threshold at which no suite
-abstains on more than ``FALSE_ABSTAIN`` of its answerable tune-split queries.
+alike, and every category of unanswerable question alike inside its suite). Then each
+intercept is moved so that 0.5 is the highest threshold at which no suite abstains on more
+than ``FALSE_ABSTAIN`` of its answerable tune-split queries, less ``MARGIN``.
+
+Besides the suites as they are, the small projects are asked again merged into one
+(``merged``) and SciFact's claims again inside prompts (``prompted``).
 """
 
 from __future__ import annotations
@@ -155,6 +160,23 @@ def merged(suite: Suite) -> Suite:
     return out
 
 
+def padded(suite: Suite) -> Suite:
+    """``suite`` with every memory followed by others of its project until it is a document
+    (``DOCUMENT_CHARS``): long notes, so that the model for documents does not learn
+    SciFact's abstracts alone. The padding holds no answer to an unanswerable question (its
+    project had none), so the labels stand; queries keep their ids, hence their split."""
+    out = Suite()
+    for scope, memories in suite.memories.items():
+        for m in memories:
+            others = sorted((o for o in memories if o["id"] != m["id"]), key=lambda o: _hashed(m["id"] + o["id"]))
+            text, i = m["text"], 0
+            while len(text) < answerable.DOCUMENT_CHARS + 20 and i < len(others):
+                text, i = f"{text} {others[i]['text']}", i + 1
+            out.memories[scope].append({**m, "text": text})
+    out.queries = list(suite.queries)
+    return out
+
+
 # Claims asked inside a prompt, as an assistant's whole prompt is a query too: without
 # them the model for documents, fitted on bare claims, abstained on prompts it should
 # answer. Unlike the wording of ``bench_lexical_100k.py``'s prompt, which measures it.
@@ -189,10 +211,10 @@ def plan_queries(suites: dict[str, Suite]) -> dict[tuple[str, str], list[Query]]
     """(suite, scope) -> the queries to ask there, generated ones included."""
     out: dict[tuple[str, str], list[Query]] = defaultdict(list)
     for name, suite in suites.items():
-        generated = generated_queries(suite) if name not in ("scifact", "scifact-prompts", "merged") else []
+        generated = generated_queries(suite) if name in ("gold", "small") else []
         for q in suite.queries + cross_scope_negatives(suite, per_query=OTHER_SCOPES) + generated:
             out[(name, q.scope)].append(q)
-    ours = [n for n in suites if n not in ("scifact", "scifact-prompts", "merged")]
+    ours = [n for n in suites if n in ("gold", "small")]
     if "scifact" in suites:
         sci = suites["scifact"]
         sci_scope = next(iter(sci.memories))
@@ -231,6 +253,7 @@ def collect(suites: dict[str, Suite], encoder: str | None) -> list[dict]:
         status = project.prepare_dense()
         assert status["dense"] == "on", status
         size = len(suites[name].memories.get(scope, []))
+        lengths = sorted(len(m["text"]) for m in suites[name].memories.get(scope, [])) or [0]
         for q in queries:
             relevant = {ids[r] for r in q.relevant if r in ids}
             for mode in MODES:
@@ -241,7 +264,8 @@ def collect(suites: dict[str, Suite], encoder: str | None) -> list[dict]:
                     for c in ranking.candidates[: answerable.ANSWER_K]
                 ]
                 rows.append({
-                    "suite": name, "scope": scope, "size": size, "id": q.id, "query": q.query,
+                    "suite": name, "scope": scope, "size": size, "median_chars": lengths[len(lengths) // 2],
+                    "id": q.id, "query": q.query,
                     "category": q.category or "uncategorized", "answerable": bool(q.relevant), "mode": mode,
                     "split": split_of(q.origin or q.id), "candidates": cands,
                 })
@@ -308,9 +332,10 @@ def logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = L2) -> tup
 
 def band_of(row: dict) -> str:
     """The band of a query's first candidate (a project's memories are all statements or
-    all documents in our suites); each candidate is still judged by its own band's model."""
+    all documents in our suites), or of its project's median memory when it has none; each
+    candidate is still judged by its own band's model."""
     cands = row["candidates"]
-    return answerable.band(row["size"], cands[0]["chars"] if cands else 0)
+    return answerable.band(row["size"], cands[0]["chars"] if cands else row["median_chars"])
 
 
 def logits(row: dict, models: dict[str, answerable.Model]) -> float:
@@ -419,6 +444,9 @@ def main(argv: list[str] | None = None) -> int:
             suites["merged"] = merged(suites["small"])
         if "scifact" in suites:
             suites["scifact-prompts"] = prompted(suites["scifact"])
+        for name in ("gold", "merged"):
+            if name in suites:
+                suites[f"{name}-long"] = padded(suites[name])
         rows = collect(suites, a.encoder)
         if a.save:
             Path(a.save).write_text(json.dumps(rows))
