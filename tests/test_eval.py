@@ -217,8 +217,8 @@ def test_gold_suite_categories() -> None:
 @pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact evaluation data is not here")
 def test_scifact_hybrid_is_not_below_lexical_nor_lexical_below_plain_bm25() -> None:
     """The whole suite (a slice of 100 claims moved by one abstention). Plain FTS5 BM25
-    ranks and never abstains; the lexical leg's Recall@10 is above it by 0.0003 only
-    (0.8022 / 0.8019), so its bound allows one claim in 809 the other way."""
+    ranks and never abstains; the lexical leg's Recall@10 is above it by 0.0015 only
+    (0.8034 / 0.8019), and hybrid's MRR above the lexical leg's by 0.001."""
     out = io.StringIO()
     code = evaluate.run_eval(["--suite", str(SCIFACT), "--json"], stdout=out, stderr=io.StringIO())
     assert code == 0
@@ -227,7 +227,7 @@ def test_scifact_hybrid_is_not_below_lexical_nor_lexical_below_plain_bm25() -> N
     assert hybrid["ndcg@10"] >= 0.70
     for metric in ("recall@10", "mrr", "ndcg@10"):
         assert hybrid[metric] >= bm25[metric], (metric, report["methods"])
-        assert bm25[metric] >= fts[metric] - (0.0013 if metric == "recall@10" else 0.0), (metric, report["methods"])
+        assert bm25[metric] >= fts[metric], (metric, report["methods"])
     assert bm25["false_abstain"] <= 0.03 and hybrid["false_abstain"] <= 0.03
 
 
