@@ -397,6 +397,10 @@ class Project:
             "model": model,
             "vectors": stored,
             "driver": getattr(self.conn.module, "__name__", "sqlite3"),
+            # The lexical leg's in-memory index and the names typos are fixed against: a
+            # long-lived process builds them on its first searches (FTS5 answers until then).
+            "index": self._postings.state() if self._postings is not None else "not built",
+            "typos": self._vocab.state() if self._vocab is not None else "not read",
         }
 
     def block(self, cap: int | None = None) -> Block:

@@ -434,6 +434,19 @@ def test_status_reports_the_dense_leg(project: Project) -> None:
     json.dumps(after)  # plain data, for every face
 
 
+def test_status_says_whether_the_index_and_the_typo_names_are_ready(project: Project) -> None:
+    from jupymem.faces import render
+    from jupymem.overview import status
+
+    before = status(project.root, project.settings)
+    assert (before["retrieval"]["index"], before["retrieval"]["typos"]) == ("not built", "not read")
+    assert "index not built; typo names not read" in render.status_text(before)
+    assert project.prepare_lexical(timeout=60)
+    after = status(project.root, project.settings)
+    assert (after["retrieval"]["index"], after["retrieval"]["typos"]) == ("ready", "ready")
+    assert "index ready; typo names ready" in render.status_text(after)
+
+
 def test_the_hamming_cut_keeps_every_row_argpartition_could_pick() -> None:
     """The rows rescored are all those at or under the count-th nearest distance: whatever
     ties argpartition would break, its choice is inside; a crowded distance falls back."""

@@ -627,6 +627,8 @@ def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
                  f"revision {blk.get('revision')}")
             )
         fields.append(("staged", f"{s.get('staged', 0)} failed cells"))
+        if s.get("retrieval"):
+            fields.append(("search", _search_line(s["retrieval"])))
         sharing = s.get("sharing") or {}
         if sharing.get("state") not in (None, "none"):
             fields.append(("sharing", _sharing_line(sharing)))
@@ -639,6 +641,15 @@ def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
     if s.get("registry") not in (None, "ok"):
         fields.append(("registry", str(s.get("registry"))))
     return [(label, _clean(value)) for label, value in fields]
+
+
+def _search_line(r: dict[str, Any]) -> str:
+    """Which legs answer a search now, and what is still being built."""
+    legs = " + ".join(r.get("legs") or ["lexical"])
+    parts = ["in this process " + (legs if r.get("dense") == "on" else f"{legs} (no dense leg: {r.get('reason') or 'off'})")]
+    parts.append(f"index {r.get('index', 'not built')}")
+    parts.append(f"typo names {r.get('typos', 'not read')}")
+    return "; ".join(parts)
 
 
 def _sharing_line(sharing: dict[str, Any]) -> str:

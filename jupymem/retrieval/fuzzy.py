@@ -101,6 +101,13 @@ class Vocabulary:
         self._build(conn, top)
         return True
 
+    def state(self) -> str:
+        """For people: "ready", "reading" (searches skip typo fixes meanwhile) or "not read"."""
+        builder = self._builder
+        if builder is not None and builder.is_alive():
+            return "reading"
+        return "ready" if self._rid else "not read"
+
     def wait(self, timeout: float | None = None) -> None:
         builder = self._builder
         if builder is not None:

@@ -240,6 +240,15 @@ class Postings:
     def _building(self) -> bool:
         return self._builder is not None and self._builder.is_alive()
 
+    def state(self) -> str:
+        """For people: "ready" (it answers), "building" (FTS5 answers meanwhile), "failed: ..."
+        or "not built" (FTS5 answers the first searches of a process; it is built after them)."""
+        if self._state is not None:
+            return "ready"
+        if self._building():
+            return "building"
+        return f"failed: {self._error}" if self._error else "not built"
+
     def _start_build(self, conn: Any) -> None:
         if self._building():
             return
