@@ -98,8 +98,10 @@ SMALL_PROJECT = 10
 # A memory this long is a document (an abstract, a pasted page), not a statement, and has
 # its own models: a long text holds a query's names somewhere and has other words beside
 # the query's everywhere, so a missing name or a swapped neighbour, which betray a
-# question about something else in a one-line statement, say little there. Statements
-# are at most about 200 characters; SciFact's abstracts start near 800.
+# question about something else in a one-line statement, say little there. Our suites'
+# statements are under 180 characters and SciFact's abstracts mostly over 800; a person's
+# long statement (up to 16 KB) is judged as a document, whose model abstains on almost
+# nothing answerable, padded notes included (``benchmarks/fit_answerability.py``).
 DOCUMENT_CHARS = 400
 BANDS = ("small", "large", "document")
 
