@@ -7,6 +7,7 @@ questions about what they hold and abstain on people, tools and attributes they 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def settings(real_encoder: str | None) -> Settings:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_natural_question_about_the_only_memory_is_answered(tmp_path: Path, settings: Settings, mode: str) -> None:
-    """Lexical mode is what a one-shot ``jupymem search`` runs: "ages" reaches "age" there
+    """Lexical mode is what a search runs before the dense leg can: "ages" reaches "age" there
     through answerability's singular/plural match, since BM25's prefix cannot."""
     proj = _project(tmp_path / "r", ["Impute age with the median of its cohort; dropping rows biases churn low."],
                     settings, dense=mode == "hybrid")
@@ -48,6 +49,18 @@ def test_a_natural_question_about_the_only_memory_is_answered(tmp_path: Path, se
     assert result.hits[0].confidence >= answerable.ANSWER_AT
     assert ("dense" in result.legs) == (mode == "hybrid")
     assert proj.search("how do I request a new laptop?", mode=mode).abstained
+
+
+def test_the_default_search_answers_it_before_the_dense_leg_can(tmp_path: Path, settings: Settings) -> None:
+    """Every face searches in "hybrid" mode; a one-shot command (and a kernel while the
+    encoder loads) has no dense leg then, and must take the small-project path all the same."""
+    one_shot = dataclasses.replace(settings, interactive=False, encoder="none")
+    proj = _project(tmp_path / "r", ["Impute age with the median of its cohort; dropping rows biases churn low."],
+                    one_shot, dense=False)
+    result = proj.search("what do we do about missing ages?")
+    assert "dense" not in result.legs
+    assert result.status == "ok", result
+    assert proj.search("how do I request a new laptop?").abstained
 
 
 @pytest.mark.parametrize("mode", MODES)

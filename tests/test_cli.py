@@ -67,6 +67,17 @@ def test_reading_commands_never_create_anything(repo: Path, tmp_path: Path) -> N
     assert not home.exists()
 
 
+def test_search_answers_the_issue_examples_as_the_command_runs_them(repo: Path) -> None:
+    """The one-shot command has no dense leg: "ages" must still reach "age" in a small project,
+    and an attribute memory never states must abstain however the name is typed."""
+    assert jm("remember", "Impute age with the median of its cohort; dropping rows biases churn low.", cwd=repo).returncode == 0
+    assert jm("remember", "Lena Park reviews every change to the pricing model.", cwd=repo).returncode == 0
+    found = ok_json(jm("--json", "search", "what do we do about missing ages?", cwd=repo))
+    assert found["status"] == "ok" and found["hits"][0]["memory"]["statement"].startswith("Impute age")
+    assert "dense" not in found["legs"]
+    assert ok_json(jm("--json", "search", "what is Lena Park's email?", cwd=repo))["status"] == "abstained"
+
+
 def test_remember_list_search_show_status_json(filled: Path) -> None:
     listed = ok_json(jm("list", "--json", cwd=filled))
     assert [m["kind"] for m in listed] == ["constraint", "decision", "failure"]  # block order

@@ -250,7 +250,7 @@ def rank(
     else:
         for c in candidates:
             c.score = c.bm25
-        if mode == "lexical" and small:
+        if mode != "fts" and small:  # also "hybrid" while the dense leg cannot answer
             candidates += _unmatched(conn, candidates, plan, include_inactive=include_inactive, kinds=kinds)
     if now and include_inactive and candidates:
         _prefer_active(conn, candidates)
