@@ -75,6 +75,20 @@ def test_an_attribute_memory_never_states_abstains(tmp_path: Path, settings: Set
     assert not proj.search("what does Lena Park review?", mode=mode).abstained
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_names_count_however_the_question_spells_them(tmp_path: Path, settings: Settings, mode: str) -> None:
+    """People type lower case into a search box, and a name can start the question: the
+    names memory writes are names in the query all the same."""
+    proj = _project(tmp_path / "r", ["Lena Park reviews every change to the pricing model."], settings,
+                    dense=mode == "hybrid")
+    for q in ("what is lena park's email?", "lena's email?", "Lena's email?", "what does lena marsh review?",
+              "what does tom park review?", "What Is Lena Park's Email?", "WHAT DOES LENA MARSH REVIEW?"):
+        assert proj.search(q, mode=mode).abstained, q
+    for q in ("what does lena park review?", "who reviews changes to the pricing model?", "lena park pricing",
+              "Who Reviews Changes To The Pricing Model?", "WHAT DOES LENA PARK REVIEW?"):
+        assert not proj.search(q, mode=mode).abstained, q
+
+
 # -- a small project ------------------------------------------------------------------------
 
 TEAM = [
@@ -147,6 +161,11 @@ def test_explain_shows_the_signals_behind_a_confidence(tmp_path: Path, settings:
         ("is custmer_id unique in df_sales?", ["custmer", "id", "df", "sales"]),
         ("what is special about meter 4471 on the GPU box?", ["4471", "gpu"]),
         ("Who owns the ETL job?", ["etl"]),  # a capital that starts a sentence names nothing
+        # In Title Case or in capitals, capitals name nothing: identifiers and numbers still do.
+        ("Who Owns The Demand Planning Notebooks?", []),
+        ("WHAT IS SPECIAL ABOUT METER 4471 IN DF_SALES?", ["4471", "df", "sales"]),
+        ("Impact of Statins on the Risk of Cancer", []),
+        ("What does Lena Park review?", ["lena", "park"]),  # two names are not a title
     ],
 )
 def test_salient_words(text: str, salient: list[str]) -> None:
@@ -156,6 +175,13 @@ def test_salient_words(text: str, salient: list[str]) -> None:
 def test_other_languages_capitalise_nouns_so_only_codes_are_salient() -> None:
     assert answerable.salient_words("Welche Zeitzone haben die Zeitstempel im Warehouse?", english=False) == []
     assert answerable.salient_words("Wie viele GPUs hat das Team?", english=False) == ["gpus"]
+
+
+def test_the_names_a_memory_writes_and_who_stands_beside_whom() -> None:
+    assert answerable.names("Lena Park reviews every change to the pricing model.") == {"lena": {1}, "park": {-1}}
+    got = answerable.names("Scores are ready on Monday at 06:00 UTC; the CRM team reads them. Weekly runs.")
+    assert got == {"monday": set(), "utc": set(), "crm": set()}  # "Scores", "Weekly" start sentences
+    assert answerable.names("The Data Team. Greta Olsen owns it.")["team"] == {-1}  # no name across a full stop
 
 
 def test_the_attribute_asked_of_a_name() -> None:

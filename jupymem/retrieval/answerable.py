@@ -34,7 +34,10 @@ The signals, and why each:
 * ``salient_missed`` and ``salient_unknown``: whether a name, identifier, number or
   acronym of the query (``Lena``, ``df_sales``, ``4471``, ``GPU``) is missing from this
   memory, and whether one is missing from every memory. An invented or swapped entity
-  shows up here first.
+  shows up here first. People type names in lower case too, or start a question with
+  one, so the names the first candidates write ("Lena Park", "CRM") are names in the query
+  however it spells them, and so is a word no memory holds where memory writes the other
+  half of such a name ("lena *marsh*") (``names``, ``with_names``).
 * ``type_missed``: the question asks who (a name), when (a time), or how many, how
   much, how long or how often (a number or a period), or its focus is a value ("which
   *version* of Optuna", "what is the *cost* of ..."), and the memory holds nothing of
@@ -71,6 +74,7 @@ The signals, and why each:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import re
 import statistics
@@ -180,13 +184,14 @@ def salient_words(text: str, *, english: bool = True) -> list[str]:
     languages capitalise nouns)."""
     out: dict[str, None] = {}
     chunks = list(_CHUNK.finditer(text))
+    cased = not _case_says_nothing([m.group() for m in chunks])
     for i, m in enumerate(chunks):
         chunk = m.group().rstrip(".-")
         if not chunk:
             continue
         starts = i == 0 or bool(_SENTENCE_END.search(text[max(0, m.start() - 3) : m.start()]))
-        named = any(c.isdigit() for c in chunk) or _identifier(chunk) or (len(chunk) > 1 and chunk.isupper())
-        if english and not named:
+        named = any(c.isdigit() for c in chunk) or _identifier(chunk) or (cased and len(chunk) > 1 and chunk.isupper())
+        if english and cased and not named:
             named = chunk[0].isupper() and not starts and chunk != "s"
         if named:
             for part in lexical.tokens(chunk):
@@ -195,10 +200,56 @@ def salient_words(text: str, *, english: bool = True) -> list[str]:
     return list(out)
 
 
+def _case_says_nothing(chunks: Sequence[str]) -> bool:
+    """A query in Title Case or in capitals ("Who Owns The Demand Planning Notebooks?"):
+    nearly every word is capitalised, so capitals mark no name. Its names are then the
+    ones memory writes (``with_names``), its identifiers and its numbers."""
+    words = [c for c in chunks[1:] if c.isalpha() and len(c) > 1 and c.lower() not in _MINOR]
+    return len(words) >= 2 and sum(c[0].isupper() for c in words) >= 0.75 * len(words)
+
+
+# The short words a title leaves in lower case ("Impact of Diet on the Risk of Cancer").
+_MINOR = frozenset("a an the of in on at to for by and or but nor as from with vs via into onto per".split())
+
+
 def attribute_words(text: str) -> list[str]:
     """The attribute asked of a name: "Lena Park's *email*", "Pablo's *phone* number"."""
     words = (lexical.fold(m.group(1)) for m in _POSSESSIVE.finditer(text))
     return [w for w in words if w not in lexical.STOPWORDS]
+
+
+def names(statement: str) -> dict[str, set[int]]:
+    """The folded words a memory writes as names: capitalised where no sentence starts
+    ("Park", "Optuna"), a sentence's first word when a name follows it ("Lena Park"), and
+    acronyms ("GPU"). A query names them in any case. Each maps to the sides (-1, +1) on
+    which the memory writes another name beside it: "lena" -> {+1}, "park" -> {-1}."""
+    chunks = []
+    for m in _CHUNK.finditer(statement):
+        chunk = m.group().rstrip(".-")
+        capital = len(chunk) > 1 and chunk[0].isupper() and chunk.isalpha()
+        starts = m.start() == 0 or bool(_SENTENCE_END.search(statement[max(0, m.start() - 3) : m.start()]))
+        word = lexical.fold(chunk)
+        capital = capital and word not in lexical.STOPWORDS  # "The" before "ETL" is no name
+        chunks.append([word, capital and (chunk.isupper() or not starts), capital, m.start(), m.start() + len(chunk)])
+    adjacent = [not statement[a[4] : b[3]].strip() for a, b in zip(chunks, chunks[1:])]
+    for i, nxt in enumerate(chunks[1:]):
+        if chunks[i][2] and nxt[1] and adjacent[i]:
+            chunks[i][1] = True
+    out: dict[str, set[int]] = {}
+    for i, (word, named, *_rest) in enumerate(chunks):
+        if not named:
+            continue
+        sides = out.setdefault(word, set())
+        if i > 0 and adjacent[i - 1] and chunks[i - 1][1]:
+            sides.add(-1)
+        if i + 1 < len(chunks) and adjacent[i] and chunks[i + 1][1]:
+            sides.add(1)
+    return out
+
+
+# "lena's email", "Lena's email": a possessive, whatever the case; its owner must be a name
+# memory knows (``with_names``).
+_POSSESSIVE_ANY = re.compile(r"\b([^\W\d_][\w-]*)['’]s?\s+([^\W\d_]+)", re.IGNORECASE)
 
 
 # What a question asks for by name: "what is the *memory limit* of ...", "which *version*
@@ -376,6 +427,56 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
     return QuerySide(
         terms, weights, known, tuple(salient), unknown, foreign, wants,
         salient_terms, attribute_terms, tuple(pairs), focus,
+    )
+
+
+def with_names(q: QuerySide, text: str, known_names: Mapping[str, set[int]]) -> QuerySide:
+    """``q`` with the names memory writes (``names`` of the first candidates) salient in
+    the query however it spells them: "what is lena park's email?" and "Lena's email?"
+    (a sentence's first word) name Lena as "what is Lena Park's email?" does; the word
+    after such a name's possessive is the attribute asked."""
+    if q.foreign or not known_names or not q.terms:
+        return q
+    by_word = {t.word: i for i, t in enumerate(q.terms)}
+    by_key = {t.key: i for i, t in enumerate(q.terms)}
+
+    def index_of(word: str) -> int | None:
+        found = by_word.get(word)
+        return found if found is not None else by_key.get(word, by_key.get(lexical.stem(word)))
+
+    salient = list(q.salient)
+    have = {w for w, _, _ in salient}
+    salient_terms = set(q.salient_terms)
+    sequence = lexical.tokens(text[:LANGUAGE_CHARS])
+    for at, word in enumerate(sequence):
+        if word not in known_names:
+            continue
+        # The name itself, and a word that no memory holds where memory writes the other
+        # half of the name: a name memory does not know ("lena *marsh*", "*tom* olsen").
+        beside = [sequence[at + side] for side in known_names[word] if 0 <= at + side < len(sequence)]
+        for other in [word, *beside]:
+            if other in have or other in lexical.STOPWORDS or (i := index_of(other)) is None:
+                continue
+            if other == word:
+                salient.append((word, q.terms[i], True))
+            elif other not in known_names and not q.known[i] and not other.endswith(_PARTICIPLE):
+                salient.append((other, q.terms[i], False))
+            else:
+                continue
+            salient_terms.add(i)
+            have.add(other)
+    attribute_terms = set(q.attribute_terms)
+    for m in _POSSESSIVE_ANY.finditer(text[:LANGUAGE_CHARS]):
+        attribute = lexical.fold(m.group(2))
+        if lexical.fold(m.group(1)) in known_names and attribute not in lexical.STOPWORDS:
+            if (i := index_of(attribute)) is not None and i not in salient_terms:
+                attribute_terms.add(i)
+    if len(salient) == len(q.salient) and attribute_terms == q.attribute_terms:
+        return q
+    return dataclasses.replace(
+        q, salient=tuple(salient), salient_at=(), salient_terms=frozenset(salient_terms),
+        attribute_terms=frozenset(attribute_terms - salient_terms),
+        focus_terms=q.focus_terms | frozenset(attribute_terms - salient_terms),
     )
 
 

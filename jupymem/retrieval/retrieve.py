@@ -291,6 +291,14 @@ def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     if not chosen or ranking.side is None:
         return
     materialize(conn, chosen)
+    if start == 0:  # the names memory writes, however the query spells them (``with_names``)
+        first = ranking.candidates[: answerable.ANSWER_K]
+        materialize(conn, first)
+        found: dict[str, set[int]] = {}
+        for c in first:
+            for word, sides in answerable.names(c.memory.statement).items():
+                found.setdefault(word, set()).update(sides)
+        ranking.side = answerable.with_names(ranking.side, ranking.query, found)
     n = max(ranking.n_docs, 1)
     texts = [" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original))) for c in chosen]
     docs = [lexical.doc_terms(text) for text in texts]
@@ -404,8 +412,10 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
         # a ranking; our abstention would only take its hits away.
         hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in ranking.candidates[:limit])
         return SearchResult(query=query, status="ok", hits=hits, legs=legs)
-    # A candidate no leg scored (a small project's, in lexical mode) counts only when confident.
-    candidates = [c for c in ranking.candidates if c.score > 0 or c.confidence >= answerable.ANSWER_AT]
+    # A candidate no leg scored (a small project's) counts only when confident, and without
+    # the dense leg only when it holds some word of the query (a singular for a plural):
+    # nothing else speaks for a memory that shares no word with the question.
+    candidates = [c for c in ranking.candidates if c.score > 0 or _unscored_counts(c, hybrid=ranking.hybrid)]
     decisive = candidates[: answerable.ANSWER_K] + [c for c in candidates if c.score <= 0]
     if not any(c.confidence >= answerable.ANSWER_AT for c in decisive):
         return SearchResult(query=query, status="abstained", reason="nothing matches closely enough", legs=legs)
@@ -414,6 +424,11 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     return SearchResult(
         query=query, status="ok", hits=hits, full=_full(candidates, hybrid=ranking.hybrid), legs=legs
     )
+
+
+def _unscored_counts(c: Candidate, *, hybrid: bool) -> bool:
+    coverage = c.signals[0] if c.signals else 0.0
+    return c.confidence >= answerable.ANSWER_AT and (hybrid or coverage > 0)
 
 
 def _full(candidates: list[Candidate], *, hybrid: bool) -> Memory | None:
