@@ -178,10 +178,16 @@ def test_other_languages_capitalise_nouns_so_only_codes_are_salient() -> None:
 
 
 def test_the_names_a_memory_writes_and_who_stands_beside_whom() -> None:
-    assert answerable.names("Lena Park reviews every change to the pricing model.") == {"lena": {1}, "park": {-1}}
-    got = answerable.names("Scores are ready on Monday at 06:00 UTC; the CRM team reads them. Weekly runs.")
+    words = {"lena", "park", "reviews", "pricing", "scores", "monday", "utc", "crm", "team", "weekly", "data",
+             "greta", "olsen", "etl", "jose", "ready"}
+    assert answerable.names("Lena Park reviews every change to the pricing model.", words) == {"lena": {1}, "park": {-1}}
+    got = answerable.names("Scores are ready on Monday at 06:00 UTC; the CRM team reads them. Weekly runs.", words)
     assert got == {"monday": set(), "utc": set(), "crm": set()}  # "Scores", "Weekly" start sentences
-    assert answerable.names("The Data Team. Greta Olsen owns it.")["team"] == {-1}  # no name across a full stop
+    assert answerable.names("The Data Team. Greta Olsen owns it.", words) == {
+        "data": {1}, "team": {-1}, "greta": {1}, "olsen": {-1}}  # no name across a full stop
+    assert answerable.names("The ETL failed on 2024-02-29.", words) == {"etl": set()}  # "The" names nothing
+    assert answerable.names("We ask José Núñez, or ETL-Ops.", words) == {"jose": {1}}  # folded; a part of a word is not it
+    assert answerable.names("Lena Park reviews it.", {"reviews"}) == {}  # only names, only the wanted
 
 
 def test_the_attribute_asked_of_a_name() -> None:

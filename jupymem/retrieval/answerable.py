@@ -75,10 +75,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import math
 import re
 import statistics
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -218,33 +220,79 @@ def attribute_words(text: str) -> list[str]:
     return [w for w in words if w not in lexical.STOPWORDS]
 
 
-def names(statement: str) -> dict[str, set[int]]:
-    """The folded words a memory writes as names: capitalised where no sentence starts
-    ("Park", "Optuna"), a sentence's first word when a name follows it ("Lena Park"), and
-    acronyms ("GPU"). A query names them in any case. Each maps to the sides (-1, +1) on
-    which the memory writes another name beside it: "lena" -> {+1}, "park" -> {-1}."""
-    chunks = []
-    for m in _CHUNK.finditer(statement):
-        chunk = m.group().rstrip(".-")
-        capital = len(chunk) > 1 and chunk[0].isupper() and chunk.isalpha()
-        starts = m.start() == 0 or bool(_SENTENCE_END.search(statement[max(0, m.start() - 3) : m.start()]))
-        word = lexical.fold(chunk)
-        capital = capital and word not in lexical.STOPWORDS  # "The" before "ETL" is no name
-        chunks.append([word, capital and (chunk.isupper() or not starts), capital, m.start(), m.start() + len(chunk)])
-    adjacent = [not statement[a[4] : b[3]].strip() for a, b in zip(chunks, chunks[1:])]
-    for i, nxt in enumerate(chunks[1:]):
-        if chunks[i][2] and nxt[1] and adjacent[i]:
-            chunks[i][1] = True
+def names(statement: str, wanted: Iterable[str]) -> dict[str, set[int]]:
+    """Which of ``wanted`` (a query's folded words) ``statement`` writes as names:
+    capitalised where no sentence starts ("Park", "Optuna"), a sentence's first word when
+    a name follows it ("Lena Park"), and acronyms ("GPU"). Each maps to the sides (-1, +1)
+    on which the memory writes another name beside it: "lena" -> {+1}, "park" -> {-1}.
+    Only the wanted words are looked for (a 250-word abstract is read in C, not word by
+    word)."""
+    plain = statement if statement.isascii() else statement.translate(_unaccented())
+    lower = plain.lower()
     out: dict[str, set[int]] = {}
-    for i, (word, named, *_rest) in enumerate(chunks):
-        if not named:
-            continue
-        sides = out.setdefault(word, set())
-        if i > 0 and adjacent[i - 1] and chunks[i - 1][1]:
-            sides.add(-1)
-        if i + 1 < len(chunks) and adjacent[i] and chunks[i + 1][1]:
-            sides.add(1)
+    if len(lower) != len(statement):
+        lower = None  # a letter whose lower case is longer: compare chunk by chunk
+    for word in wanted:
+        for at, end in _occurrences(statement, lower, word):
+            sides = _name_sides(statement, at, end)
+            if sides is not None:
+                out.setdefault(word, set()).update(sides)
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _unaccented() -> dict[int, int]:
+    """Latin letters with diacritics -> the letter without them, one character for one, so
+    that positions stay those of the statement ("José" is found as "jose")."""
+    table = {}
+    for code in range(0xC0, 0x250):
+        base = unicodedata.normalize("NFKD", chr(code))[0]
+        if base != chr(code) and base.isascii() and base.isalpha():
+            table[code] = ord(base)
+    return table
+
+
+def _occurrences(statement: str, lower: str | None, word: str) -> Iterable[tuple[int, int]]:
+    """Where ``statement`` holds ``word`` capitalised, as a whole chunk: (start, end)."""
+    if lower is None:
+        for m in _CHUNK.finditer(statement):
+            chunk = m.group().rstrip(".-")
+            if chunk[0].isupper() and lexical.fold(chunk) == word:
+                yield m.start(), m.start() + len(chunk)
+        return
+    at = lower.find(word)
+    while at >= 0:
+        end = at + len(word)
+        before = statement[at - 1] if at else " "
+        after = statement[end : end + 2]
+        if statement[at].isupper():  # a name is capitalised: most occurrences stop here
+            joined = before.isalnum() or before == "_" or (after[:1] in (".", "-") and after[1:].isalnum())
+            if not joined and not (after[:1].isalnum() or after[:1] == "_"):
+                yield at, end
+        at = lower.find(word, end)
+
+
+_NEXT_CHUNK = re.compile(r"\s+([^\W_][\w.\-]*)")
+_LAST_CHUNK = re.compile(r"([^\W_][\w.\-]*)\s+\Z")
+
+
+def _capital(chunk: str) -> bool:
+    return len(chunk) > 1 and chunk[0].isupper() and chunk.isalpha() and lexical.fold(chunk) not in lexical.STOPWORDS
+
+
+def _name_sides(statement: str, at: int, end: int) -> set[int] | None:
+    """The sides of the chunk at ``at:end`` on which a name stands, or None if it is no name."""
+    chunk = statement[at:end]
+    if not _capital(chunk):
+        return None
+    nxt = _NEXT_CHUNK.match(statement, end)
+    next_name = nxt is not None and _capital(nxt.group(1).rstrip(".-"))
+    starts = at == 0 or bool(_SENTENCE_END.search(statement[max(0, at - 3) : at]))
+    if starts and not chunk.isupper() and not next_name:
+        return None  # a sentence's first word, and no name after it
+    last = _LAST_CHUNK.search(statement, max(0, at - 80), at)
+    prev_name = last is not None and last.group(1) == last.group(1).rstrip(".-") and _capital(last.group(1))
+    return {side for side, beside in ((-1, prev_name), (1, next_name)) if beside}
 
 
 # "lena's email", "Lena's email": a possessive, whatever the case; its owner must be a name
@@ -430,12 +478,20 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
     )
 
 
-def with_names(q: QuerySide, text: str, known_names: Mapping[str, set[int]]) -> QuerySide:
-    """``q`` with the names memory writes (``names`` of the first candidates) salient in
-    the query however it spells them: "what is lena park's email?" and "Lena's email?"
+def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
+    """``q`` with the names the first candidates' ``statements`` write (``names``) salient
+    in the query however it spells them: "what is lena park's email?" and "Lena's email?"
     (a sentence's first word) name Lena as "what is Lena Park's email?" does; the word
     after such a name's possessive is the attribute asked."""
-    if q.foreign or not known_names or not q.terms:
+    if q.foreign or not q.terms:
+        return q
+    sequence = lexical.tokens(text[:LANGUAGE_CHARS])
+    wanted = {w for w in sequence if w.isalpha() and w not in lexical.STOPWORDS}
+    known_names: dict[str, set[int]] = {}
+    for statement in statements:
+        for word, sides in names(statement, wanted).items():
+            known_names.setdefault(word, set()).update(sides)
+    if not known_names:
         return q
     by_word = {t.word: i for i, t in enumerate(q.terms)}
     by_key = {t.key: i for i, t in enumerate(q.terms)}
@@ -447,7 +503,6 @@ def with_names(q: QuerySide, text: str, known_names: Mapping[str, set[int]]) -> 
     salient = list(q.salient)
     have = {w for w, _, _ in salient}
     salient_terms = set(q.salient_terms)
-    sequence = lexical.tokens(text[:LANGUAGE_CHARS])
     for at, word in enumerate(sequence):
         if word not in known_names:
             continue

@@ -294,11 +294,7 @@ def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     if start == 0:  # the names memory writes, however the query spells them (``with_names``)
         first = ranking.candidates[: answerable.ANSWER_K]
         materialize(conn, first)
-        found: dict[str, set[int]] = {}
-        for c in first:
-            for word, sides in answerable.names(c.memory.statement).items():
-                found.setdefault(word, set()).update(sides)
-        ranking.side = answerable.with_names(ranking.side, ranking.query, found)
+        ranking.side = answerable.with_names(ranking.side, ranking.query, [c.memory.statement for c in first])
     n = max(ranking.n_docs, 1)
     texts = [" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original))) for c in chosen]
     docs = [lexical.doc_terms(text) for text in texts]
