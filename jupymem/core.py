@@ -76,6 +76,7 @@ class Project:
         self._block_cache: tuple[int, int, Block] | None = None
         self._block_lines = BlockCache()  # rendered lines, refreshed per change
         self._ndocs_cache: tuple[int, int] | None = None
+        self._inactive_cache: tuple[int, frozenset[int]] | None = None
         # Retrieval state, created on first use (retrieval/index.py, retrieval/fuzzy.py).
         self._dense_index: Any = None
         self._vocab: Any = None
@@ -125,6 +126,19 @@ class Project:
         n = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         self._ndocs_cache = (rev, n)
         return n
+
+    def _inactive(self, rev: int) -> frozenset[int]:
+        """The rows a default search leaves out (superseded, retired), per revision: a
+        search's candidates are then admitted without reading their rows (0.5 ms a hybrid
+        search at 100,000 memories). Few, and found through the status index."""
+        cached = self._inactive_cache
+        if cached and cached[0] == rev:
+            return cached[1]
+        # Two ranges of the status index around "active": every other status, now or later.
+        rows = self.conn.execute("SELECT rid FROM memories WHERE status < ? OR status > ?", (ACTIVE, ACTIVE)).fetchall()
+        got = frozenset(r[0] for r in rows)
+        self._inactive_cache = (rev, got)
+        return got
 
     def get(self, memory_id: str) -> Memory:
         """A memory by id or by a unique prefix of it (``m-`` optional)."""
@@ -283,7 +297,10 @@ class Project:
 
             self._postings = Postings()
         dense = self._dense_leg(rev) if mode == "hybrid" else None
-        return {"n_docs": self._n_docs(rev), "dense": dense, "vocab": self._vocab, "postings": self._postings}
+        return {
+            "n_docs": self._n_docs(rev), "dense": dense, "vocab": self._vocab, "postings": self._postings,
+            "inactive": self._inactive(rev),
+        }
 
     def prepare_lexical(self, timeout: float | None = None) -> bool:
         """Build the in-memory lexical index and the typo vocabulary now, waiting (evaluation,
@@ -641,6 +658,7 @@ class Project:
         self._block_cache = None
         self._block_lines.reset()
         self._ndocs_cache = None
+        self._inactive_cache = None
         self._disputes_cache = None
         if self._dense_index is not None:
             self._dense_index.reset()  # row ids may have moved: look at every row again

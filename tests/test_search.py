@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,6 +121,19 @@ def test_a_prompt_length_question_finds_the_memory(proj) -> None:
     assert len(prompt.split()) >= 35
     result = proj.search(prompt)
     assert result.status == "ok" and result.hits[0].memory.kind == "constraint"
+
+
+def test_a_memory_retired_by_another_process_leaves_this_ones_search(proj, repo: Path) -> None:
+    """Searches admit candidates against the project's inactive rows, kept per revision:
+    a retirement written through another connection must be seen at the next search."""
+    hit = proj.search("polars pandas joins").hits[0].memory  # the inactive rows are now known here
+    done = subprocess.run(
+        [sys.executable, "-m", "jupymem.faces.cli", "retire", hit.id, "--reason", "replaced"],
+        cwd=repo, capture_output=True, env={**os.environ, "PYTHONPATH": str(Path(jupymem.__file__).parents[1])},
+    )
+    assert done.returncode == 0, done.stderr
+    assert hit.id not in {h.memory.id for h in proj.search("polars pandas joins").hits}
+    assert proj.search("polars pandas joins", include_inactive=True).hits[0].memory.id == hit.id
 
 
 def test_kind_filter_limit_and_inactive(proj) -> None:

@@ -104,10 +104,16 @@ def _memories(conn: Any, rids: Sequence[int]) -> dict[int, Memory]:
     return out
 
 
-def _admitted(conn: Any, rids: Sequence[int], include_inactive: bool, kinds: tuple[str, ...] | None) -> set[int]:
-    """The rows among ``rids`` that pass the status and kind filters (no JSON decoded)."""
+def _admitted(
+    conn: Any, rids: Sequence[int], include_inactive: bool, kinds: tuple[str, ...] | None,
+    inactive: frozenset[int] | None = None,
+) -> set[int]:
+    """The rows among ``rids`` that pass the status and kind filters (no JSON decoded);
+    without reading them when the project's ``inactive`` rows are known and no kind is asked."""
     if not rids:
         return set()
+    if not kinds and (include_inactive or inactive is not None):
+        return {rid for rid in rids if include_inactive or rid not in inactive}  # type: ignore[operator]
     marks = ",".join("?" * len(rids))
     sql, params = f"SELECT rid FROM memories WHERE rid IN ({marks})", list(rids)
     if not include_inactive:
@@ -132,7 +138,7 @@ _BM25 = "bm25(memories_fts, {}, {}, {})".format(*COLUMN_WEIGHTS)
 
 def lexical_candidates(
     conn: Any, plan: lexical.QueryPlan, *, depth: int, include_inactive: bool, kinds: tuple[str, ...] | None,
-    index: Postings | None = None,
+    index: Postings | None = None, inactive: frozenset[int] | None = None,
 ) -> list[Candidate]:
     """BM25 candidates, best first (ties by rid), with their memory rows not yet read
     (``materialize``). Every term memory holds is searched: FTS5's ``bm25()`` over the OR
@@ -148,7 +154,7 @@ def lexical_candidates(
             f"SELECT rowid, {_BM25} AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s, rowid LIMIT ?",
             (plan.match, depth),
         ).fetchall()
-    keep = _admitted(conn, [r[0] for r in rows], include_inactive, kinds)
+    keep = _admitted(conn, [r[0] for r in rows], include_inactive, kinds, inactive)
     out = [Candidate(rid, -score, plan) for rid, score in rows if rid in keep]
     out.sort(key=lambda c: (-c.bm25, c.rid))
     return out
@@ -218,8 +224,10 @@ def rank(
     kinds: tuple[str, ...] | None = None,
     depth: int = 40,
     postings: Postings | None = None,
+    inactive: frozenset[int] | None = None,
 ) -> Ranking:
-    """The candidates for ``query``, scored and ordered, none of them judged yet."""
+    """The candidates for ``query``, scored and ordered, none of them judged yet.
+    ``inactive``: the project's superseded and retired rows, when the caller keeps them."""
     text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
     query = query if isinstance(query, str) else ""
     if mode != "hybrid":
@@ -236,7 +244,9 @@ def rank(
     if not plan.terms and dense is None:
         return Ranking(query, [], legs, reason="the query has no searchable words")
     depth = max(depth, LEXICAL_DEPTH if dense is not None else 0)
-    candidates = lexical_candidates(conn, plan, depth=depth, include_inactive=include_inactive, kinds=kinds, index=index)
+    candidates = lexical_candidates(
+        conn, plan, depth=depth, include_inactive=include_inactive, kinds=kinds, index=index, inactive=inactive
+    )
     if q.fixed:
         for c in candidates:
             c.legs = ("lexical", "fuzzy")
@@ -244,14 +254,16 @@ def rank(
     small = 0 < n_docs <= answerable.SMALL_PROJECT
     if dense is not None:
         candidates, background = _fuse(
-            conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
+            conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small, inactive=inactive
         )
         side = dataclasses.replace(side, background=background)
     else:
         for c in candidates:
             c.score = c.bm25
         if mode != "fts" and small:  # also "hybrid" while the dense leg cannot answer
-            candidates += _unmatched(conn, candidates, plan, include_inactive=include_inactive, kinds=kinds)
+            candidates += _unmatched(
+                conn, candidates, plan, include_inactive=include_inactive, kinds=kinds, inactive=inactive
+            )
     if now and include_inactive and candidates:
         _prefer_active(conn, candidates)
     reason = None
@@ -263,7 +275,7 @@ def rank(
 
 def _unmatched(
     conn: Any, found: Sequence[Candidate], plan: lexical.QueryPlan, *, include_inactive: bool,
-    kinds: tuple[str, ...] | None,
+    kinds: tuple[str, ...] | None, inactive: frozenset[int] | None = None,
 ) -> list[Candidate]:
     """A small project's memories that BM25 did not reach, after the ones it did (score 0).
     Without the dense leg this is how "missing ages" still reaches "Impute age ...":
@@ -271,7 +283,7 @@ def _unmatched(
     it finds confident are shown (``decide``)."""
     rids = [r[0] for r in conn.execute("SELECT rid FROM memories ORDER BY rid").fetchall()]
     seen = {c.rid for c in found}
-    keep = _admitted(conn, [rid for rid in rids if rid not in seen], include_inactive, kinds)
+    keep = _admitted(conn, [rid for rid in rids if rid not in seen], include_inactive, kinds, inactive)
     return [Candidate(rid, 0.0, plan) for rid in sorted(keep)]
 
 
@@ -377,6 +389,7 @@ def search(
     dense: DenseLeg | None = None,
     vocab: Vocabulary | None = None,
     postings: Postings | None = None,
+    inactive: frozenset[int] | None = None,
 ) -> SearchResult:
     """``mode``: "hybrid" (every leg available), "lexical" (BM25 with stems and fuzzy
     identifiers, no vectors) or "fts" (plain FTS5 BM25 over the query's words, for
@@ -384,7 +397,7 @@ def search(
     has caught up with memory (the same ranking as FTS5's, sooner); "fts" never uses it."""
     ranking = rank(
         conn, query, n_docs=n_docs, mode=mode, dense=dense, vocab=vocab, include_inactive=include_inactive,
-        kinds=kinds, depth=max(4 * limit, 40), postings=postings,
+        kinds=kinds, depth=max(4 * limit, 40), postings=postings, inactive=inactive,
     )
     return decide(conn, ranking, limit)
 
@@ -447,6 +460,7 @@ def _fuse(
     include_inactive: bool,
     kinds: tuple[str, ...] | None,
     small: bool = False,
+    inactive: frozenset[int] | None = None,
 ) -> tuple[list[Candidate], float | None]:
     """Lexical candidates re-scored with their cosines, plus the dense leg's own finds;
     and the query's dense background (None when the query has no vector). In a ``small``
@@ -466,7 +480,7 @@ def _fuse(
     fresh = [(rid, s) for rid, s in near if rid not in by_rid and (small or s - background >= DENSE_ONLY_MARGIN)]
     out = list(lex)
     if fresh:
-        keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds)
+        keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds, inactive)
         out += [Candidate(rid, 0.0, None, cosine=s, legs=("dense",)) for rid, s in fresh if rid in keep]
     best = max((c.bm25 for c in lex), default=0.0) or 1.0
     for c in out:
