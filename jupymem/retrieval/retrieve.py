@@ -109,7 +109,9 @@ def _admitted(
     inactive: frozenset[int] | None = None,
 ) -> set[int]:
     """The rows among ``rids`` that pass the status and kind filters (no JSON decoded);
-    without reading them when the project's ``inactive`` rows are known and no kind is asked."""
+    without reading them when the project's ``inactive`` rows are known and no kind is asked.
+    Give ``inactive`` only for rows known to exist (FTS5's and the lexical index's, which
+    follow memory's rows): the dense leg's copy may still hold a row gc has since dropped."""
     if not rids:
         return set()
     if not kinds and (include_inactive or inactive is not None):
@@ -254,7 +256,7 @@ def rank(
     small = 0 < n_docs <= answerable.SMALL_PROJECT
     if dense is not None:
         candidates, background = _fuse(
-            conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small, inactive=inactive
+            conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
         )
         side = dataclasses.replace(side, background=background)
     else:
@@ -460,7 +462,6 @@ def _fuse(
     include_inactive: bool,
     kinds: tuple[str, ...] | None,
     small: bool = False,
-    inactive: frozenset[int] | None = None,
 ) -> tuple[list[Candidate], float | None]:
     """Lexical candidates re-scored with their cosines, plus the dense leg's own finds;
     and the query's dense background (None when the query has no vector). In a ``small``
@@ -480,7 +481,7 @@ def _fuse(
     fresh = [(rid, s) for rid, s in near if rid not in by_rid and (small or s - background >= DENSE_ONLY_MARGIN)]
     out = list(lex)
     if fresh:
-        keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds, inactive)
+        keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds)  # read: see _admitted
         out += [Candidate(rid, 0.0, None, cosine=s, legs=("dense",)) for rid, s in fresh if rid in keep]
     best = max((c.bm25 for c in lex), default=0.0) or 1.0
     for c in out:
