@@ -33,14 +33,16 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from . import capture
+from . import capture, clock
 from .errors import InvalidField, InvalidImport, InvalidStatement, JupymemError, SecretRefused
-from .models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Provenance
+from .models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Fix, Provenance
 from .secrets_scan import find_secrets
+from .strictjson import INT_MAX
+from .text import hidden
 
 __all__ = [
     "EVENT_TYPES", "Known", "DatabaseKnown", "AnyId", "ANY_ID", "Replay", "check_event", "check_payload", "check_memory",
-    "check_events", "problems",
+    "check_events", "check_label", "problems",
 ]
 
 EVENT_TYPES = ("record", "supersede", "retire", "confirm", "gc")
@@ -52,7 +54,6 @@ MAX_PATH_CHARS = 4096  # PATH_MAX
 MAX_ID_CHARS = 1024  # cell ids are short, but VS Code sends a URI with the notebook's path
 MAX_LABEL_CHARS = 200  # an exception name, who confirmed
 MAX_EVIDENCE = 64  # the staging window: a memory cannot cite more than one session holds
-MAX_DEPTH = 4  # nesting of an evidence field that this version does not know by name
 
 _MEMORY_ID = re.compile(r"m-[0-9a-f]{12}")
 _HANDLE = re.compile(r"ev-[0-9a-f]{8}")
@@ -66,12 +67,13 @@ _LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ID_CONTROL = re.compile(r"[\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2069\u3000\ufeff]")
 
 _EVENT_KEYS = {"uid", "type", "at", "payload"}
-_CHAIN_KEYS = {"seq", "payload_hash", "prev", "hash"}  # an exported line carries these too
+_CHAIN_KEYS = {"seq", "payload_hash", "prev", "hash", "writer"}  # an exported line carries these too
 # "private": kept on this machine only (a shared file refuses it: sharelog.check_line).
 _MEMORY_KEYS = {"id", "kind", "topic", "statement", "original", "standing", "provenance", "evidence", "private"}
 _PROVENANCE_KEYS = {f.name for f in dataclasses.fields(Provenance)}
 _EVIDENCE_KEYS = {f.name for f in dataclasses.fields(Evidence)}
 _EVIDENCE_REQUIRED = {"handle", "session", "ename", "evalue", "diagnosis", "excerpt", "created_at"}
+_FIX_KEYS = {f.name for f in dataclasses.fields(Fix)}
 
 
 # -- what the validator needs to know about memory ------------------------------------
@@ -180,7 +182,15 @@ def _text(
             "an invisible character"
         )
         raise _fail(field, f"holds {what} (U+{ord(bad.group()):04X} at character {bad.start()}).")
+    why = hidden(value)
+    if why:
+        raise _fail(field, f"{why}: it could hide text that people do not see and assistants read.")
     return value
+
+
+def check_label(value: Any, field: str, max_chars: int = MAX_LABEL_CHARS) -> str:
+    """A short one-line text (a name, an email, who wrote a line): the checks of every text."""
+    return _text(value, field, max_chars=max_chars, one_line=True)
 
 
 def _no_secret(value: str, field: str) -> None:
@@ -237,11 +247,26 @@ def _time(value: Any, field: str) -> str:
     return value
 
 
+def _event_time(value: Any, field: str, now: datetime | None) -> str:
+    """An event's own time: real, and no earlier than any jupymem event can be. With
+    ``now`` (an entrance, not a re-check of stored history), also not ahead of this
+    machine's clock by more than the skew clocks are allowed (``clock.MAX_SKEW``)."""
+    _time(value, field)
+    if value < clock.EARLIEST:
+        raise _fail(field, f"{value!r} is before any jupymem event could be written ({clock.EARLIEST[:10]}).")
+    if now is not None and clock.ahead(value, now):
+        raise _fail(field, f"{value!r} is ahead of this machine's clock ({clock.format_at(now)}) by more than "
+                           f"{clock.skew_text()}: check the clock of the machine that wrote it.")
+    return value
+
+
 def _count(value: Any, field: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _fail(field, f"must be a whole number of 0 or more, not {_type_name(value)}.")
+    if value > INT_MAX:  # SQLite stores 64-bit integers; more overflowed at the INSERT
+        raise _fail(field, f"is {str(value)[:24]}…, more than any count can be.")
     return value
 
 
@@ -338,27 +363,26 @@ def _evidence(e: Any, field: str) -> None:
     _ids_and_places(e, field)
     if e["session"] is None:
         raise _fail(f"{field}.session", "is missing.")
-    # Fields a newer capture may add: whatever they are, their text is text and holds no secret.
-    for name in sorted(set(e) - _EVIDENCE_REQUIRED - {"notebook", "cell_id", "execution_count"}):
-        _plain(e[name], f"{field}.{name}", 0)
+    if e.get("fix") is not None:
+        _fix(e["fix"], f"{field}.fix")
+    for name in ("suggestion", "suggested_by", "next_failure"):
+        if e.get(name) is not None:
+            _text(e[name], f"{field}.{name}", max_bytes=capture.MAX_EXCERPT_BYTES, empty=True)
 
 
-def _plain(value: Any, field: str, depth: int) -> None:
-    if value is None or isinstance(value, (bool, int, float)):
-        return
-    if isinstance(value, str):
-        _text(value, field, max_bytes=capture.MAX_STATEMENT_BYTES, empty=True)
-        return
-    if depth >= MAX_DEPTH:
-        raise _fail(field, "is nested too deeply.")
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            _plain(item, f"{field}[{i}]", depth + 1)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            _plain(item, f"{field}.{str(key)[:40]}", depth + 1)
-    else:
-        raise _fail(field, f"must be plain data, not {_type_name(value)}.")
+def _fix(f: Any, field: str) -> None:
+    """The run that fixed a failure (``models.Fix``): named fields only, like the rest."""
+    _object(f, field, _FIX_KEYS, {"source", "diff", "at"})
+    _text(f["source"], f"{field}.source", max_bytes=capture.MAX_EXCERPT_BYTES, empty=True)
+    _text(f["diff"], f"{field}.diff", max_bytes=capture.MAX_EXCERPT_BYTES, empty=True)
+    _time(f["at"], f"{field}.at")
+    if f.get("cell_id") is not None:
+        _text(f["cell_id"], f"{field}.cell_id", max_chars=MAX_ID_CHARS, ident=True)
+    _count(f.get("execution_count"), f"{field}.execution_count")
+    if "paired_by" in f:
+        _text(f["paired_by"], f"{field}.paired_by", max_chars=MAX_LABEL_CHARS, one_line=True)
+    if f.get("after") is not None:
+        _text(f["after"], f"{field}.after", max_bytes=capture.MAX_EXCERPT_BYTES, empty=True)
 
 
 # -- events -------------------------------------------------------------------------
@@ -382,8 +406,10 @@ def check_payload(type_: str, payload: Any, known: Known) -> Mapping[str, Any]:
     elif type_ == "confirm":
         _object(payload, "payload", {"id", "by"}, {"id"})
         _known(payload["id"], "confirm.id", known)
+        # Who confirmed is the event's writer; "by" says only what kind of confirmer it
+        # was, so that no line can name a person as its author in free text.
         if payload.get("by") is not None:
-            _text(payload["by"], "confirm.by", max_chars=MAX_LABEL_CHARS, one_line=True)
+            _choice(payload["by"], "confirm.by", RECORDERS)
     elif type_ == "gc":
         _object(payload, "payload", {"forgotten", "purged_uids", "rules"}, {"forgotten"})
         _list_of(payload["forgotten"], "gc.forgotten", lambda v, f: _pattern(v, f, _MEMORY_ID, "m-3f9a2c1d4e5f"))
@@ -404,15 +430,20 @@ def _list_of(value: Any, field: str, check: Any) -> None:
         check(item, f"{field}[{i}]")
 
 
-def check_event(event: Any, known: Known, *, purged_ok: bool = True) -> dict[str, Any]:
+def check_event(
+    event: Any, known: Known, *, purged_ok: bool = True, now: datetime | None = None
+) -> dict[str, Any]:
     """A whole event: ``{"uid", "type", "at", "payload"}`` (an exported line's chain
-    fields are allowed and left out). Returns the event as a plain dict of those four
-    fields. A ``payload`` of None is an event gc purged; ``purged_ok`` accepts it (the
-    chain check is what proves a purge happened)."""
+    fields and its ``writer`` are allowed and left out). Returns the event as a plain
+    dict of those four fields. A ``payload`` of None is an event gc purged;
+    ``purged_ok`` accepts it (the chain check is what proves a purge happened).
+    ``now``: the event enters here, so its time may not be ahead of this clock."""
     _object(event, "event", _EVENT_KEYS | _CHAIN_KEYS, _EVENT_KEYS)
     type_ = _choice(event["type"], "type", EVENT_TYPES)
     uid = _pattern(event["uid"], "uid", _UID, "a uuid")
-    at = _time(event["at"], "at")
+    at = _event_time(event["at"], "at", now)
+    if event.get("writer") is not None:
+        _text(event["writer"], "writer", max_chars=MAX_LABEL_CHARS, one_line=True)
     payload = event["payload"]
     if payload is None and purged_ok:
         return {"uid": uid, "type": type_, "at": at, "payload": None}
@@ -443,9 +474,10 @@ def check_events(
     pairs = list(items)
     replay = Replay(known, _forgotten([ev for _, ev in pairs]))
     out = []
+    now = clock.now()
     for line, event in pairs:
         try:
-            checked = check_event(event, replay)
+            checked = check_event(event, replay, now=now)
         except JupymemError as exc:
             raise InvalidImport(f"{source}: line {line}: {exc.message} Nothing was imported.") from None
         replay.follow(checked["type"], checked["payload"])
