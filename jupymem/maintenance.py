@@ -256,7 +256,7 @@ def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -
             ):
                 skipped += 1
                 continue
-            new = store.append(conn, ev.uid, ev.type, ev.at, ev.payload, prev=prev)
+            new = store.append(conn, ev.uid, ev.type, ev.at, ev.payload, prev=prev, writer=ev.writer)
             batch.apply(new)
             known.add(ev.uid)
             prev = new.hash

@@ -35,7 +35,8 @@ _INSERT_MEMORY = (
 
 
 def _history_row(memory_id: str, ev: Event, action: str, **detail: Any) -> tuple[Any, ...]:
-    detail = {k: v for k, v in detail.items() if v is not None}
+    # "who": the event's writer, whoever's memory it acts on (a retire names who retired).
+    detail = {k: v for k, v in {**detail, "who": ev.writer}.items() if v is not None}
     return (memory_id, ev.seq, ev.at, action, json.dumps(detail, sort_keys=True, ensure_ascii=False))
 
 
@@ -63,7 +64,9 @@ def _new_memory_rows(
         prov.get("recorder", "person"), prov.get("notebook"), prov.get("cell_id"),
         prov.get("execution_count"), prov.get("session"), prov.get("quote"),
         json.dumps(evidence, sort_keys=True, ensure_ascii=False) if evidence else "[]", ev.at, ev.at, supersedes,
-        ev.seq, prov.get("author"), 1 if m.get("private") else 0,
+        # Who recorded it is who wrote the event: a shared line's claim in its provenance
+        # is only a claim (an export imported by someone else keeps its author there).
+        ev.seq, ev.writer or prov.get("author"), 1 if m.get("private") else 0,
     )
     history = _history_row(m["id"], ev, "recorded", recorder=prov.get("recorder", "person"), supersedes=supersedes)
     return memory, history, _cited_rows(m["id"], evidence)

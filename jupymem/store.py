@@ -38,10 +38,11 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from . import clock
 from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, storage_error, translated
 from .errors import CorruptLog, DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
 
@@ -234,6 +235,14 @@ MIGRATIONS: tuple[str, ...] = (
         problems TEXT NOT NULL DEFAULT '[]',
         tail_ok INTEGER NOT NULL DEFAULT 1
     );
+    """,
+    # 4: who wrote each event ("Name <email>": the git identity of this machine's writes,
+    # the writer a shared line names), so history says who retired, superseded or
+    # confirmed a memory; it is not part of the event's hash (an older log has none).
+    # A shared file's ``due``: the time its first line dated ahead of the clock comes due.
+    """
+    ALTER TABLE events ADD COLUMN writer TEXT;
+    ALTER TABLE shared_files ADD COLUMN due TEXT;
     """,
 )
 
@@ -519,9 +528,10 @@ class Event:
     payload_hash: str
     prev: str
     hash: str
+    writer: str | None = None  # who wrote it, "Name <email>" (not hashed; see migration 4)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "seq": self.seq,
             "uid": self.uid,
             "type": self.type,
@@ -531,11 +541,19 @@ class Event:
             "prev": self.prev,
             "hash": self.hash,
         }
+        if self.writer is not None:
+            out["writer"] = self.writer
+        return out
+
+
+EVENT_COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash, writer"
 
 
 def row_event(row: Any) -> Event:
-    seq, uid, type_, at, payload, payload_hash, prev, h = row
-    return Event(seq, uid, type_, at, json.loads(payload) if payload is not None else None, payload_hash, prev, h)
+    """An event from the columns of ``EVENT_COLUMNS`` (the first eight of them, for a salvage)."""
+    seq, uid, type_, at, payload, payload_hash, prev, h, *rest = row
+    return Event(seq, uid, type_, at, json.loads(payload) if payload is not None else None, payload_hash, prev, h,
+                 rest[0] if rest else None)
 
 
 def last_hash(conn: Connection) -> str:
@@ -562,11 +580,13 @@ def append(
     prev: str | None = None,
     scope: str = LOCAL,
     source: str | None = None,
+    writer: str | None = None,
 ) -> Event:
     """Append one event; call inside ``transaction`` together with its projection.
 
     ``prev`` saves a query when the caller appends a batch and knows the last hash.
-    ``scope`` and ``source`` say where the event lives (see ``LOCAL``/``PRIVATE``/``SHARED``).
+    ``scope`` and ``source`` say where the event lives (see ``LOCAL``/``PRIVATE``/``SHARED``);
+    ``writer`` who wrote it.
     """
     body = canonical(payload)
     payload_hash = sha256(body)
@@ -574,14 +594,14 @@ def append(
         prev = last_hash(conn)
     h = event_hash(uid, type_, at, payload_hash, prev)
     cur = conn.execute(
-        "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash, scope, source)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source),
+        "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash, scope, source, writer)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source, writer),
     )
-    return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h)
+    return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer)
 
 
-AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+AT_FORMAT = clock.AT_FORMAT
 
 
 def next_at(conn: Connection, after: str | None = None) -> str:
@@ -592,25 +612,24 @@ def next_at(conn: Connection, after: str | None = None) -> str:
     must sort after everything this database has applied (a teammate's clock may be
     ahead of ours); then applying it at once gives what a replay gives. The last event
     is the latest: writes go through here, and share.py applies what sorts after it or
-    replays everything in order.
+    replays everything in order. A shared line further ahead than ``clock.MAX_SKEW``
+    is never applied before its time, so following the latest moves this clock by at
+    most that much; a time beyond it (a log written before that rule) is not followed.
     """
-    now = datetime.now(timezone.utc)
+    now = clock.now()
     if after is None:
         row = conn.execute("SELECT at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         after = row[0] if row is not None else None
-    if after is not None:
-        try:
-            latest = datetime.strptime(after, AT_FORMAT).replace(tzinfo=timezone.utc)
-        except ValueError:  # not our format (a hand-made event): ignore it for ordering
-            latest = None
+    if after is not None and not clock.ahead(after, now):
+        latest = clock.parse_at(after)  # None: not our format (a hand-made event), ignored
         if latest is not None and latest >= now:
             now = latest + timedelta(microseconds=1)
-    return now.strftime(AT_FORMAT)
+    return clock.format_at(now)
 
 
 # One event on its way into the log in bulk: uid, type, at, payload (None once purged),
-# the payload's canonical JSON as stored, payload_hash, scope, source.
-LogItem = tuple[str, str, str, "dict[str, Any] | None", "str | None", str, str, "str | None"]
+# the payload's canonical JSON as stored, payload_hash, scope, source, writer.
+LogItem = tuple[str, str, str, "dict[str, Any] | None", "str | None", str, str, "str | None", "str | None"]
 
 
 def append_many(conn: Connection, items: list[LogItem], *, prev: str | None = None) -> list[Event]:
@@ -634,24 +653,21 @@ def replace_log(conn: Connection, items: list[LogItem]) -> list[Event]:
 
 def _insert_chain(conn: Connection, items: list[LogItem], base: int, prev: str) -> list[Event]:
     out, rows = [], []
-    for i, (uid, type_, at, payload, body, payload_hash, scope, source) in enumerate(items):
+    for i, (uid, type_, at, payload, body, payload_hash, scope, source, writer) in enumerate(items):
         h = event_hash(uid, type_, at, payload_hash, prev)
-        rows.append((base + i, uid, type_, at, body, payload_hash, prev, h, scope, source))
-        out.append(Event(base + i, uid, type_, at, payload, payload_hash, prev, h))
+        rows.append((base + i, uid, type_, at, body, payload_hash, prev, h, scope, source, writer))
+        out.append(Event(base + i, uid, type_, at, payload, payload_hash, prev, h, writer))
         prev = h
     conn.executemany(
-        "INSERT INTO events (seq, uid, type, at, payload, payload_hash, prev, hash, scope, source)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (seq, uid, type, at, payload, payload_hash, prev, hash, scope, source, writer)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     return out
 
 
 def events(conn: Connection, after: int = 0) -> Iterator[Event]:
-    cur = conn.execute(
-        "SELECT seq, uid, type, at, payload, payload_hash, prev, hash FROM events WHERE seq > ? ORDER BY seq",
-        (after,),
-    )
+    cur = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (after,))
     for row in cur.fetchall():
         yield row_event(row)
 
@@ -692,6 +708,7 @@ def parse_event(obj: Any, *, source: str, line: int) -> Event:
             str(obj["payload_hash"]),
             str(obj["prev"]),
             str(obj["hash"]),
+            obj.get("writer") if isinstance(obj.get("writer"), str) else None,
         )
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         raise CorruptLog(f"{source}: line {line} is not a jupymem event.") from None
