@@ -5,7 +5,11 @@ event goes into the database at once and, when the repository shares its memory 
 event is not private, into a queue of lines that ``flush`` appends to this writer's file
 (and fsyncs) just before the database transaction commits. Every line passes
 ``sharelog.check_line`` before it is queued: a line that readers would refuse would stop
-this writer's chain for everyone.
+this writer's chain for everyone. Every event records who wrote it (``store.Event.writer``).
+
+The file is only ever appended to. A file whose end is not a complete line (cut by a
+crash, or by someone else's edit) is never cut back: what it holds may be committed
+already, so the writer moves to a new file instead (``FileTail.prev`` is None).
 
 The writer's identity is git's (``user.name``/``user.email``, or ``GIT_AUTHOR_*``); git
 is asked once and asked again only when the environment or a git config file changes.
@@ -13,20 +17,23 @@ is asked once and asked again only when the environment or a git config file cha
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import threading
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from . import store
+from . import clock, store, strictjson
 from .errors import InvalidStatement, SharingError
-from .sharelog import check_line, encode
+from .sharelog import MAX_LINE_BYTES, MAX_LINES, check_line, encode
 from .store import GENESIS, LOCAL, PRIVATE, SHARED
+
+# A writer starts a new file once its file holds this many lines, so that one write of
+# up to MAX_LINES - ROTATE_AT events always fits below the readers' cap.
+ROTATE_AT = MAX_LINES // 2
 
 
 @dataclass(frozen=True)
@@ -98,20 +105,23 @@ def identity(root: Path) -> Identity | None:
 
 
 class FileTail:
-    """The writer's open, locked file and the hash its next line follows."""
+    """The writer's open, locked file, how many lines it holds, and the hash its next line
+    follows (None: the file does not end in a complete line of ours; write elsewhere)."""
 
-    def __init__(self, fh: IO[bytes], name: str, writer: dict[str, Any]):
-        self.fh, self.name, self.writer = fh, name, writer
-        self.prev = last_hash(fh)
+    def __init__(self, fh: IO[bytes], name: str, writer: dict[str, Any], lines: int = 0):
+        self.fh, self.name, self.writer, self.lines = fh, name, writer, lines
+        self.prev: str | None = last_hash(fh)
 
 
 class Journal:
     """The events of one write: appended to the database at once, and to the writer's file
-    (when sharing is on) by ``flush``, before the transaction commits."""
+    (when sharing is on) by ``flush``, before the transaction commits. ``writer``: who
+    writes ("Name <email>"), recorded with every event."""
 
-    def __init__(self, conn: store.Connection, tail: FileTail | None):
+    def __init__(self, conn: store.Connection, tail: FileTail | None, writer: str | None = None):
         self.conn = conn
         self.tail = tail
+        self.writer = writer
         self._lines: list[str] = []
         self._prev: str | None = None  # the last event's hash: the next one chains to it
         self._last_at: str | None = None
@@ -141,7 +151,7 @@ class Journal:
             self.copy(uid, type_, at, payload)
         scope = PRIVATE if private else (SHARED if shared else LOCAL)
         ev = store.append(self.conn, uid, type_, at, payload, prev=self._prev, scope=scope,
-                          source=self.source if shared else None)
+                          source=self.source if shared else None, writer=self.writer)
         self._prev = ev.hash
         return ev
 
@@ -149,9 +159,17 @@ class Journal:
         """Queue a line for the file (an event that is, or will be, in the database)."""
         if self.tail is None:
             raise InvalidStatement("sharing is off here; nothing can be written to .jupymem/")
+        if self.tail.lines + len(self._lines) >= MAX_LINES:
+            raise SharingError(
+                f"One write cannot add more than {MAX_LINES - ROTATE_AT:,} events to a shared repository "
+                "(each writer's file holds a bounded number of lines); split it into smaller ones. Nothing was recorded."
+            )
         fields = {"uid": uid, "type": type_, "at": at, "payload": payload, "writer": self.tail.writer}
         check_line(fields)  # never write a line that readers would refuse (it would stop the chain)
+        assert self.tail.prev is not None  # Sharing.writing never hands out a damaged tail
         line, h = encode(uid, type_, at, payload, self.tail.writer, self.tail.prev)
+        if len(line) * 4 > MAX_LINE_BYTES and len(line.encode("utf-8")) > MAX_LINE_BYTES:
+            raise InvalidStatement("This event is too large for a shared file; nothing was recorded.")
         self._lines.append(line)
         self.tail.prev = h
 
@@ -173,7 +191,7 @@ class Journal:
             fh.write("".join(self._lines).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
-        except OSError as exc:  # the transaction rolls back; a cut line is cut off by the next write
+        except OSError as exc:  # the transaction rolls back; a cut line sends the next write to a new file
             raise SharingError(
                 f"Cannot append to .jupymem/log/{self.tail.name} ({exc.strerror or exc}); nothing was recorded."
             ) from None
@@ -185,10 +203,10 @@ class Journal:
         # parses its own times back only once.
         if self._last is None:
             assert self._last_at is not None
-            self._last = datetime.strptime(self._last_at, store.AT_FORMAT).replace(tzinfo=timezone.utc)
-        now = datetime.now(timezone.utc)
+            self._last = clock.parse_at(self._last_at) or clock.now()
+        now = clock.now()
         self._last = now if now > self._last else self._last + timedelta(microseconds=1)
-        return self._last.strftime(store.AT_FORMAT)
+        return clock.format_at(self._last)
 
 
 def fstat(fh: IO[bytes]) -> tuple[int, int, int]:
@@ -196,26 +214,22 @@ def fstat(fh: IO[bytes]) -> tuple[int, int, int]:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def last_hash(fh: IO[bytes]) -> str:
-    """The hash of the file's last line (GENESIS when empty). A line cut short by a crash
-    (no newline at the end) was never committed anywhere; it is cut off first."""
+def last_hash(fh: IO[bytes]) -> str | None:
+    """The hash of the file's last line (GENESIS when empty); None when the file does not
+    end in a complete, readable line. Nothing is ever cut off: a partial line may have
+    been committed by now, and cutting it would delete it from the repository."""
     fh.seek(0, os.SEEK_END)
     size = fh.tell()
     if size == 0:
         return GENESIS
-    chunk = min(size, 512 * 1024)
+    chunk = min(size, MAX_LINE_BYTES + 2)
     fh.seek(size - chunk)
     tail = fh.read(chunk)
     if not tail.endswith(b"\n"):
-        cut = tail.rfind(b"\n")
-        keep = size - chunk + cut + 1 if cut >= 0 else 0
-        fh.truncate(keep)
-        tail = tail[: cut + 1] if cut >= 0 else b""
-        if keep == 0:
-            return GENESIS
-    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        return None
+    last = tail[:-1].rsplit(b"\n", 1)[-1]
     try:
-        h = json.loads(last.decode("utf-8"))["hash"]
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return GENESIS  # unreadable: the reader reports it, and this writer moves to a new file
-    return h if isinstance(h, str) else GENESIS
+        h = strictjson.loads(last, max_bytes=MAX_LINE_BYTES)["hash"]
+    except (strictjson.StrictJSONError, KeyError, TypeError):
+        return None
+    return h if isinstance(h, str) and len(h) == 64 else None

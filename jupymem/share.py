@@ -35,25 +35,29 @@ import contextlib
 import fcntl
 import json
 import os
-import stat
 import threading
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from . import store
+from . import clock, store, strictjson
 from .errors import InvalidImport, JupymemError, SharingError
-from .journal import FileTail, Identity, Journal, fstat, identity
+from .folder import LinkRefused, opened, scan_log
+from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
 from .projection import Batch, clear
-from .sharelog import FOLDER, SUFFIX, Entry, Reading, file_name, log_dir, new_writer_id, read_file
+from .sharelog import (
+    FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
+)
 from .store import LOCAL, PRIVATE, SHARED
 
-__all__ = ["CONFIG", "NONE", "OFF", "ON", "Identity", "Journal", "Sharing", "has_log", "identity", "signature",
-           "state"]
+__all__ = ["CONFIG", "NONE", "OFF", "ON", "Identity", "Journal", "Sharing", "folder_problems", "has_log", "identity",
+           "signature", "state"]
 
 CONFIG = "config.json"
 ON, OFF, NONE = "on", "off", "none"
 _ROOT = "share_root"  # the clone the cache was last built for
+_CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
 
 
 # -- the folder ----------------------------------------------------------------------------
@@ -61,22 +65,36 @@ _ROOT = "share_root"  # the clone the cache was last built for
 
 def state(root: Path) -> str:
     """"on" (write to the files), "off" (files stay as history, writes stay local) or "none"."""
-    folder = root / FOLDER
     try:
-        config = json.loads((folder / CONFIG).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return ON if log_dir(root).is_dir() else NONE
-    except (OSError, ValueError):
-        return ON  # a damaged config: the folder is there, so keep the team's history flowing
+        with opened(root) as folder:
+            if folder is None:
+                return NONE
+            try:
+                raw = folder.read(CONFIG, 64 * 1024)
+            except (LinkRefused, OSError):
+                return ON  # a damaged config: the folder is there, so keep the team's history flowing
+            if raw is None:
+                try:
+                    return ON if folder.log() is not None else NONE
+                except LinkRefused:
+                    return ON  # named by status; a write says it cannot use it
+    except LinkRefused:
+        return NONE  # .jupymem is not a real folder: nothing there is read (status says so)
+    except OSError:
+        return NONE
+    try:
+        config = strictjson.loads(raw, max_bytes=64 * 1024)
+    except strictjson.StrictJSONError:
+        return ON
     return OFF if isinstance(config, dict) and config.get("sharing") == OFF else ON
 
 
 def has_log(root: Path) -> bool:
     """Whether the repository holds a shared log (then reading it builds a local cache)."""
     try:
-        with os.scandir(log_dir(root)) as it:
-            return any(e.name.endswith(SUFFIX) for e in it)
-    except (FileNotFoundError, NotADirectoryError):
+        with opened(root) as folder:
+            return folder is not None and bool(scan_log(folder, SUFFIX)[0])
+    except (LinkRefused, OSError):
         return False
 
 
@@ -84,22 +102,36 @@ Signature = tuple[tuple[str, int, int, int], ...]
 
 
 def signature(root: Path) -> Signature | None:
-    """(name, size, mtime_ns, inode) of every log file, or None without a log folder."""
-    items = []
+    """(name, size, mtime_ns, inode) of every log file, or None without a (real) log folder.
+
+    Regular files only, reached without following a link (``folder``): a link could
+    point anywhere on this machine. What is refused is named by ``folder_problems``."""
     try:
-        with os.scandir(log_dir(root)) as it:
-            for e in it:
-                # Regular files only: a symlink could point anywhere on this machine.
-                if not e.name.endswith(SUFFIX) or e.is_symlink():
-                    continue
-                st = e.stat()
-                if stat.S_ISREG(st.st_mode):
-                    items.append((e.name, st.st_size, st.st_mtime_ns, st.st_ino))
-    except (FileNotFoundError, NotADirectoryError):
+        with opened(root) as folder:
+            if folder is None:
+                return None
+            files, _ = scan_log(folder, SUFFIX)
+            if not files and folder.log() is None:
+                return None
+    except LinkRefused:
         return None
     except OSError as exc:
         raise SharingError(f"Cannot read {FOLDER}/log ({exc.strerror or exc}); check its permissions.") from None
-    return tuple(sorted(items))
+    return tuple(sorted(files))
+
+
+def folder_problems(root: Path) -> list[str]:
+    """What under ``.jupymem/`` is not read because it is a link or not a regular file."""
+    try:
+        with opened(root) as folder:
+            if folder is None:
+                return []
+            _, refused = scan_log(folder, SUFFIX)
+    except LinkRefused as exc:
+        return [exc.message]
+    except OSError:
+        return []
+    return [str(Problem(name, 0, "is a symbolic link or not a regular file, so it is not read")) for name in refused]
 
 
 README = """\
@@ -144,6 +176,7 @@ class Sharing:
         self._on_rebuild = on_rebuild
         self._lock = threading.RLock()
         self._seen: Any = _UNSEEN  # the signature this process last found applied
+        self._due: str | None = None  # the earliest time a waiting line comes due
 
     @property
     def folder(self) -> Path:
@@ -158,7 +191,7 @@ class Sharing:
         """Bring the cache in step with the files (see the module docstring). Cheap when
         nothing changed: a scandir and a stat per file, no query."""
         sig = signature(self.root)
-        if sig == self._seen:
+        if sig == self._seen and (self._due is None or clock.now_at() < self._due):
             return
         with self._lock:
             # Read first: another process may already have applied this (or there is
@@ -167,18 +200,39 @@ class Sharing:
                 with store.transaction(self.conn):
                     self._sync(sig)
             self._seen = sig
+            self._due = self._next_due()
+
+    def _next_due(self) -> str | None:
+        return self.conn.execute("SELECT min(due) FROM shared_files").fetchone()[0]
+
+    def _stored(self) -> dict[str, tuple[Any, ...]]:
+        """What was applied of each file: (size, mtime_ns, ino, lines, applied, due, tail_ok)."""
+        return {r[0]: tuple(r[1:]) for r in self.conn.execute(
+            "SELECT name, size, mtime_ns, ino, lines, applied, due, tail_ok FROM shared_files")}
 
     def _in_step(self, sig: Signature | None) -> bool:
-        stored = {r[0]: tuple(r[1:]) for r in self.conn.execute("SELECT name, size, mtime_ns, ino FROM shared_files")}
+        stored = self._stored()
         current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
         if sig is None and not stored:
             return not self.has_shared_events()
-        return stored == current and store.get_meta(self.conn, _ROOT) in (None, str(self.root))
+        now = clock.now_at()
+        return (
+            {name: row[:3] for name, row in stored.items()} == current
+            and not any(row[5] is not None and row[5] <= now for row in stored.values())
+            and store.get_meta(self.conn, _ROOT) in (None, str(self.root))
+        )
+
+    def _read(self, names: list[str], now: datetime) -> dict[str, Reading]:
+        out = {}
+        with opened(self.root) as folder:
+            for name in names:
+                out[name] = _read_one(folder, name, now)
+        return out
 
     def _sync(self, sig: Signature | None) -> None:
         if self._in_step(sig):
             return  # applied by another process while we waited for the lock
-        stored = {r[0]: tuple(r[1:]) for r in self.conn.execute("SELECT name, size, mtime_ns, ino FROM shared_files")}
+        stored = self._stored()
         current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
         same_clone = store.get_meta(self.conn, _ROOT) in (None, str(self.root))
         # A first contact with the files replays everything in order too: events recorded
@@ -186,20 +240,35 @@ class Sharing:
         if not same_clone or not stored or set(stored) - set(current) or (not current and self.has_shared_events()):
             self.rebuild(sig)
             return
-        changed = sorted(name for name in current if stored.get(name) != current[name])
-        readings = {name: read_file(log_dir(self.root) / name) for name in changed}
+        now = clock.now()
+        now_at = clock.format_at(now)
+        changed = sorted(
+            name for name in current
+            if name not in stored or stored[name][:3] != current[name] or (stored[name][5] or "~") <= now_at
+        )
+        readings = self._read(changed, now)
         new: dict[str, tuple[Entry, str]] = {}
         for name in changed:
             valid = {e.uid for e in readings[name].entries}
             applied = {r[0] for r in self.conn.execute(
                 "SELECT uid FROM events WHERE scope = ? AND source = ?", (SHARED, name))}
-            if not applied <= valid:  # something we applied is gone or no longer valid
+            if not applied <= valid:  # something we applied is gone, no longer valid, or in conflict
                 self.rebuild(sig, readings)
                 return
             for e in readings[name].entries:
-                if e.uid not in applied:
-                    new.setdefault(e.uid, (e, name))
-        known = _known_uids(self.conn, list(new))
+                if e.uid in applied:
+                    continue
+                other = new.get(e.uid)
+                if other is not None and not other[0].same_event(e):
+                    self.rebuild(sig, readings)  # two files give one uid to two events
+                    return
+                new.setdefault(e.uid, (e, name))
+        known = _known_events(self.conn, list(new))
+        if any(uid in known and known[uid] != (e.type, e.at, e.payload_hash) for uid, (e, _) in new.items()) or (
+            new and store.get_meta(self.conn, _CONFLICTS) not in (None, "[]")
+        ):
+            self.rebuild(sig, readings)  # a uid another event already has: settled by a replay of all
+            return
         todo = sorted((pair for uid, pair in new.items() if uid not in known), key=lambda p: p[0].key)
         if todo:
             # The last event is the latest in (time, uid) order: every write and every
@@ -215,7 +284,8 @@ class Sharing:
 
     def _apply_new(self, todo: list[tuple[Entry, str]]) -> None:
         evts = store.append_many(
-            self.conn, [(e.uid, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name) for e, name in todo]
+            self.conn,
+            [(e.uid, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name, e.who) for e, name in todo],
         )
         self._replay(evts)
 
@@ -231,49 +301,73 @@ class Sharing:
         with self._lock, store.transaction(self.conn):
             if sig is None:
                 sig = signature(self.root)
+            now = clock.now()
             readings = dict(readings or {})
-            # A file unchanged since it was applied in full (every line, from this clone)
-            # is taken from the cache: its lines were checked when they were applied.
+            names = [name for name, *_ in sig or ()]
+            # A file unchanged since it was applied in full (every line, from this clone, with
+            # no uid in conflict) is taken from the cache: its lines were checked when applied.
             same_clone = store.get_meta(self.conn, _ROOT) in (None, str(self.root))
-            stored = {r[0]: tuple(r[1:]) for r in self.conn.execute(
-                "SELECT name, size, mtime_ns, ino, lines, applied FROM shared_files")}
+            stored = self._stored()
+            conflicted = set(json.loads(store.get_meta(self.conn, _CONFLICTS) or "[]"))
             cached = {
                 name for name, size, mtime, ino in sig or ()
-                if name not in readings and same_clone and stored.get(name, ())[:3] == (size, mtime, ino)
-                and stored[name][3] == stored[name][4]
+                if name not in readings and same_clone and name not in conflicted
+                and stored.get(name, ())[:3] == (size, mtime, ino) and stored[name][3] == stored[name][4]
             }
-            items: dict[str, store.LogItem] = {}
-            for name, *_ in sig or ():
-                if name in cached:
-                    for uid, type_, at, body, payload_hash in self.conn.execute(
-                        "SELECT uid, type, at, payload, payload_hash FROM events WHERE scope = ? AND source = ?",
+            from_cache: dict[str, list[store.LogItem]] = {}
+            for name in sorted(cached):
+                from_cache[name] = [
+                    (uid, type_, at, json.loads(body), body, payload_hash, SHARED, name, writer)
+                    for uid, type_, at, body, payload_hash, writer in self.conn.execute(
+                        "SELECT uid, type, at, payload, payload_hash, writer FROM events WHERE scope = ? AND source = ?",
                         (SHARED, name),
-                    ).fetchall():
-                        if uid not in items:
-                            items[uid] = (uid, type_, at, json.loads(body), body, payload_hash, SHARED, name)
-                    continue
-                if name not in readings:
-                    readings[name] = read_file(log_dir(self.root) / name)
-                for e in readings[name].entries:
-                    if e.uid not in items:
-                        items[e.uid] = (e.uid, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name)
-            for uid, type_, at, body, payload_hash, scope, source in self.conn.execute(
-                "SELECT uid, type, at, payload, payload_hash, scope, source FROM events WHERE scope != ?", (SHARED,)
+                    ).fetchall()
+                ]
+            todo = [name for name in names if name not in cached and name not in readings]
+            readings.update(self._read(todo, now))
+            # A uid that a file read now shares with a cached file's event: read that one too,
+            # so that the conflict is settled with both lines in hand (sharelog.combine).
+            read_uids = {e.uid: e for r in readings.values() for e in r.entries}
+            clashing = [name for name, items in from_cache.items()
+                        if any(i[0] in read_uids and not _same(read_uids[i[0]], i) for i in items)]
+            if clashing:
+                readings.update(self._read(clashing, now))
+                for name in clashing:
+                    del from_cache[name]
+            combined, together = combine(readings)
+            items: dict[str, store.LogItem] = {}
+            for e, name, key in combined:
+                items[key] = (key, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name, e.who)
+            for name in sorted(from_cache):
+                for item in from_cache[name]:
+                    items.setdefault(item[0], item)
+            for uid, type_, at, body, payload_hash, scope, source, writer in self.conn.execute(
+                "SELECT uid, type, at, payload, payload_hash, scope, source, writer FROM events WHERE scope != ?",
+                (SHARED,),
             ).fetchall():
-                if uid not in items:
-                    payload = json.loads(body) if body is not None else None
-                    items[uid] = (uid, type_, at, payload, body, payload_hash, scope, source)
+                payload = json.loads(body) if body is not None else None
+                if uid in items:
+                    if items[uid][2] == at and items[uid][5] == payload_hash:
+                        continue  # this machine's event, in a file now (share wrote it out)
+                    uid = f"{uid}:local"  # a file reuses the uid of this machine's own event
+                items.setdefault(uid, (uid, type_, at, payload, body, payload_hash, scope, source, writer))
             evts = store.replace_log(self.conn, sorted(items.values(), key=lambda i: (i[2], i[0])))
             clear(self.conn)
             self._replay(evts)
-            keep = sorted(cached)
+            for p in together:
+                if p.file in readings:
+                    readings[p.file].problems.append(p)
+            conflicts = {p.file for p in together if "reuses the event id" in p.message}
+            store.set_meta(self.conn, _CONFLICTS, json.dumps(sorted(conflicts)))
+            keep = sorted(from_cache)
             marks = ",".join("?" * len(keep))
             self.conn.execute(f"DELETE FROM shared_files WHERE name NOT IN ({marks})", keep)
             for name, size, mtime, ino in sig or ():
-                if name not in cached:
+                if name not in from_cache:
                     self._store_file(name, (size, mtime, ino), readings[name])
             store.set_meta(self.conn, _ROOT, str(self.root))
             self._seen = sig
+            self._due = self._next_due()
         self._on_rebuild()
         return len(evts)
 
@@ -281,11 +375,12 @@ class Sharing:
         applied = self.conn.execute(
             "SELECT count(*) FROM events WHERE scope = ? AND source = ?", (SHARED, name)
         ).fetchone()[0]
+        problems = sorted(reading.problems, key=lambda p: p.line)
         self.conn.execute(
-            "INSERT OR REPLACE INTO shared_files (name, size, mtime_ns, ino, lines, applied, problems, tail_ok)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, *st, reading.lines, applied, json.dumps([str(p) for p in reading.problems], ensure_ascii=False),
-             int(reading.tail_ok)),
+            "INSERT OR REPLACE INTO shared_files (name, size, mtime_ns, ino, lines, applied, problems, tail_ok, due)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (name, *st, reading.lines, applied, json.dumps([str(p) for p in problems], ensure_ascii=False),
+             int(reading.tail_ok), reading.due),
         )
 
     def has_shared_events(self) -> bool:
@@ -297,23 +392,21 @@ class Sharing:
     def writing(self) -> Iterator[Journal]:
         """One write: a ``Journal`` inside a database transaction, and, when sharing is on,
         an exclusive lock on this writer's file, to which the journal's lines are appended
-        (and fsynced) just before the transaction commits."""
-        target = self._writer_file() if self.state() == ON else None
-        if target is None:
+        (and fsynced) just before the transaction commits. A file whose end is not a line
+        this writer can follow (cut short, edited, full) is left as it is, and the write
+        goes to a new file."""
+        if self.state() != ON:
+            who_writes = identity(self.root)
             self.follow()
             with store.transaction(self.conn):
-                yield Journal(self.conn, None)
+                yield Journal(self.conn, None, str(who_writes) if who_writes else None)
             return
-        path, writer = target
-        with _filesystem(f"write {FOLDER}/log/{path.name}"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fh = open(path, "a+b")
+        fh, tail = self._open_tail()
         with fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
-                self.follow()
                 with store.transaction(self.conn):
-                    journal = Journal(self.conn, FileTail(fh, path.name, writer))
+                    # Named as every reader of the file names it (sharelog.who).
+                    journal = Journal(self.conn, tail, who(tail.writer))
                     yield journal
                     written = journal.flush()
                     if written and not journal.deferred:
@@ -322,14 +415,40 @@ class Sharing:
                         self.conn.execute(
                             "UPDATE shared_files SET size = ?, mtime_ns = ?, ino = ?, lines = lines + ?,"
                             " applied = applied + ?, tail_ok = 1 WHERE name = ?",
-                            (*fstat(fh), written, written, path.name),
+                            (*fstat(fh), written, written, tail.name),
                         )
                 with self._lock:
-                    self._seen = self._seen_after_write(path.name, fh) if written else self._seen
+                    self._seen = self._seen_after_write(tail.name, fh) if written else self._seen
                     if written and journal.deferred:
                         self._seen = _UNSEEN  # the next read applies what was written
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _open_tail(self) -> tuple[IO[bytes], FileTail]:
+        """This writer's file, open and locked, in step with the cache, ready to append to."""
+        for attempt in range(3):
+            name, writer = self._writer_file(new=attempt > 0)
+            where = f"{FOLDER}/{LOG_DIR}/{name}"
+            try:
+                with _filesystem(f"write {where}"), opened(self.root, create=True) as folder:
+                    assert folder is not None
+                    fh = folder.append_log(name)
+            except LinkRefused as exc:
+                raise SharingError(f"Nothing was recorded: {exc.message}") from None
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                self.follow()
+                row = self.conn.execute("SELECT lines, tail_ok FROM shared_files WHERE name = ?", (name,)).fetchone()
+                tail = FileTail(fh, name, writer, row[0] if row else 0)
+                if tail.prev is not None and (row is None or row[1]) and tail.lines < ROTATE_AT:
+                    return fh, tail
+            except BaseException:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                fh.close()
+                raise
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fh.close()
+        raise SharingError(f"Cannot start a new file in {FOLDER}/{LOG_DIR}; nothing was recorded.")
 
     def _seen_after_write(self, name: str, fh: IO[bytes]) -> Any:
         """The signature after our own append: the one just followed, with our file's new
@@ -340,23 +459,25 @@ class Sharing:
         entries[name] = (name, *fstat(fh))
         return tuple(sorted(entries.values()))
 
-    def _writer_file(self) -> tuple[Path, dict[str, Any]] | None:
-        """This clone's file and the writer fields of its lines; a new one when ours is damaged
-        (lines appended after a damaged line would never be applied by anyone)."""
+    def _writer_file(self, *, new: bool = False) -> tuple[str, dict[str, Any]]:
+        """This clone's file and the writer fields of its lines; a new one when asked, or
+        when ours is damaged (lines appended after a damaged line would never be applied
+        by anyone) or full."""
         key = f"writer:{self.root}"
         with store.transaction(self.conn):
-            name = store.get_meta(self.conn, key)
+            name = None if new else store.get_meta(self.conn, key)
             if name is not None:
-                row = self.conn.execute("SELECT tail_ok FROM shared_files WHERE name = ?", (name,)).fetchone()
-                if row is not None and not row[0]:
+                row = self.conn.execute("SELECT tail_ok, lines FROM shared_files WHERE name = ?", (name,)).fetchone()
+                if row is not None and (not row[0] or row[1] >= ROTATE_AT):
                     name = None
-            who = identity(self.root)
+            who_writes = identity(self.root)
             if name is None:
-                name = file_name(new_writer_id(), who.name if who else None)
+                name = file_name(new_writer_id(), who_writes.name if who_writes else None)
                 store.set_meta(self.conn, key, name)
-        writer_id = name[: -len(SUFFIX)].rsplit("-", 1)[-1]
-        fields = {"id": writer_id, "name": who.name if who else None, "email": who.email if who else None}
-        return log_dir(self.root) / name, fields
+        writer_id = writer_of(name) or name[: -len(SUFFIX)].rsplit("-", 1)[-1]
+        fields = {"id": writer_id, "name": who_writes.name if who_writes else None,
+                  "email": who_writes.email if who_writes else None}
+        return name, fields
 
     def writer_file(self) -> str | None:
         """The name of this clone's log file, once it has one."""
@@ -368,25 +489,24 @@ class Sharing:
         """Turn sharing on: create the folder, write this clone's history into its file."""
         created = []
         was = state(self.root)
-        with _filesystem(f"create {FOLDER}/ in {self.root.name}"):
-            self.folder.mkdir(exist_ok=True)
-            log_dir(self.root).mkdir(exist_ok=True)
+        with _filesystem(f"create {FOLDER}/ in {self.root.name}"), opened(self.root, create=True) as folder:
+            assert folder is not None
+            folder.log(create=True)
             for name, text in (("README.md", README), (".gitattributes", GITATTRIBUTES)):
-                path = self.folder / name
-                if not path.exists():
-                    path.write_text(text, encoding="utf-8")
+                if folder.create(name, text.encode("utf-8")):
                     created.append(f"{FOLDER}/{name}")
-            _write_config(self.folder, ON)
+            _write_config(folder, ON)
         if was == NONE:
             created.append(f"{FOLDER}/{CONFIG}")
         written, kept = self._export_local()
         file = self.writer_file()
-        path = log_dir(self.root) / file if file else None
-        if path is not None and not path.exists():
-            with _filesystem(f"create {FOLDER}/log/{file}"):
-                path.touch()  # even with nothing to write: the folder must reach git
-        if path is not None and f"{FOLDER}/log/{file}" not in created:
-            created.append(f"{FOLDER}/log/{file}")
+        if file is not None:
+            # Even with nothing to write, the file makes the folder reach git.
+            with _filesystem(f"create {FOLDER}/log/{file}"), opened(self.root, create=True) as folder:
+                assert folder is not None
+                folder.append_log(file).close()
+            if f"{FOLDER}/log/{file}" not in created:
+                created.append(f"{FOLDER}/log/{file}")
         self.rebuild()  # replay in the order every clone uses
         where = f"{FOLDER}/log/{file}" if file else None
         name = self.root.name
@@ -434,8 +554,10 @@ class Sharing:
         if was == NONE:
             return {"state": NONE, "was": NONE, "created": [], "written": 0, "kept_local": 0, "file": None,
                     "message": f"Sharing was never on for {name}; nothing changed."}
-        with _filesystem(f"write {FOLDER}/{CONFIG}"):
-            _write_config(self.folder, OFF)
+        with _filesystem(f"write {FOLDER}/{CONFIG}"), opened(self.root) as folder:
+            if folder is None:
+                raise SharingError(f"{FOLDER}/ is gone from {name}; nothing changed.")
+            _write_config(folder, OFF)
         mine = self.writer_file()
         return {
             "state": OFF, "was": was, "created": [], "written": 0, "kept_local": 0,
@@ -450,7 +572,7 @@ class Sharing:
         """Write imported events into this writer's file; the next read applies them in order."""
         n = 0
         with self.writing() as journal:
-            known = _known_uids(self.conn, [ev.uid for ev in evts])
+            known = set(_known_events(self.conn, [ev.uid for ev in evts]))
             for ev in evts:
                 if ev.payload is None or ev.uid in known or ev.type == "gc":
                     continue
@@ -472,13 +594,16 @@ class Sharing:
         st = self.state()
         out: dict[str, Any] = {"state": st, "folder": FOLDER, "files": [], "problems": [], "writer": None,
                                "identity": None, "shared_events": 0, "local_events": 0, "private_memories": 0}
-        who = identity(self.root)
-        out["identity"] = str(who) if who else None
-        rows = self.conn.execute("SELECT name, lines, applied, problems FROM shared_files ORDER BY name").fetchall()
-        for name, lines, applied, problems in rows:
+        who_writes = identity(self.root)
+        out["identity"] = str(who_writes) if who_writes else None
+        rows = self.conn.execute(
+            "SELECT name, lines, applied, problems, due FROM shared_files ORDER BY name").fetchall()
+        for name, lines, applied, problems, due in rows:
             found = json.loads(problems)
-            out["files"].append({"name": name, "lines": lines, "applied": applied, "problems": len(found)})
+            out["files"].append({"name": name, "lines": lines, "applied": applied, "problems": len(found),
+                                 "waiting_until": due})
             out["problems"].extend(found)
+        out["problems"].extend(folder_problems(self.root))
         mine = self.writer_file()
         out["writer"] = f"{FOLDER}/log/{mine}" if mine else None
         row = self.conn.execute("SELECT tail_ok FROM shared_files WHERE name = ?", (mine,)).fetchone() if mine else None
@@ -496,16 +621,39 @@ class Sharing:
         return out
 
     def verify_files(self) -> tuple[int, list[str]]:
-        """(lines read, problems) of every log file, read afresh."""
-        lines, problems = 0, []
-        for name, *_ in signature(self.root) or ():
-            reading = read_file(log_dir(self.root) / name)
-            lines += reading.lines
-            problems.extend(str(p) for p in reading.problems)
-        return lines, problems
+        """(lines read, problems) of every log file, read afresh and together."""
+        names = [name for name, *_ in signature(self.root) or ()]
+        readings = self._read(names, clock.now())
+        _, together = combine(readings)
+        lines = sum(r.lines for r in readings.values())
+        problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
+        return lines, problems + folder_problems(self.root)
 
 
 _UNSEEN = object()
+
+
+def _read_one(folder: Any, name: str, now: datetime) -> Reading:
+    """One file, opened without following a link; a file that cannot be opened is a problem."""
+    try:
+        if folder is None:
+            raise FileNotFoundError(name)
+        with folder.open_log(name) as fh:
+            return read_stream(name, fh, now)
+    except LinkRefused:  # it became a link after the folder was listed
+        reading = Reading(name)
+        reading.problems.append(Problem(name, 0, "is a symbolic link or not a regular file, so it is not read"))
+        reading.tail_ok = False
+        return reading
+    except OSError as exc:
+        reading = Reading(name)
+        reading.problems.append(Problem(name, 0, f"cannot be read ({exc.strerror or exc})"))
+        reading.tail_ok = False
+        return reading
+
+
+def _same(e: Entry, item: store.LogItem) -> bool:
+    return (e.type, e.at, e.payload_hash) == (item[1], item[2], item[5])
 
 
 @contextlib.contextmanager
@@ -520,17 +668,18 @@ def _filesystem(what: str) -> Iterator[None]:
         ) from None
 
 
-def _write_config(folder: Path, value: str) -> None:
-    path = folder / CONFIG
-    tmp = folder / f".{CONFIG}.tmp"
-    tmp.write_text(json.dumps({"format": 1, "sharing": value}, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+def _write_config(folder: Any, value: str) -> None:
+    folder.replace(CONFIG, (json.dumps({"format": 1, "sharing": value}, indent=2) + "\n").encode("utf-8"))
 
 
-def _known_uids(conn: store.Connection, uids: list[str]) -> set[str]:
-    known: set[str] = set()
+def _known_events(conn: store.Connection, uids: list[str]) -> dict[str, tuple[str, str, str]]:
+    """Which of ``uids`` the log already holds: uid -> (type, at, payload_hash)."""
+    known: dict[str, tuple[str, str, str]] = {}
     for i in range(0, len(uids), 500):
         chunk = uids[i : i + 500]
         marks = ",".join("?" * len(chunk))
-        known.update(r[0] for r in conn.execute(f"SELECT uid FROM events WHERE uid IN ({marks})", chunk))
+        for uid, type_, at, payload_hash in conn.execute(
+            f"SELECT uid, type, at, payload_hash FROM events WHERE uid IN ({marks})", chunk
+        ):
+            known[uid] = (type_, at, payload_hash)
     return known

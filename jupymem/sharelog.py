@@ -4,51 +4,79 @@ One file per writer (one clone of one person), only ever appended to, so two peo
 recording at the same time change different files and git merges them without a
 conflict. Each line is one event, self-describing and hash-chained within its file::
 
-    {"at": "...", "hash": "...", "payload": {...}, "prev": "...", "type": "record",
-     "uid": "...", "v": 1, "writer": {"email": "...", "id": "3f9a2c1d4e", "name": "..."}}
+    {"at":"...","hash":"...","payload":{...},"prev":"...","type":"record",
+     "uid":"...","v":1,"writer":{"email":"...","id":"3f9a2c1d4e","name":"..."}}
 
 ``hash`` is the sha256 of the canonical JSON (sorted keys, no spaces) of every other
 field, with the payload replaced by ``payload_hash``, the sha256 of its own canonical JSON
 (as the database's events are hashed), so the line can be checked on its own and its
-payload is encoded once; ``prev`` is the hash of a line before it
-in the same file (normally the one just before; after a union merge of two branches the
-same writer appended to, a line may follow an earlier one, so the chain is a tree).
+payload is encoded once; ``prev`` is the hash of a line before it in the same file
+(normally the one just before; after a union merge of two branches the same writer
+appended to, a line may follow an earlier one, so the chain is a tree).
 Order and identity come from the events (time, uid), never from line positions.
 
-Reading is strict and never partial about a line: a line that is not JSON, fails its
-hash, follows no valid line, is not this file's writer's, or fails ``check_line`` is
-not applied, and neither is any line that descends from it; each such cause is one
-``Problem`` naming file and line. Every line read from a shared file goes through
-``check_line``, which applies the validator every entrance uses (``validate``).
+Every byte of these files is untrusted: it arrives with a pull, from anyone who could
+commit. So a line is read strictly (``strictjson``: bounded size and nesting, no
+duplicate keys, no NaN, 64-bit integers), must be in the canonical form jupymem writes
+(what a reviewer reads is exactly what is applied), carry exactly the fields of the
+format, chain to a line of its own file, name this file's writer, and pass
+``check_line``, which applies the validator every entrance uses (``validate``). A line
+dated more than ``clock.MAX_SKEW`` ahead of this machine's clock waits until then. A
+line that fails is one ``Problem`` naming file and line, and is not applied, nor any
+line that descends from it; nothing a line holds can stop a command. Lines whose order
+in the file was changed are still applied (they chain all the same) and are named.
+
+A file is read as a stream, a line at a time, and at most ``MAX_LINES`` lines of one
+file are read (a writer starts a new file before that), so a huge file costs bounded
+time and memory.
+
+``combine`` puts the files together: an event id (uid) that two files give to
+different events is a conflict, named in both, and both events are kept (each under
+its file's name), so that no file can make another writer's memory vanish.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
+import os
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from . import validate
+from . import clock, strictjson, validate
 from .errors import InvalidStatement, JupymemError
+from .folder import FOLDER, LOG_DIR
 from .store import GENESIS, canonical, sha256
 
+__all__ = [
+    "FOLDER", "LOG_DIR", "FORMAT", "SUFFIX", "SHARED_TYPES", "MAX_LINES", "MAX_LINE_BYTES", "Entry", "Problem",
+    "Reading", "check_line", "combine", "encode", "file_name", "line_hash", "log_dir", "new_writer_id", "read_file",
+    "read_stream",
+    "slug", "who", "writer_of",
+]
+
 FORMAT = 1
-FOLDER = ".jupymem"
-LOG_DIR = "log"
 SUFFIX = ".jsonl"
 # The types a shared file may carry; gc is a local retention decision and never shared.
 SHARED_TYPES = frozenset({"record", "supersede", "retire", "confirm"})
 
 MAX_AUTHOR_CHARS = 200
 MAX_LINE_BYTES = 256 * 1024  # a statement is at most 16 KB; evidence at most 64 x ~3 KB
+# Lines read from one file. A writer starts a new file before it gets there (journal).
+MAX_LINES = 50_000
+
+LINE_KEYS = frozenset({"v", "uid", "type", "at", "writer", "payload", "prev", "hash"})
+WRITER_KEYS = frozenset({"id", "name", "email"})
 
 _NAME = re.compile(r"^(?:[a-z0-9][a-z0-9-]*-)?(?P<id>[0-9a-f]{10})\.jsonl$")
 _UID = re.compile(r"^[0-9a-f]{32}$")
+_HASH = re.compile(r"^[0-9a-f]{64}$")
+_WRITER_ID = re.compile(r"^[0-9a-f]{10}$")
 _AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 # -- writers and file names ------------------------------------------------------------
@@ -76,6 +104,15 @@ def writer_of(file: str) -> str | None:
 
 def log_dir(root: Path) -> Path:
     return root / FOLDER / LOG_DIR
+
+
+def who(writer: dict[str, Any]) -> str:
+    """How a line's writer is named to people: ``Ana <ana@example.com>`` (as git names
+    an author), or ``writer 3f9a2c1d4e`` when the line names nobody."""
+    name, email = writer.get("name"), writer.get("email")
+    if name and email:
+        return f"{name} <{email}>"
+    return name or (f"<{email}>" if email else f"writer {writer.get('id')}")
 
 
 # -- lines ---------------------------------------------------------------------------
@@ -117,25 +154,39 @@ class Entry:
     def key(self) -> tuple[str, str]:
         return (self.at, self.uid)
 
+    @property
+    def who(self) -> str:
+        return who(self.writer)
+
+    def same_event(self, other: Entry) -> bool:
+        return (self.type, self.at, self.payload_hash) == (other.type, other.at, other.payload_hash)
+
 
 @dataclass
 class Problem:
-    """A line that is not applied, and how many lines after it go with it."""
+    """A line that is not applied (and how many lines after it go with it), one that
+    waits for its time, or one that is applied but was moved (``applied``)."""
 
     file: str
     line: int
     message: str
     following: int = 0
+    due: str | None = None  # it waits until this time (a line dated ahead of the clock)
+    applied: bool = False  # said for the record: the line is applied all the same
 
     def __str__(self) -> str:
-        tail = ""
-        if self.following:
-            n = self.following
+        n = self.following
+        if self.applied:
+            tail = " It is applied."
+        elif self.due:
+            tail = f" It and the {n} line{'s' if n != 1 else ''} after it wait until then." if n else " It waits until then."
+        elif n:
             lines = f"{n} line that follows" if n == 1 else f"{n} lines that follow"
             tail = f" It and the {lines} it in this writer's chain are not applied."
         else:
             tail = " It is not applied."
-        return f"{FOLDER}/{LOG_DIR}/{self.file} line {self.line}: {self.message}.{tail}"
+        where = f" line {self.line}" if self.line else ""
+        return f"{FOLDER}/{LOG_DIR}/{self.file}{where}: {self.message}.{tail}"
 
 
 @dataclass
@@ -146,98 +197,223 @@ class Reading:
     lines: int = 0
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    # The last complete line was accepted (or there is none): a line appended after it
+    # The last complete line was applied (or there is none): a line appended after it
     # will be applied. When False, the writer must start a new file.
     tail_ok: bool = True
+    due: str | None = None  # the earliest time a waiting line comes due
+
+    @property
+    def full(self) -> bool:
+        """The file holds as many lines as a writer may write to one file."""
+        return self.lines >= MAX_LINES
 
 
-def read_file(path: Path) -> Reading:
+@dataclass
+class _Line:
+    number: int
+    obj: dict[str, Any]
+    hash: str
+    prev: str
+    body: bytes
+    payload_hash: str
+
+
+def _raw_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes | None, int, bool]]:
+    """(number, the line without its newline or None when too long, its size, whether it
+    ended in a newline), never holding more than one bounded line in memory."""
+    number = 0
+    while True:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if raw.endswith(b"\n"):
+            yield number, raw[:-1], len(raw) - 1, True
+            continue
+        if len(raw) <= MAX_LINE_BYTES:
+            yield number, raw, len(raw), False  # the end of the file, without a newline
+            return
+        size = len(raw)
+        ended = False
+        while True:  # skip the rest of an oversized line, a megabyte at a time
+            chunk = fh.readline(1 << 20)
+            size += len(chunk)
+            if not chunk or chunk.endswith(b"\n"):
+                ended = chunk.endswith(b"\n")
+                break
+        yield number, None, size - ended, ended
+
+
+def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Reading:
     """Read and check every line of one writer's file (see the module docstring)."""
-    name = path.name
     reading = Reading(name)
     writer_id = writer_of(name)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        reading.problems.append(Problem(name, 0, f"cannot be read ({exc.strerror or exc})"))
-        return reading
     if writer_id is None:
         reading.problems.append(Problem(name, 0, "is not named <name>-<writer id>.jsonl, so no writer owns it"))
         return reading
-    raw_lines = data.split(b"\n")
-    unterminated = raw_lines.pop()  # "" when the file ends with a newline, as every write does
+    now = now or clock.now()
     valid = {GENESIS}
-    caused_by: dict[str, Problem] = {}  # stated hash of a rejected line -> the problem it descends from
-    seen: dict[str, str] = {}  # uid -> hash
-    for number, raw in enumerate(raw_lines, 1):
-        if not raw.strip():
+    caused_by: dict[str, Problem] = {}  # hash of a line not applied -> the problem it descends from
+    waiting: dict[str, list[_Line]] = {}  # prev not seen yet -> lines that follow it
+    seen: dict[str, tuple[str, int]] = {}  # uid -> (hash, line)
+    last_hash: str | None = None  # of the last complete line in file order
+    for number, raw, size, ended in _raw_lines(fh):
+        if number > MAX_LINES:
+            reading.problems.append(Problem(
+                name, number, f"and every line after it are not read: one writer's file holds at most "
+                f"{MAX_LINES:,} lines (jupymem starts a new file before that)"))
+            reading.tail_ok = False
+            break
+        if not ended:
+            if raw is not None and not raw.strip():
+                break
+            reading.lines += 1
+            reading.problems.append(Problem(name, number, "is incomplete (no line end): a write was cut short"))
+            reading.tail_ok = False
+            break
+        if raw is not None and not raw.strip():
             continue
         reading.lines += 1
-        reading.tail_ok = False
-        obj, why = _parse(raw)
-        if obj is None:
-            reading.problems.append(Problem(name, number, why))
-            continue
-        stated = obj.get("hash")
-        prev = obj.get("prev")
-        if prev in caused_by:
-            cause = caused_by[prev]
-            cause.following += 1
-            if isinstance(stated, str):
-                caused_by[stated] = cause
-            continue
-        problem = None
-        body = canonical(obj["payload"])
-        payload_hash = sha256(body)
-        if line_hash(obj, payload_hash) != stated:
-            problem = "fails its hash: the line was altered after it was written"
-        elif prev not in valid:
-            problem = "does not follow any earlier line of this file (a line before it was removed or changed)"
-        elif not isinstance(obj.get("writer"), dict) or obj["writer"].get("id") != writer_id:
-            problem = "was written by another writer than the one this file belongs to"
-        else:
-            try:
-                check_line(obj)
-            except JupymemError as exc:
-                problem = f"is refused: {' '.join(exc.message.split())}"
-        if problem is None and obj["uid"] in seen:
-            if seen[obj["uid"]] == stated:
-                reading.tail_ok = True
-                continue  # the same line twice (a union merge kept both copies): one event
-            problem = "repeats the uid of an earlier event with different content"
-        if problem is not None:
-            p = Problem(name, number, problem)
+        last_hash = None
+        parsed, why = _parse(raw, size)
+        if why:
+            p = Problem(name, number, why)
             reading.problems.append(p)
-            if isinstance(stated, str):
-                caused_by[stated] = p
+            if parsed is not None:  # altered, but its stated hash is what the next line follows
+                caused_by.setdefault(parsed.hash, p)
             continue
-        valid.add(stated)
-        seen[obj["uid"]] = stated
-        reading.tail_ok = True
-        reading.entries.append(
-            Entry(number, obj["uid"], obj["type"], obj["at"], obj["payload"], obj["writer"], stated,
-                  body.decode("utf-8"), payload_hash)
-        )
-    if unterminated.strip():
-        reading.lines += 1
-        reading.problems.append(
-            Problem(name, len(raw_lines) + 1, "is incomplete (no line end): a write was cut short")
-        )
+        assert parsed is not None
+        parsed.number = number
+        last_hash = parsed.hash
+        if parsed.prev in caused_by:
+            _follows(caused_by, parsed)
+            continue
+        if parsed.prev not in valid:
+            waiting.setdefault(parsed.prev, []).append(parsed)
+            continue
+        _take(reading, parsed, writer_id, now, valid, caused_by, waiting, seen, in_order=True)
+    for lines in waiting.values():  # never reached: their line was removed or altered
+        for ln in lines:
+            if ln.prev in caused_by:
+                _follows(caused_by, ln)
+                continue
+            p = Problem(name, ln.number, "does not follow any line of this file (a line before it was removed or "
+                                         "changed)")
+            reading.problems.append(p)
+            caused_by[ln.hash] = p
+    if last_hash is not None:
+        reading.tail_ok = last_hash in valid
+    elif reading.lines:
+        reading.tail_ok = False
+    reading.problems.sort(key=lambda p: p.line)
+    dues = [p.due for p in reading.problems if p.due]
+    reading.due = min(dues) if dues else None
     return reading
 
 
-def _parse(raw: bytes) -> tuple[dict[str, Any] | None, str]:
-    if len(raw) > MAX_LINE_BYTES:
-        return None, f"is {len(raw):,} bytes, more than any event can be"
+def read_file(path: Path, now: datetime | None = None) -> Reading:
+    """One file by its path (tools and tests; the cache reads through ``folder``), opened
+    without following a link."""
     try:
-        obj = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None, "is not a JSON event (a hand edit or a merge conflict marker?)"
-    if not isinstance(obj, dict) or not {"uid", "type", "at", "payload", "prev", "hash", "writer"} <= set(obj):
-        return None, "is not a jupymem event"
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        reading = Reading(path.name, tail_ok=False)
+        reading.problems.append(Problem(path.name, 0, f"cannot be read ({exc.strerror or exc})"))
+        return reading
+    with os.fdopen(fd, "rb") as fh:
+        return read_stream(path.name, fh, now)
+
+
+def _follows(caused_by: dict[str, Problem], ln: _Line) -> None:
+    cause = caused_by[ln.prev]
+    cause.following += 1
+    caused_by[ln.hash] = cause
+
+
+def _take(
+    reading: Reading, ln: _Line, writer_id: str, now: datetime, valid: set[str], caused_by: dict[str, Problem],
+    waiting: dict[str, list[_Line]], seen: dict[str, tuple[str, int]], *, in_order: bool,
+) -> None:
+    """Check a line whose predecessor is applied; then the lines that were waiting for it."""
+    todo = [(ln, in_order)]
+    while todo:
+        ln, in_order = todo.pop()
+        problem = _check(reading.file, ln, writer_id, now)
+        if problem is None and ln.obj["uid"] in seen:
+            first_hash, first_line = seen[ln.obj["uid"]]
+            if first_hash == ln.hash:  # the same line twice (a union merge kept both copies): one event
+                continue
+            problem = Problem(reading.file, ln.number, f"repeats the uid of line {first_line} with other content")
+        if problem is not None:
+            reading.problems.append(problem)
+            caused_by[ln.hash] = problem
+            for child in waiting.pop(ln.hash, ()):
+                _follows(caused_by, child)
+            continue
+        valid.add(ln.hash)
+        seen[ln.obj["uid"]] = (ln.hash, ln.number)
+        o = ln.obj
+        reading.entries.append(Entry(ln.number, o["uid"], o["type"], o["at"], o["payload"], o["writer"], ln.hash,
+                                     ln.body.decode("utf-8"), ln.payload_hash))
+        if not in_order:
+            reading.problems.append(Problem(
+                reading.file, ln.number, "comes before the line it follows: the file's lines were reordered",
+                applied=True))
+        todo.extend((child, False) for child in waiting.pop(ln.hash, ()))
+
+
+def _parse(raw: bytes | None, size: int) -> tuple[_Line | None, str]:
+    """A line as the format writes it and "", or why it is not one (with the line, when
+    its stated hash can still be read: the lines that follow it name it)."""
+    if raw is None or size > MAX_LINE_BYTES:
+        return None, f"is {size:,} bytes, more than any event can be"
+    try:
+        obj = strictjson.loads(raw, max_bytes=MAX_LINE_BYTES)
+    except strictjson.StrictJSONError as exc:
+        return None, f"is not a jupymem event: it {exc}"
+    if not isinstance(obj, dict) or not {"uid", "payload", "prev", "hash"} <= obj.keys():
+        return None, "is not a jupymem event (a hand edit or a merge conflict marker?)"
     if obj.get("v") != FORMAT:
-        return None, f"has format {obj.get('v')!r}; this jupymem reads format {FORMAT} (upgrade jupymem?)"
-    return obj, ""
+        shown = repr(obj.get("v"))[:20]
+        return None, f"has format {shown}; this jupymem reads format {FORMAT} (upgrade jupymem?)"
+    if obj.keys() != LINE_KEYS:
+        extra = sorted(obj.keys() - LINE_KEYS)
+        what = f"a field the format does not have ({extra[0][:40]!r})" if extra else (
+            f"no {sorted(LINE_KEYS - obj.keys())[0]!r}")
+        return None, f"has {what}"
+    stated, prev = obj["hash"], obj["prev"]
+    if not isinstance(stated, str) or not _HASH.match(stated) or not isinstance(prev, str) or not _HASH.match(prev):
+        return None, "has a hash or prev that is not 64 hex digits"
+    body = canonical(obj["payload"])
+    if canonical(obj) != raw:
+        # Same values, other bytes: what a reviewer reads must be exactly what is applied.
+        return None, "is not in the canonical form jupymem writes (sorted keys, no spaces, no escapes it avoids)"
+    payload_hash = hashlib.sha256(body).hexdigest()
+    line = _Line(0, obj, stated, prev, body, payload_hash)
+    if line_hash(obj, payload_hash) != stated:
+        return line, "fails its hash: the line was altered after it was written"
+    return line, ""
+
+
+def _check(file: str, ln: _Line, writer_id: str, now: datetime) -> Problem | None:
+    """The checks of a line that follows an applied one: its writer, its time, its event."""
+    obj = ln.obj
+    writer = obj["writer"]
+    message = None
+    due = None
+    if not isinstance(writer, dict) or writer.keys() != WRITER_KEYS or writer.get("id") != writer_id:
+        message = "was written by another writer than the one this file belongs to"
+    else:
+        try:
+            check_line(obj)
+        except JupymemError as exc:
+            message = f"is refused: {' '.join(exc.message.split())}"
+        else:
+            if clock.ahead(obj["at"], now):
+                message = (f"is dated {obj['at']}, more than {clock.skew_text()} ahead of this machine's clock "
+                           f"({clock.format_at(now)})")
+                due = obj["at"]
+    return None if message is None else Problem(file, ln.number, message, due=due)
 
 
 # -- the validator --------------------------------------------------------------------
@@ -251,8 +427,8 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     kinds, standings, ids derived from statements, timestamps, the sizes, characters
     and secrets of every text field); on top of it a shared line must be one of the
     types a shared file carries, have a uid and time in the shared format, name its
-    writer in short lines, and never carry a private memory. References to other
-    memories are checked for their form only: the memory a line retires may come
+    writer in short lines of text, and never carry a private memory. References to
+    other memories are checked for their form only: the memory a line retires may come
     from another writer's file, read in any order, and replay applies events in
     (time, uid) order. Raises a ``JupymemError`` naming the field.
     """
@@ -260,15 +436,17 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(uid, str) or not _UID.match(uid):
         raise InvalidStatement("its uid is not 32 hex digits")
     if type_ not in SHARED_TYPES:
-        raise InvalidStatement(f"event type {type_!r} is not one a shared file can carry")
+        raise InvalidStatement(f"event type {str(type_)[:40]!r} is not one a shared file can carry")
     if not isinstance(at, str) or not _AT.match(at):
         raise InvalidStatement("its time is not a UTC timestamp like 2025-01-02T03:04:05.000000Z")
     if not isinstance(payload, dict):
         raise InvalidStatement("it has no payload")
     writer = event.get("writer")
-    if isinstance(writer, dict):
-        for key in ("name", "email"):
-            _short_text(writer.get(key), f"writer {key}", MAX_AUTHOR_CHARS)
+    if not isinstance(writer, dict) or not _WRITER_ID.match(str(writer.get("id"))):
+        raise InvalidStatement("its writer has no id of 10 hex digits")
+    for key in ("name", "email"):
+        if writer.get(key) is not None:
+            validate.check_label(writer[key], f"writer.{key}", MAX_AUTHOR_CHARS)
     memory = payload.get("memory")
     if isinstance(memory, dict) and memory.get("private"):
         raise InvalidStatement("a private memory cannot be in a shared file")
@@ -276,9 +454,61 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+# -- files together --------------------------------------------------------------------
 
-def _short_text(value: Any, what: str, limit: int) -> None:
-    if value is None:
-        return
-    if not isinstance(value, str) or len(value) > limit or _CONTROL.search(value):
-        raise InvalidStatement(f"{what} is not a short line of text")
+
+def _tag(name: str) -> str:
+    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+
+
+def conflict_uid(uid: str, name: str) -> str:
+    """The id under which a file's event is kept when another file gives its uid to another event."""
+    return f"{uid}:{_tag(name)}"
+
+
+def combine(readings: dict[str, Reading]) -> tuple[list[tuple[Entry, str, str]], list[Problem]]:
+    """Every accepted entry of every file, once: ``(entry, file, uid to store it under)``,
+    and the problems only the files together show.
+
+    A uid is an event's identity. The same event in two files (an import copied it) is
+    one event. Two *different* events under one uid are a conflict, named in both files
+    on every clone: both are applied, each under its file's name, so a file that reuses
+    the uid of someone's record cannot make that memory vanish, and every clone, reading
+    the same files, keeps the same. Two files claiming one writer are named too.
+    """
+    first: dict[str, tuple[Entry, str]] = {}
+    clash: dict[str, list[tuple[Entry, str]]] = {}
+    owners: dict[str, list[str]] = {}
+    for name in sorted(readings):
+        wid = writer_of(name)
+        if wid is not None and readings[name].lines:
+            owners.setdefault(wid, []).append(name)
+        for e in readings[name].entries:
+            if e.uid not in first:
+                first[e.uid] = (e, name)
+            elif not first[e.uid][0].same_event(e):
+                clash.setdefault(e.uid, [first[e.uid]]).append((e, name))
+    problems = []
+    out = []
+    for uid, (e, name) in first.items():
+        copies = clash.get(uid)
+        if copies is None:
+            out.append((e, name, uid))
+            continue
+        distinct: list[tuple[Entry, str]] = []
+        for c in copies:
+            if not any(c[0].same_event(d[0]) for d in distinct):
+                distinct.append(c)
+        for e2, name2 in distinct:
+            others = ", ".join(f"{n} line {x.line}" for x, n in distinct if (x, n) != (e2, name2))
+            out.append((e2, name2, conflict_uid(uid, name2)))
+            problems.append(Problem(
+                name2, e2.line, f"reuses the event id {uid[:12]}… of another event ({others}): both are applied, "
+                "and one of the two lines was forged or edited", applied=True))
+    for wid, names in sorted(owners.items()):
+        if len(names) > 1:
+            for name in names:
+                problems.append(Problem(
+                    name, 0, f"claims writer {wid}, as {', '.join(n for n in names if n != name)} does: "
+                    "one writer writes one file", applied=True))
+    return out, problems

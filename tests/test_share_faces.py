@@ -16,7 +16,7 @@ from conftest import make_repo
 from jupymem import sharelog
 
 from team import git
-from test_share_log import Writer, memory_payload
+from test_share_log import Writer, at, memory_payload
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -90,7 +90,7 @@ def test_magics_show_marks_a_memory_two_people_replaced(shell, repo: Path, capsy
     # Ben, on his clone, replaced the same memory differently; his file arrives with a pull.
     ben = Writer(repo)
     theirs = memory_payload("Join on customer_id after lower-casing it", kind="decision")
-    ben.append("supersede", {"old": old.id, "memory": theirs}, "2030-01-01T00:00:00.000000Z")
+    ben.append("supersede", {"old": old.id, "memory": theirs}, at(1))
     capsys.readouterr()
     assert shell.run_cell(f"%memory show {old.id}").success
     out = capsys.readouterr().out

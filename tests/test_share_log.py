@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import capture, projection, sharelog, store
+from jupymem import capture, clock, projection, sharelog, store
 from jupymem.config import Settings
 from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 
@@ -31,6 +32,14 @@ def shared(repo: Path):
     proj.remember("Join sales to customers on customer_id", kind="decision")
     proj.share()
     return proj
+
+
+def at(minutes: float = 0.0) -> str:
+    """An event time ``minutes`` from now (a teammate's clock a little ahead, or the past)."""
+    return clock.format_at(clock.now() + timedelta(minutes=minutes))
+
+
+PAST = "2025-06-01T00:00:00.000000Z"  # before anything a test records now, after clock.EARLIEST
 
 
 def memory_payload(statement: str, kind: str = "fact", author: str = "Ben <ben@example.com>") -> dict:
@@ -90,22 +99,23 @@ def test_every_line_names_its_writer_and_chains_to_the_one_before(shared, repo: 
 
 def test_a_teammates_newer_lines_are_applied_and_older_ones_replayed_in_order(shared, repo: Path, tmp_path) -> None:
     ben = Writer(repo)
-    ben.append("record", {"memory": memory_payload("Amounts are in cents")}, "2999-01-01T00:00:00.000000Z")
+    ahead = at(5)  # Ben's clock runs five minutes fast: within what clocks may be off by
+    ben.append("record", {"memory": memory_payload("Amounts are in cents")}, ahead)
     proj = reread(repo)
     assert "Amounts are in cents" in proj.block().text
     assert view(proj) == fresh_state(repo, tmp_path)
     # A line from the past (a slow clock, or a branch merged late) interleaves with what is applied.
-    ben.append("record", {"memory": memory_payload("Dates are UTC")}, "2000-01-01T00:00:00.000000Z")
+    ben.append("record", {"memory": memory_payload("Dates are UTC")}, PAST)
     proj = reread(repo)
     assert "Dates are UTC" in proj.block().text
     assert view(proj) == fresh_state(repo, tmp_path)
-    # Our own next event sorts after everything applied, even the teammate's future clock.
+    # Our own next event sorts after everything applied, even the teammate's fast clock.
     mine = proj.remember("Plots use the colorblind palette")
-    assert mine.created_at > "2999-01-01T00:00:00.000000Z"
+    assert mine.created_at > ahead
     assert proj.verify().ok, proj.verify().problems
 
 
-def test_a_write_cut_short_after_the_file_is_healed_on_the_next_read(shared, repo: Path) -> None:
+def test_a_write_cut_short_is_never_cut_back_and_the_next_write_takes_a_new_file(shared, repo: Path) -> None:
     # Our own writer appended a line and died before its database commit.
     (path,) = sharelog.log_dir(repo).glob("*.jsonl")
     last = json.loads(path.read_text().splitlines()[-1])
@@ -118,11 +128,19 @@ def test_a_write_cut_short_after_the_file_is_healed_on_the_next_read(shared, rep
     assert [m.statement for m in proj.list() if "Refunds" in m.statement] == ["Refunds are negative"]
     assert reread(repo).list() == proj.list()  # applied once, by uid
     assert any("incomplete" in p for p in proj.sharing_status()["problems"])
-    # The next write cuts the unfinished line off and continues the chain.
+    # The next write leaves the file as it is (what it holds may be committed by now) and
+    # starts a new one: nothing is cut, the unfinished line stays named.
+    before = path.read_bytes()
     proj.remember("Quarters follow the fiscal calendar")
-    reading = sharelog.read_file(path)
-    assert not reading.problems and reading.tail_ok and len(reading.entries) == 3
-    assert proj.verify().ok
+    assert path.read_bytes() == before
+    files = sorted(sharelog.log_dir(repo).glob("*.jsonl"))
+    assert len(files) == 2
+    (new,) = [f for f in files if f != path]
+    reading = sharelog.read_file(new)
+    assert not reading.problems and reading.tail_ok and len(reading.entries) == 1
+    assert {"Refunds are negative", "Quarters follow the fiscal calendar"} <= {m.statement for m in proj.list()}
+    report = proj.verify()
+    assert [p for p in report.problems if "incomplete" in p] and len(report.problems) == 1
 
 
 def test_a_union_merge_of_one_writers_two_branches_keeps_both_forks(shared, repo: Path, tmp_path) -> None:
@@ -131,10 +149,9 @@ def test_a_union_merge_of_one_writers_two_branches_keeps_both_forks(shared, repo
     fields = json.loads(base.splitlines()[-1])["writer"]
     head = json.loads(base.splitlines()[-1])["hash"]
     forks = []
-    for statement, at in (("Use the new holiday table", "2030-01-01T00:00:00.000000Z"),
-                          ("Use the fiscal calendar", "2030-01-02T00:00:00.000000Z")):
+    for statement, when in (("Use the new holiday table", at(1)), ("Use the fiscal calendar", at(2))):
         payload = {"memory": memory_payload(statement, author="Ana <ana@example.com>")}
-        forks.append(sharelog.encode(uuid.uuid4().hex, "record", at, payload, fields, head)[0])
+        forks.append(sharelog.encode(uuid.uuid4().hex, "record", when, payload, fields, head)[0])
     path.write_text(base + forks[0] + forks[1] + forks[0])  # what merge=union leaves, a line twice
     reading = sharelog.read_file(path)
     assert not reading.problems and len(reading.entries) == 3
@@ -155,7 +172,7 @@ def test_a_union_merge_of_one_writers_two_branches_keeps_both_forks(shared, repo
 def test_a_spoiled_line_and_what_follows_it_are_not_applied(shared, repo: Path, spoil, why: str) -> None:
     ben = Writer(repo)
     for i, statement in enumerate(["First of Ben", "Second of Ben", "Third of Ben"]):
-        ben.append("record", {"memory": memory_payload(statement)}, f"2030-01-0{i + 1}T00:00:00.000000Z")
+        ben.append("record", {"memory": memory_payload(statement)}, at(i + 1))
     lines = [json.loads(x) for x in ben.path.read_text().splitlines()]
     bad = spoil(lines[1])
     if why != "fails its hash":  # a forged line with a correct hash of its own
@@ -182,7 +199,7 @@ def test_a_spoiled_line_and_what_follows_it_are_not_applied(shared, repo: Path, 
         ({"payload": {"memory": memory_payload("The key is AKIAIOSFODNN7EXAMPLE")}}, "AWS"),
         ({"payload": {"memory": {**memory_payload("A fact"), "evidence": [
             {"handle": "ev-0123abcd", "session": "s1", "ename": "KeyError", "evalue": "'x'", "diagnosis": [],
-             "created_at": "2030-01-01T00:00:00.000000Z",
+             "created_at": PAST,
              "excerpt": "token = '" + "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'"}]}}},
          "memory.evidence[0].excerpt"),
         ({"at": "yesterday"}, "time"),
@@ -190,7 +207,7 @@ def test_a_spoiled_line_and_what_follows_it_are_not_applied(shared, repo: Path, 
     ],
 )
 def test_check_line_refuses_what_must_not_be_applied(event: dict, error: str) -> None:
-    base = {"uid": uuid.uuid4().hex, "type": "record", "at": "2030-01-01T00:00:00.000000Z",
+    base = {"uid": uuid.uuid4().hex, "type": "record", "at": PAST,
             "payload": {"memory": memory_payload("A fact")}, "writer": {"id": "0123456789"}}
     assert sharelog.check_line(dict(base)) == base
     with pytest.raises((InvalidStatement, SecretRefused)) as info:
@@ -200,7 +217,7 @@ def test_check_line_refuses_what_must_not_be_applied(event: dict, error: str) ->
 
 def test_a_refused_line_never_reaches_the_database(shared, repo: Path) -> None:
     ben = Writer(repo)
-    ben.append("record", {"memory": memory_payload("The key is AKIAIOSFODNN7EXAMPLE")}, "2030-01-01T00:00:00.000000Z")
+    ben.append("record", {"memory": memory_payload("The key is AKIAIOSFODNN7EXAMPLE")}, at(1))
     proj = reread(repo)
     assert not [m for m in proj.list() if "AKIA" in m.statement]
     stored = proj.conn.execute("SELECT count(*) FROM events WHERE payload LIKE '%AKIA%'").fetchone()[0]
@@ -237,7 +254,7 @@ def test_a_repository_with_a_log_has_memory_even_without_a_binding(tmp_path: Pat
     assert jupymem.project(repo) is None and not jupymem_home.joinpath("registry.json").exists()
     ben = Writer(repo)
     ben.path.parent.mkdir(parents=True)
-    ben.append("record", {"memory": memory_payload("Amounts are in cents")}, "2030-01-01T00:00:00.000000Z")
+    ben.append("record", {"memory": memory_payload("Amounts are in cents")}, PAST)
     proj = jupymem.project(repo)
     assert proj is not None and [m.statement for m in proj.list()] == ["Amounts are in cents"]
     assert jupymem.status(repo)["sharing"]["state"] == "on"
@@ -289,7 +306,8 @@ def test_whatever_order_lines_arrive_in_the_cache_equals_a_fresh_replay(shared, 
         # Ben's clone writes a few events, dated around ours (his clock is off either way).
         pending = []
         for _ in range(rng.randint(1, 4)):
-            at = f"20{rng.choice(['00', '26', '99'])}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T00:00:00.{rng.randint(0, 999999):06d}Z"
+            minutes = rng.choice([-rng.uniform(60, 400 * 24 * 60), -rng.uniform(0, 5), rng.uniform(0, 9)])
+            when = at(minutes)
             op = rng.choice(["record", "record", "supersede", "retire", "confirm"])
             if op == "record" or not known:
                 payload = {"memory": memory_payload(next(statements))}
@@ -302,7 +320,7 @@ def test_whatever_order_lines_arrive_in_the_cache_equals_a_fresh_replay(shared, 
                 payload = {"id": rng.choice(known), "reason": "no longer true"}
             else:
                 payload = {"id": rng.choice(known), "by": "person"}
-            pending.append(ben.line(op, payload, at))
+            pending.append(ben.line(op, payload, when))
         with ben.path.open("a", encoding="utf-8") as fh:
             fh.write("".join(pending))
         proj = reread(repo)
@@ -348,8 +366,7 @@ def test_a_replay_by_another_process_reaches_this_ones_search(shared, repo: Path
     kernel.remember("Beta decision: weeks start on Monday", kind="decision")
     for _ in range(3):  # the in-memory lexical index answers from here on
         assert kernel.search("prices stored in cents", mode="lexical").hits[0].memory.statement.startswith("Alpha")
-    Writer(repo).append("record", {"memory": memory_payload("Gamma note: older than everything here")},
-                        "2000-01-01T00:00:00.000000Z")
+    Writer(repo).append("record", {"memory": memory_payload("Gamma note: older than everything here")}, PAST)
     server = Project(kernel.settings, kernel.id, kernel.root, store.open_database(kernel.database, create=False))
     try:
         server.follow()  # the interleaving line: the cache is replayed, row ids move

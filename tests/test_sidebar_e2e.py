@@ -737,7 +737,7 @@ def test_sidebar_sharing_switch_author_private_and_two_replacements(lab: Lab) ->
 
     from jupymem import sharelog
     from team import git
-    from test_share_log import Writer, memory_payload
+    from test_share_log import Writer, at, memory_payload
 
     git(lab.repo, "config", "user.name", "Ana")
     git(lab.repo, "config", "user.email", "ana@example.com")
@@ -785,7 +785,7 @@ def test_sidebar_sharing_switch_author_private_and_two_replacements(lab: Lab) ->
             # Two people replace the same memory differently (Ben's line arrives with a pull).
             ours = proj.supersede(old.id, "Join on customer_id after trimming it")
             theirs = memory_payload("Join on customer_id after lower-casing it", kind="decision")
-            Writer(lab.repo).append("supersede", {"old": old.id, "memory": theirs}, "2030-01-01T00:00:00.000000Z")
+            Writer(lab.repo).append("supersede", {"old": old.id, "memory": theirs}, at(1))
             row = sidebar.locator(f'[data-memory-id="{ours.id}"]')
             expect(row).to_contain_text("1 of 2 replacements", timeout=15_000)
             row.click()
