@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import Workspace, corpus, log  # noqa: E402
 
 import jupymem  # noqa: E402
-from jupymem import capture, sharelog, store  # noqa: E402
+from jupymem import capture, clock, sharelog, store  # noqa: E402
 from jupymem.opening import close_all, find_project  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,11 +142,11 @@ def main() -> None:
 
         pull_one, pull_inter = [], []
         for r in range(args.rounds):
-            teammate_line(shared, f"Ben's new fact number {r}", "2999-01-01T00:00:00.%06dZ" % r)
+            teammate_line(shared, f"Ben's new fact number {r}", clock.now_at())
             t0 = time.perf_counter()
             find_project(shared, reader).block()
             pull_one.append(time.perf_counter() - t0)
-            teammate_line(shared, f"Ben's old fact number {r}", "2000-01-01T00:00:00.%06dZ" % r)
+            teammate_line(shared, f"Ben's old fact number {r}", "2025-06-01T00:00:00.%06dZ" % r)
             t0 = time.perf_counter()
             find_project(shared, reader).block()
             pull_inter.append(time.perf_counter() - t0)

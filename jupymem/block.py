@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
+from .text import strip_hidden
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "
@@ -41,7 +42,8 @@ _SPACES = re.compile(r" {2,}")
 
 
 def escape(text: str) -> str:
-    text = _CONTROL.sub("", _BREAKS.sub(" ", text))
+    # strip_hidden: every entrance refuses such text already; this is the last line.
+    text = strip_hidden(_CONTROL.sub("", _BREAKS.sub(" ", text)))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPACES.sub(" ", text).strip()
 

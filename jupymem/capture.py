@@ -25,8 +25,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .errors import InvalidStatement, SecretRefused
-from .models import Evidence
+from .models import Evidence, Fix
 from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, redact, redact_key_blocks
+from .text import hidden, strip_hidden
 
 __all__ = [
     "MAX_STATEMENT_BYTES",
@@ -105,6 +106,12 @@ def check_statement(text: str | bytes, what: str = "statement") -> str:
         raise InvalidStatement(
             f"The {what} holds a binary control character (U+{ord(binary.group()):04X} at "
             f"character {binary.start()}); record plain text, not binary data."
+        )
+    why = hidden(text)
+    if why:
+        raise InvalidStatement(
+            f"The {what} {why}: such characters can carry text that people do not see and "
+            "assistants read. Remove them (retype the text, or paste it as plain text) and record it again."
         )
     found = find_secrets(text)
     if found:
@@ -393,13 +400,15 @@ def evidence_from_exception(
     if _not_a_failure(exc):
         return None
     evalue = "\n".join(_clean_lines(_message(exc)))
+    # strip_hidden: a failure reaches assistants (%%ask shows staged failures), so text
+    # people cannot see is dropped here, as every entrance refuses it (text.py).
     return Evidence(
         handle=new_handle(),
         session=session,
         ename=type(exc).__name__,
-        evalue=_clip(redact(evalue), MAX_EVALUE_CHARS),
-        diagnosis=diagnose(exc),
-        excerpt=excerpt(source, exc),
+        evalue=strip_hidden(_clip(redact(evalue), MAX_EVALUE_CHARS)),
+        diagnosis=tuple(strip_hidden(line) for line in diagnose(exc)),
+        excerpt=strip_hidden(excerpt(source, exc)),
         created_at=_now(),
         cell_id=cell_id,
         execution_count=execution_count,
@@ -451,6 +460,11 @@ def clean_evidence(ev: Evidence) -> Evidence:
             new = _clean_text(value, one_line=True)
         elif isinstance(value, str):  # a field this version does not know by name
             new = _clean_text(value)
+        elif isinstance(value, Fix):
+            new = dataclasses.replace(
+                value, source=_clean_text(value.source), diff=_clean_text(value.diff),
+                after=_clean_text(value.after, one_line=True) if value.after else value.after,
+            )
         else:
             continue
         if new != value:
@@ -460,5 +474,5 @@ def clean_evidence(ev: Evidence) -> Evidence:
 
 def _clean_text(text: str, one_line: bool = False) -> str:
     text = redact(redact_key_blocks(text))
-    text = _EVIDENCE_CONTROL.sub(" ", text)
+    text = strip_hidden(_EVIDENCE_CONTROL.sub(" ", text))
     return text.replace("\t", " ").replace("\n", " ") if one_line else text

@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any
 
-from . import store, validate
+from . import store, strictjson, validate
 from .errors import CorruptLog, InvalidImport
 from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
 from .projection import Batch, apply, clear, snapshot
 
 EXPORT_FORMAT = 1
+MAX_EXPORT_LINE_BYTES = 1024 * 1024  # one event; a statement is at most 16 KB
 
 
 @dataclass(frozen=True)
@@ -203,10 +204,11 @@ def _read_export(fp: IO[str], source: str) -> list[tuple[int, store.Event]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            raise InvalidImport(f"{source}: line {number} is not JSON; is this a `jupymem export` file?") from None
+        try:  # strictly, as a shared line is read: an export is as untrusted as a pull
+            obj = strictjson.loads(line, max_bytes=MAX_EXPORT_LINE_BYTES)
+        except strictjson.StrictJSONError as exc:
+            raise InvalidImport(f"{source}: line {number} {exc}; is this a `jupymem export` file? "
+                                "Nothing was imported.") from None
         if isinstance(obj, dict) and "jupymem_export" in obj:
             if obj["jupymem_export"] != EXPORT_FORMAT:
                 raise InvalidImport(f"{source} was written by a newer jupymem (format {obj['jupymem_export']}).")

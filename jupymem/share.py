@@ -57,6 +57,7 @@ __all__ = ["CONFIG", "NONE", "OFF", "ON", "Identity", "Journal", "Sharing", "fol
 CONFIG = "config.json"
 ON, OFF, NONE = "on", "off", "none"
 _ROOT = "share_root"  # the clone the cache was last built for
+MAX_SHOWN_PROBLEMS = 20  # per file, in status
 _CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
 
 
@@ -375,12 +376,17 @@ class Sharing:
         applied = self.conn.execute(
             "SELECT count(*) FROM events WHERE scope = ? AND source = ?", (SHARED, name)
         ).fetchone()[0]
-        problems = sorted(reading.problems, key=lambda p: p.line)
+        # Status (and the sidebar, every few seconds) shows the first few; verify names all.
+        problems = [str(p) for p in sorted(reading.problems, key=lambda p: p.line)]
+        if len(problems) > MAX_SHOWN_PROBLEMS:
+            more = len(problems) - MAX_SHOWN_PROBLEMS
+            problems = [*problems[:MAX_SHOWN_PROBLEMS],
+                        f"{FOLDER}/{LOG_DIR}/{name}: {more:,} more problems; `jupymem verify` names every one."]
         self.conn.execute(
             "INSERT OR REPLACE INTO shared_files (name, size, mtime_ns, ino, lines, applied, problems, tail_ok, due)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, *st, reading.lines, applied, json.dumps([str(p) for p in problems], ensure_ascii=False),
-             int(reading.tail_ok), reading.due),
+            (name, *st, reading.lines, applied, json.dumps(problems, ensure_ascii=False), int(reading.tail_ok),
+             reading.due),
         )
 
     def has_shared_events(self) -> bool:

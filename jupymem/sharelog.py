@@ -67,7 +67,7 @@ SHARED_TYPES = frozenset({"record", "supersede", "retire", "confirm"})
 MAX_AUTHOR_CHARS = 200
 MAX_LINE_BYTES = 256 * 1024  # a statement is at most 16 KB; evidence at most 64 x ~3 KB
 # Lines read from one file. A writer starts a new file before it gets there (journal).
-MAX_LINES = 50_000
+MAX_LINES = 20_000
 
 LINE_KEYS = frozenset({"v", "uid", "type", "at", "writer", "payload", "prev", "hash"})
 WRITER_KEYS = frozenset({"id", "name", "email"})
@@ -259,9 +259,11 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Readin
     last_hash: str | None = None  # of the last complete line in file order
     for number, raw, size, ended in _raw_lines(fh):
         if number > MAX_LINES:
+            rest = 1 + _count_lines(fh)
+            reading.lines += rest
             reading.problems.append(Problem(
-                name, number, f"and every line after it are not read: one writer's file holds at most "
-                f"{MAX_LINES:,} lines (jupymem starts a new file before that)"))
+                name, number, f"is past the {MAX_LINES:,} lines one writer's file may hold, so it and the "
+                f"{rest - 1:,} lines after it are not read (jupymem starts a new file long before that)"))
             reading.tail_ok = False
             break
         if not ended:
@@ -309,6 +311,14 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Readin
     dues = [p.due for p in reading.problems if p.due]
     reading.due = min(dues) if dues else None
     return reading
+
+
+def _count_lines(fh: IO[bytes]) -> int:
+    """How many more lines the file holds, counted a megabyte at a time (none is parsed)."""
+    n = 0
+    while chunk := fh.read(1 << 20):
+        n += chunk.count(b"\n")
+    return n
 
 
 def read_file(path: Path, now: datetime | None = None) -> Reading:
@@ -384,10 +394,14 @@ def _parse(raw: bytes | None, size: int) -> tuple[_Line | None, str]:
     stated, prev = obj["hash"], obj["prev"]
     if not isinstance(stated, str) or not _HASH.match(stated) or not isinstance(prev, str) or not _HASH.match(prev):
         return None, "has a hash or prev that is not 64 hex digits"
-    body = canonical(obj["payload"])
     if canonical(obj) != raw:
         # Same values, other bytes: what a reviewer reads must be exactly what is applied.
         return None, "is not in the canonical form jupymem writes (sorted keys, no spaces, no escapes it avoids)"
+    # The payload's own canonical JSON is a slice of the line: keys are sorted, so it sits
+    # between the "hash" and the "prev" fields, and no string inside it can hold an
+    # unescaped quote (so the last ',"prev":"' is the line's own).
+    start = raw.index(b',"payload":') + len(b',"payload":')
+    body = raw[start : raw.rindex(b',"prev":"')]
     payload_hash = hashlib.sha256(body).hexdigest()
     line = _Line(0, obj, stated, prev, body, payload_hash)
     if line_hash(obj, payload_hash) != stated:

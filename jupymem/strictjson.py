@@ -91,9 +91,11 @@ def loads(raw: bytes | str, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> An
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if len(data) > max_bytes:
         raise StrictJSONError(f"is {len(data):,} bytes, more than the {max_bytes:,} allowed")
-    deepest = depth(data)
-    if deepest > max_depth:
-        raise StrictJSONError(f"nests {deepest} levels deep; at most {max_depth} are allowed")
+    # Nesting cannot exceed the number of brackets: only a line with many is measured.
+    if data.count(b"[") + data.count(b"{") > max_depth:
+        deepest = depth(data)
+        if deepest > max_depth:
+            raise StrictJSONError(f"is nested too deeply ({deepest} levels; at most {max_depth} are allowed)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -225,8 +225,9 @@ def cmd_evidence(ctx: Context) -> int:
 
 
 def cmd_show(ctx: Context) -> int:
-    m = ctx.project().get(ctx.args.id)
-    ctx.emit(to_json(m), render.memory_text(m))
+    proj = ctx.project()
+    m = proj.get(ctx.args.id)
+    ctx.emit(to_json(m), render.memory_text(m, proj.history(m.id)))
     return 0
 
 

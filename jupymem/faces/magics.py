@@ -189,8 +189,10 @@ class MemoryMagics(Magics):
         _display(_render().evidence_text(items), _render().evidence_html(items))
 
     def _show(self, args: Any) -> None:
-        m = self._need().get(args.id)
-        _display(_render().memory_text(m), _render().memory_html(m))
+        proj = self._need()
+        m = proj.get(args.id)
+        history = proj.history(m.id)
+        _display(_render().memory_text(m, history), _render().memory_html(m, history))
 
     def _history(self, args: Any) -> None:
         entries = self._need().history(args.id)

@@ -382,8 +382,9 @@ def _fix_lines(e: Evidence) -> list[str]:
     return lines
 
 
-def memory_text(m: Memory) -> str:
-    """Everything about one memory: full statement, standing, validity, provenance, evidence."""
+def memory_text(m: Memory, history: Sequence[HistoryEntry] = ()) -> str:
+    """Everything about one memory: full statement, standing, validity, provenance,
+    evidence, and (given) its history: who recorded, confirmed, replaced or retired it."""
     marks = " ".join(_marks(m))
     lines = [f"{m.id}  {m.kind}{'  ' + marks if marks else ''}"]
     lines.extend(f"  {line}" for line in _clean(m.statement).split("\n"))
@@ -395,10 +396,13 @@ def memory_text(m: Memory) -> str:
             lines.append(f"    {_evidence_head(e)}")
             lines.extend(f"      {_one_line(d)}" for d in e.diagnosis)
             lines.extend(f"      {line}" for line in _fix_lines(e))
+    if history:
+        lines.append("  history")
+        lines.extend(f"    {when(h.at)}  {h.action}{'  ' + _detail(h) if _detail(h) else ''}" for h in history)
     return "\n".join(lines)
 
 
-def memory_html(m: Memory) -> str:
+def memory_html(m: Memory, history: Sequence[HistoryEntry] = ()) -> str:
     statement = _e(_clean(m.statement)).replace("\n", "<br>")
     head = f"<div>{_ID}{_e(m.id)}</code> {_badge(m.kind)} {_marks_html(m)}</div>"
     body = f'<div style="margin:.3em 0;white-space:pre-wrap">{statement}</div>'
@@ -411,6 +415,9 @@ def memory_html(m: Memory) -> str:
             rows.append((f"{_ID}{_e(e.handle)}</code>", _e(e.ename), diag + _fix_html(e),
                          f"{_MUTED}{_e(_evidence_where(e))}</span>"))
         evidence = f"<div>{_MUTED}evidence</span></div>" + _table(rows)
+    if history:
+        rows = ((_e(when(h.at)), f"<b>{_e(h.action)}</b>", _e(_detail(h))) for h in history)
+        evidence += f"<div>{_MUTED}history</span></div>" + _table(rows)
     return f'<div class="jupymem-memory">{head}{body}{fields}{evidence}</div>'
 
 
@@ -536,8 +543,18 @@ def search_html(result: SearchResult) -> str:
 # -- history and evidence ------------------------------------------------------
 
 
-def _detail(detail: dict[str, Any]) -> str:
-    return ", ".join(f"{k}: {_one_line(str(v))}" for k, v in sorted(detail.items()))
+# What a history detail's keys mean, per action ("by" is the replacement of a superseded
+# memory, and the kind of confirmer of a confirmation; "who" wrote the event).
+_DETAIL_LABELS = {("superseded", "by"): "replaced by", ("supersedes", "old"): "replaces",
+                  ("confirmed", "by"): "as", ("recorded", "supersedes"): "replaces"}
+
+
+def _detail(h: HistoryEntry) -> str:
+    """Who did it first (the event's writer), then what the event says."""
+    parts = [f"by {_one_line(str(h.detail['who']))}"] if h.detail.get("who") else []
+    parts += [f"{_DETAIL_LABELS.get((h.action, k), k)}: {_one_line(str(v))}"
+              for k, v in sorted(h.detail.items()) if k != "who"]
+    return "; ".join(parts)
 
 
 def history_text(entries: Sequence[HistoryEntry]) -> str:
@@ -545,7 +562,7 @@ def history_text(entries: Sequence[HistoryEntry]) -> str:
         return "No history."
     lines = [f"History of {entries[0].memory_id}:"]
     for h in entries:
-        detail = _detail(h.detail)
+        detail = _detail(h)
         lines.append(f"  #{h.seq:<5} {when(h.at)}  {h.action:<11}{'  ' + detail if detail else ''}".rstrip())
     return "\n".join(lines)
 
@@ -553,7 +570,7 @@ def history_text(entries: Sequence[HistoryEntry]) -> str:
 def history_html(entries: Sequence[HistoryEntry]) -> str:
     if not entries:
         return "<div>No history.</div>"
-    rows = ((f"#{h.seq}", _e(when(h.at)), f"<b>{_e(h.action)}</b>", _e(_detail(h.detail))) for h in entries)
+    rows = ((f"#{h.seq}", _e(when(h.at)), f"<b>{_e(h.action)}</b>", _e(_detail(h))) for h in entries)
     return f"<div>History of {_ID}{_e(entries[0].memory_id)}</code></div>" + _table(rows)
 
 

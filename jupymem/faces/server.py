@@ -65,6 +65,7 @@ from traitlets import Int, Unicode
 
 import jupymem
 
+from .. import strictjson
 from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Provenance, to_json
@@ -165,16 +166,12 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
             )
         if not data.strip():
             return {}
-        try:
-            parsed = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadJson(f"The request body is not valid JSON ({exc}).") from None
-        except RecursionError:
-            raise BadJson(f"The request body is nested too deeply (the limit is {MAX_JSON_DEPTH} levels).") from None
+        try:  # the reader every entrance uses: no duplicate keys, NaN or integers SQLite cannot hold
+            parsed = strictjson.loads(data, max_bytes=self.extensionapp.max_body_bytes, max_depth=MAX_JSON_DEPTH)
+        except strictjson.StrictJSONError as exc:
+            raise BadJson(f"The request body {exc}.") from None
         if not isinstance(parsed, dict):
             raise BadJson("The request body must be a JSON object.")
-        if _depth(parsed) > MAX_JSON_DEPTH:
-            raise BadJson(f"The request body is nested too deeply (the limit is {MAX_JSON_DEPTH} levels).")
         unknown = sorted(k for k in parsed if k not in ("path", *fields))
         if unknown:
             raise BadRequest(
@@ -221,19 +218,6 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
         out["root_path"] = _relative_posix(repo, root) if repo else None
         out["server_root_in_repo"] = _relative_posix(root, repo) if repo else None
         return out
-
-
-def _depth(value: Any) -> int:
-    """How deeply ``value`` nests lists and objects (without recursion)."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, level = todo.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, level)
-            todo.extend((v, level + 1) for v in item if isinstance(v, (dict, list)))
-    return deepest
 
 
 def _get_str(body: dict[str, Any], name: str, *, required: bool = False, default: str | None = None) -> str | None:

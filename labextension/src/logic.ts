@@ -269,8 +269,14 @@ export function repoState(status: IStatus | null): RepoState {
   return { state: 'ready' };
 }
 
-/** One line for a history entry, for people. */
+/** One line for a history entry, for people, ending with who wrote the event. */
 export function describeHistory(entry: IHistoryEntry): string {
+  const d = entry.detail ?? {};
+  const who = typeof d.who === 'string' && d.who ? ` (${d.who})` : '';
+  return describeAction(entry) + who;
+}
+
+function describeAction(entry: IHistoryEntry): string {
   const d = entry.detail ?? {};
   const other = (key: string) => (typeof d[key] === 'string' ? shortId(d[key] as string) : null);
   switch (entry.action) {
@@ -287,7 +293,7 @@ export function describeHistory(entry: IHistoryEntry): string {
     case 'retired':
       return typeof d.reason === 'string' && d.reason ? `retired: ${d.reason}` : 'retired';
     case 'confirmed':
-      return 'confirmed by a person';
+      return d.by === 'assistant' ? 'confirmed by an assistant' : 'confirmed by a person';
     case 'reopened':
       return 'recorded again';
     default:

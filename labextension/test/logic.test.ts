@@ -247,6 +247,11 @@ describe('describeHistory', () => {
     expect(describeHistory(e('superseded', { by: 'abcdef0123456789' }))).toBe('superseded by abcdef0123');
     expect(describeHistory(e('confirmed'))).toBe('confirmed by a person');
     expect(describeHistory(e('imported'))).toBe('imported');
+    // Who wrote the event: a teammate retiring someone else's memory is named.
+    expect(describeHistory(e('retired', { reason: 'stale', who: 'Ben <ben@example.com>' }))).toBe(
+      'retired: stale (Ben <ben@example.com>)'
+    );
+    expect(describeHistory(e('confirmed', { by: 'person', who: 'Ana' }))).toBe('confirmed by a person (Ana)');
   });
 });
 
