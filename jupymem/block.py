@@ -11,6 +11,13 @@ properties matter more than prettiness:
   so it stays in a provider's cached prefix; ``revision`` hashes its content;
 * it never exceeds its cap (UTF-8 bytes, tags included). What does not fit is
   summarised in one inventory line and left to per-prompt retrieval.
+
+When memory outgrows the block, the places are shared fairly between where memories
+came from (this machine, and each writer's file of a shared repository): within each
+kind, sources take turns, each in its own time order. Times are written by whoever
+wrote a line, so in time order alone a file of sixty lines dated early would take
+every place before a team's real constraint; taking turns bounds any one file to its
+share. The block still lists what it shows in kind, time, id order.
 """
 
 from __future__ import annotations
@@ -74,9 +81,13 @@ class Entry(NamedTuple):
     size: int  # UTF-8 bytes of the line and its newline
     kind: str
     topic: str | None  # escaped, for the inventory
+    source: str | None = None  # the shared file it came from; None: this machine
 
 
-def entry(memory_id: str, kind: str, statement: str, standing: str, created_at: str, topic: str | None) -> Entry:
+def entry(
+    memory_id: str, kind: str, statement: str, standing: str, created_at: str, topic: str | None,
+    source: str | None = None,
+) -> Entry:
     line = _line(memory_id, kind, statement, standing)
     return Entry(
         (kind_rank(kind), created_at, memory_id),
@@ -84,6 +95,7 @@ def entry(memory_id: str, kind: str, statement: str, standing: str, created_at: 
         len(line.encode("utf-8")) + 1,
         kind,
         escape(topic) if topic else None,
+        source,
     )
 
 
@@ -106,6 +118,24 @@ def _inventory(omitted: Sequence[Entry], budget: int) -> str:
     return f"(+{len(omitted)} more memories not shown; they are searched per prompt)"
 
 
+def _turns(ordered: Sequence[Entry]) -> list[Entry]:
+    """``ordered`` (block order) re-ordered for filling: within each kind, the sources
+    (this machine, each shared file) take turns, each giving its next memory in time
+    order, in the order the sources first appear. With one source, nothing moves."""
+    out: list[Entry] = []
+    i = 0
+    while i < len(ordered):
+        kind = ordered[i].key[0]
+        queues: dict[str | None, list[Entry]] = {}
+        while i < len(ordered) and ordered[i].key[0] == kind:
+            queues.setdefault(ordered[i].source, []).append(ordered[i])
+            i += 1
+        lists = list(queues.values())
+        for turn in range(max(len(q) for q in lists)):
+            out.extend(q[turn] for q in lists if turn < len(q))
+    return out
+
+
 def build_block(memories: Sequence[Memory], cap: int) -> Block:
     """``memories`` are the active ones, in any order."""
     return assemble([entry(m.id, m.kind, m.statement, m.standing, m.created_at, m.topic) for m in memories], cap)
@@ -120,16 +150,18 @@ def assemble(entries: Sequence[Entry], cap: int) -> Block:
         shown = list(ordered)
         inventory = None
     else:
-        # Keep room for the inventory line; fill in block order, skipping what is too big.
+        # Keep room for the inventory line; fill kind by kind, sources taking turns,
+        # skipping what is too big; then show what fits in block order.
         reserve = min(240, max(0, cap - fixed) // 3)
         budget = cap - fixed - reserve
         shown, omitted = [], []
-        for e in ordered:
+        for e in _turns(ordered):
             if e.size <= budget:
                 shown.append(e)
                 budget -= e.size
             else:
                 omitted.append(e)
+        shown.sort()
         inventory = _inventory(omitted, budget + reserve)
     body_lines = [PREAMBLE, *(e.line for e in shown)]
     if inventory:
@@ -172,12 +204,12 @@ class BlockCache:
 
     def _refresh(self, conn: Any) -> None:
         rows = conn.execute(
-            "SELECT id, kind, statement, standing, created_at, topic, status, seq FROM memories WHERE seq > ?",
+            "SELECT id, kind, statement, standing, created_at, topic, status, seq, source FROM memories WHERE seq > ?",
             (self._seq,),
         ).fetchall()
-        for memory_id, kind, statement, standing, created_at, topic, status, seq in rows:
+        for memory_id, kind, statement, standing, created_at, topic, status, seq, source in rows:
             if status == ACTIVE:
-                self._entries[memory_id] = entry(memory_id, kind, statement, standing, created_at, topic)
+                self._entries[memory_id] = entry(memory_id, kind, statement, standing, created_at, topic, source)
             else:
                 self._entries.pop(memory_id, None)
             self._seq = max(self._seq, seq)

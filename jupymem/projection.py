@@ -30,7 +30,7 @@ _INSERT_CITED = "INSERT OR IGNORE INTO cited_evidence (handle, memory_id, data) 
 _INSERT_MEMORY = (
     "INSERT INTO memories (id, kind, topic, statement, original, standing, status, recorder, notebook,"
     " cell_id, execution_count, session, quote, evidence, created_at, valid_from, supersedes, seq, author,"
-    " private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " private, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -66,7 +66,7 @@ def _new_memory_rows(
         json.dumps(evidence, sort_keys=True, ensure_ascii=False) if evidence else "[]", ev.at, ev.at, supersedes,
         # Who recorded it is who wrote the event: a shared line's claim in its provenance
         # is only a claim (an export imported by someone else keeps its author there).
-        ev.seq, ev.writer or prov.get("author"), 1 if m.get("private") else 0,
+        ev.seq, ev.writer or prov.get("author"), 1 if m.get("private") else 0, ev.source,
     )
     history = _history_row(m["id"], ev, "recorded", recorder=prov.get("recorder", "person"), supersedes=supersedes)
     return memory, history, _cited_rows(m["id"], evidence)
@@ -306,7 +306,7 @@ GENERATION = "generation"
 def snapshot(conn: Connection) -> dict[str, list[tuple[Any, ...]]]:
     """The derived tables as sorted rows, for comparing against a replay."""
     return {
-        "memories": sorted(conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories").fetchall(), key=repr),
+        "memories": sorted(conn.execute(f"SELECT {MEMORY_COLUMNS}, source FROM memories").fetchall(), key=repr),
         "history": sorted(
             conn.execute("SELECT memory_id, seq, at, action, detail FROM history").fetchall(), key=repr
         ),

@@ -247,9 +247,12 @@ MIGRATIONS: tuple[str, ...] = (
     # the writer a shared line names), so history says who retired, superseded or
     # confirmed a memory; it is not part of the event's hash (an older log has none).
     # A shared file's ``due``: the time its first line dated ahead of the clock comes due.
+    # A memory's ``source``: the shared file its record came from (NULL: this machine), so
+    # that no one file can take all of the block's places (block.assemble).
     """
     ALTER TABLE events ADD COLUMN writer TEXT;
     ALTER TABLE shared_files ADD COLUMN due TEXT;
+    ALTER TABLE memories ADD COLUMN source TEXT;
     """,
 )
 
@@ -536,6 +539,7 @@ class Event:
     prev: str
     hash: str
     writer: str | None = None  # who wrote it, "Name <email>" (not hashed; see migration 4)
+    source: str | None = None  # the shared file it was read from or written to (not exported)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -553,14 +557,15 @@ class Event:
         return out
 
 
-EVENT_COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash, writer"
+EVENT_COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash, writer, source"
 
 
 def row_event(row: Any) -> Event:
     """An event from the columns of ``EVENT_COLUMNS`` (the first eight of them, for a salvage)."""
     seq, uid, type_, at, payload, payload_hash, prev, h, *rest = row
+    writer, source = (rest + [None, None])[:2]
     return Event(seq, uid, type_, at, json.loads(payload) if payload is not None else None, payload_hash, prev, h,
-                 rest[0] if rest else None)
+                 writer, source)
 
 
 def last_hash(conn: Connection) -> str:
@@ -605,7 +610,7 @@ def append(
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source, writer),
     )
-    return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer)
+    return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer, source)
 
 
 AT_FORMAT = clock.AT_FORMAT
@@ -663,7 +668,7 @@ def _insert_chain(conn: Connection, items: list[LogItem], base: int, prev: str) 
     for i, (uid, type_, at, payload, body, payload_hash, scope, source, writer) in enumerate(items):
         h = event_hash(uid, type_, at, payload_hash, prev)
         rows.append((base + i, uid, type_, at, body, payload_hash, prev, h, scope, source, writer))
-        out.append(Event(base + i, uid, type_, at, payload, payload_hash, prev, h, writer))
+        out.append(Event(base + i, uid, type_, at, payload, payload_hash, prev, h, writer, source))
         prev = h
     conn.executemany(
         "INSERT INTO events (seq, uid, type, at, payload, payload_hash, prev, hash, scope, source, writer)"
