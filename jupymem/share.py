@@ -160,6 +160,12 @@ Do not edit these files by hand: `jupymem verify` names any line that fails its 
 such a line (and the lines after it in that writer's file) is not applied. To undo a
 memory, retire or supersede it (`jupymem retire ID`). To repair a damaged file, restore it
 from git history (`git checkout <commit> -- .jupymem/log/<file>`).
+
+Reviewing a change to this folder: expect only lines added at the end of log files, or new
+log files (one per clone of a teammate). A changed or removed line, a symbolic link, or a
+line naming a writer who is not the commit's author needs a reason. `jupymem verify` on the
+branch names every line jupymem would refuse. The hash chain shows that a line was not
+altered after it was written; it does not prove who wrote it (there are no signatures).
 """
 
 GITATTRIBUTES = "*.jsonl merge=union\n"
