@@ -223,9 +223,11 @@ def _clean_lines(message: str) -> list[str]:
 
 
 def _exception_lines(exc: BaseException) -> list[str]:
+    """The exception's lines, each already redacted: its message and notes are redacted
+    whole, once, before they are split (``_redacted_whole``)."""
     name = type(exc).__name__
     if isinstance(exc, SyntaxError):
-        msg = _ANSI.sub("", exc.msg or "").strip()
+        msg = _redacted_whole(exc.msg or "").strip()
         head = f"{name}: {msg}" if msg else name
         if exc.lineno:
             head += f" (line {exc.lineno})"
@@ -237,7 +239,7 @@ def _exception_lines(exc: BaseException) -> list[str]:
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, (list, tuple)):
         rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(_redacted_whole(note))]
-    return [redact(head)] + [redact(line) for line in rest]
+    return [head, *rest]
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
