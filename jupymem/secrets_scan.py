@@ -183,7 +183,7 @@ def _literal_value(text: str, value: str, end: int, quoted: bool) -> bool:
 _NOT_PASSWORDS = frozenset(
     """a an the in on at to from with for by of and or but not no yes off is it its this that there here
     also still now then only always never same different unknown known set unset reset changed unchanged
-    required optional mandatory needed wrong correct right invalid valid expired expiring missing weak strong
+    required optional mandatory needed wrong correct incorrect right invalid valid expired expiring missing weak strong
     long short secure insecure sensitive case ok fine good bad new old stored rotated shared private public
     personal temporary random unique generated provided given attached below above hidden masked encrypted
     hashed salted managed handled kept sent visible ignored used saved cached logged printed hardcoded
@@ -194,7 +194,8 @@ _NOT_PASSWORDS = frozenset(
     keyring keychain 1password lastpass bitwarden env environment variable variables file prompt input
     interactive ask sso ldap kerberos oauth saml iam okta str string text varchar char bytes bytea int
     integer bool boolean object secretstr plain plaintext cleartext md5 sha1 sha256 bcrypt scrypt argon2
-    pbkdf2 scram trust peer ident auto inherit too very really""".split()
+    pbkdf2 scram trust peer ident auto inherit too very really attribute property method function field column
+    parameter argument omit""".split()
 )
 # An identifier that names a secret is a variable holding one (``password=db_password``).
 _NAMES_A_SECRET = re.compile(r"pass|pwd|pw_|secret|token|key|cred|auth", re.IGNORECASE)
@@ -637,11 +638,19 @@ def _says_literal(text: str, m: re.Match[str], value_start: int, value_end: int)
     (followed by ``;``, or after libpq's other settings), or a line of a configuration file that
     holds nothing else (``password = marmalade`` in my.cnf, ``password: ...`` in YAML).
     In Python, ``connect(password=marmalade)`` passes a variable."""
-    if text[m.end("name") : value_start] == "=":
+    between = text[m.end("name") : value_start]
+    if between == "=":
         if m.re is _FLAG or any(c.isupper() for c in m.group("name")) or text[value_end : value_end + 1] == ";":
             return True
         if _LIBPQ_BEFORE.search(text, max(0, m.start() - 200), m.start()):
             return True
+    # A configuration line separates with ``=`` or ``: `` (YAML needs the space; "passwd:name" is a
+    # label); ``obj.password = wrapper`` and ``password: str = x`` are Python.
+    separator = between.strip(" \t\"'")
+    if separator not in ("=", ":") or (separator == ":" and not between.endswith((" ", "\t"))):
+        return False
+    if separator == "=" and "." in m.group("name") and between.startswith(" "):
+        return False
     return _alone_on_its_line(text, m.start(), value_end)
 
 
@@ -810,8 +819,10 @@ def _scan(
         if name == "key" and not _qualified(text, m.start("name")):
             continue  # a join key, a sort key: not a credential
         if "pass" in name or name in ("pw", "pwd"):
+            # a plain word only after "is", ": " or "->" with a space ("pw:api" is a label)
+            spaced = any(c.isspace() for c in text[m.end("sep") : start])
             ok = _literal_value(text, value, end, quoted=group != "bare") or (
-                group == "bare" and m.group("sep") != "=" and _prose_password(text, value, end)
+                group == "bare" and m.group("sep") != "=" and spaced and _prose_password(text, value, end)
             )
         else:
             ok = not _placeholder(value) and _token_like(value, 12)

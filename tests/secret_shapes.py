@@ -362,6 +362,7 @@ FORMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "boto3-keywords": (f's3 = boto3.client(\n    "s3",\n    aws_access_key_id="{AWS_ID}",\n'
                        f'    aws_secret_access_key="{PAIR_SECRET}",\n)', (AWS_ID, PAIR_SECRET)),
     "boto3-positional": (f"session = boto3.Session('{AWS_ID}', '{PAIR_SECRET}')", (AWS_ID, PAIR_SECRET)),
+    "boto3-client-positional": (f"s3 = boto3.client('s3', '{AWS_ID}', '{PAIR_SECRET}')", (AWS_ID, PAIR_SECRET)),
     "boto3-positional-lines": (f"session = boto3.Session(\n    '{AWS_ID}',\n    '{PAIR_SECRET}',\n)",
                                (AWS_ID, PAIR_SECRET)),
     "aws-pair-prose": (f"key id {AWS_ID} and {PAIR_SECRET} for the export bucket", (AWS_ID, PAIR_SECRET)),
