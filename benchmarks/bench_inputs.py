@@ -9,7 +9,8 @@ so these inputs are timed here (the unit tests check only their answers):
 
 * ``diagnose``: a ValueError carrying a 10 MB DataFrame repr;
 * ``secret scan``: 16 KB of one repeated unit each (``a.``, ``sk-``, a JWT-shaped
-  run, ...): what makes a backtracking token pattern explode;
+  run, a key file's header, an AWS key id, ``password: ``, ...): what makes a
+  backtracking pattern explode;
 * ``language``: a 60 KB English text, and 16 KB of repeated units.
 
 Each line is the median of ``--runs`` runs of the slowest input of its group;
@@ -29,7 +30,14 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_S = 1.0
-SECRET_UNITS = ["a.", "a-", "a_", "a:", "sk-", "A1", "eyJabcdefgh.", "http://a:", "token = ", "'a "]
+SECRET_UNITS = [
+    "a.", "a-", "a_", "a:", "sk-", "A1", "eyJabcdefgh.", "http://a:", "token = ", "'a ",
+    # where the rules told by context start: key files, key pairs, passwords by their syntax
+    "PuTTY-User-Key-File-3:", "PuTTY-User-Key-File-3: ssh-rsa\n", "---- BEGIN SSH2 ", "AKIA0123456789ABCDEF,",
+    "AKIA0123456789ABCDEF ", "AC0123456789abcdef0123456789abcdef ", "0123456789:", "password ", "the password is ",
+    "password: ", "pw is a1 ", "PGPASSWORD=", "DB_PASS=", "mysql -p", "Password=a;", "host=a ", "machine a login b ",
+    "a:1:b:c:", "AAAA", "sl.", "\\n",
+]
 LANGUAGE_UNITS = ["a.", "a-", "a_", "A1", "a@", "'a ", '"a', "`a", "é"]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from .errors import InvalidStatement, SecretRefused
 from .models import Evidence, Fix
-from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, redact, redact_key_blocks
+from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, open_key_block, redact
 from .text import hidden, strip_hidden
 
 __all__ = [
@@ -187,18 +187,27 @@ def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
 
 
 def _message(exc: BaseException) -> str:
-    """``str(exc)``, bounded: only the first lines of a message can ever be shown,
-    and a message may embed a whole DataFrame. The cut falls on a line boundary
-    so that no half secret is left for the redactor to miss."""
+    """``str(exc)``, bounded and redacted (see ``_redacted_whole``)."""
     try:
         text = str(exc)
     except Exception:  # a broken __str__ must not break the hook; the type still tells
         return f"<unprintable {type(exc).__name__}>"
+    return _redacted_whole(text)
+
+
+def _redacted_whole(text: str) -> str:
+    """A message or note, bounded and redacted as a whole, before it is split into lines.
+
+    Only the first lines of a message can ever be shown, and a message may embed a
+    whole DataFrame: the cut falls on a line boundary so that no half secret is left
+    for the redactor to miss. Redacted whole because many secrets span lines: a key
+    file (its header alone holds nothing secret and its body looks like nothing), the
+    secret half of an AWS key pair under its key id, a netrc entry. Line by line, the
+    diagnosis would keep what ``remember`` refuses.
+    """
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS].rpartition("\n")[0]
-    # A private key spans lines: redacted here, whole, before the message is split into
-    # lines, where its header alone holds nothing secret and its body looks like nothing.
-    return redact_key_blocks(text)
+    return redact(_ANSI.sub("", text))
 
 
 def _clean_lines(message: str) -> list[str]:
@@ -221,9 +230,11 @@ def _clean_lines(message: str) -> list[str]:
 
 
 def _exception_lines(exc: BaseException) -> list[str]:
+    """The exception's lines, each already redacted: its message and notes are redacted
+    whole, once, before they are split (``_redacted_whole``)."""
     name = type(exc).__name__
     if isinstance(exc, SyntaxError):
-        msg = _ANSI.sub("", exc.msg or "").strip()
+        msg = _redacted_whole(exc.msg or "").strip()
         head = f"{name}: {msg}" if msg else name
         if exc.lineno:
             head += f" (line {exc.lineno})"
@@ -234,8 +245,8 @@ def _exception_lines(exc: BaseException) -> list[str]:
         rest = lines[1:]
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, (list, tuple)):
-        rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(redact_key_blocks(note))]
-    return [redact(head)] + [redact(line) for line in rest]
+        rest += [line for note in notes if isinstance(note, str) for line in _clean_lines(_redacted_whole(note))]
+    return [head, *rest]
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -328,17 +339,8 @@ def excerpt(source: str, exc: BaseException | None) -> str:
     # Redact before clipping, so that a cut never hides half a secret from the
     # detector; only a bounded tail is scanned, as cells can be huge.
     src = (source or "").replace("\r\n", "\n").replace("\r", "\n")
-    src = _ANSI.sub("", src)
-    if len(src) > 4 * MAX_EXCERPT_BYTES:
-        start = len(src) - 4 * MAX_EXCERPT_BYTES
-        open_key = _open_key_before(src, start)
-        src = src[start:]
-        cut = src.find("\n")
-        src = src[cut + 1 :] if cut >= 0 else src
-        if open_key:  # the cut fell inside a key: its body lines would pass for plain text
-            tail = _KEY_TAIL if _KEY_END.search(src) else _KEY_BODY  # no end: its base64 lines
-            src = tail.sub("[REDACTED:private-key]\n", src, count=1)
-    src = redact(src.rstrip())
+    src = _ANSI.sub("", src).rstrip()
+    src = _redacted_tail(src) if len(src) > _SOURCE_TAIL else redact(src)
     if not errors:
         return _clip_bytes_tail(src, MAX_EXCERPT_BYTES)
     separator = "\n\n" if src else ""
@@ -347,18 +349,36 @@ def excerpt(source: str, exc: BaseException | None) -> str:
     return f"{src}{separator if src else ''}{errors}"
 
 
-_KEY_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_TAIL = re.compile(r"\A[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----\n?")
-_KEY_BODY = re.compile(r"\A(?:[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*(?:\n|\Z))+")
+_SOURCE_TAIL = 4 * MAX_EXCERPT_BYTES  # how much of a long cell's source is read
+_LOOK_BACK = 1024  # how far above the tail a secret's context may start (a key id, a netrc machine)
 
 
-def _open_key_before(text: str, cut: int) -> bool:
-    """Whether a private key block begins before ``cut`` and has not ended by then."""
-    begin = text.rfind("-----BEGIN", 0, cut)
-    if begin < 0 or not _KEY_BEGIN.match(text, begin):
-        return False
-    return _KEY_END.search(text, begin, cut) is None
+def _redacted_tail(src: str) -> str:
+    """The last lines of a long cell's source, about ``_SOURCE_TAIL`` characters, redacted
+    as the whole source would be.
+
+    Only the tail is read, as cells can be huge, but from a little above it, or from
+    the header of a key block still open where it starts: a secret whose context lies
+    above the cut (a key's header, an AWS key id, a netrc machine) is found as it would
+    be in the whole text, and one that straddles the cut is replaced from the cut on.
+    """
+    cut = len(src) - _SOURCE_TAIL
+    newline = src.find("\n", cut)
+    cut = newline + 1 if newline >= 0 else cut
+    header = open_key_block(src, cut)
+    if header is not None and cut - header.start() > MAX_MESSAGE_CHARS:
+        # A key longer than a message (pathological): its header is set before the tail, so
+        # that the rest of the block is still taken whole.
+        return redact(f"{header.group()}\n{src[cut:]}")
+    begin = header.start() if header is not None else max(0, cut - _LOOK_BACK)
+    window, at = src[begin:], cut - begin
+    out: list[str] = []
+    for f in find_secrets(window):
+        if f.end > at:
+            out.append(window[at : max(at, f.start)] + f"[REDACTED:{f.kind}]")
+            at = f.end
+    out.append(window[at:])
+    return "".join(out)
 
 
 def new_handle() -> str:
@@ -473,6 +493,6 @@ def clean_evidence(ev: Evidence) -> Evidence:
 
 
 def _clean_text(text: str, one_line: bool = False) -> str:
-    text = redact(redact_key_blocks(text))
+    text = redact(text)
     text = strip_hidden(_EVIDENCE_CONTROL.sub(" ", text))
     return text.replace("\t", " ").replace("\n", " ") if one_line else text

@@ -12,6 +12,19 @@ token recognisable wherever it is written, plus a few shapes of our own for the
 way people write in notebooks: a ``name = value`` assignment, a command-line
 flag, and prose ("the AWS secret access key is ...").
 
+Some secrets are told by what stands next to them, not by their letters: the
+secret half of an AWS key pair (40 characters of base64 within two lines after
+an access key id), a Twilio auth token after its account SID, and passwords. A
+plain word ("marmalade") is a password only where the syntax says so: an
+environment variable (``PGPASSWORD=``, ``DB_PASS=``), a ``--password=`` flag,
+a connection string's setting (``;Password=...;``, libpq's ``password=``), a
+netrc entry, a .pgpass line, a line of a configuration file, a client's ``-p``,
+or a sentence that ends with it ("the password is marmalade.") where it does not
+read as English. Key files in every format (PEM, PGP, SSH2, PuTTY) are one
+finding each, over all their lines. The rules read the text with the line breaks
+of a string literal (``\n``) made real ones, so that a file pasted into a Python
+or JSON string is read as the file.
+
 Detection leans towards refusing: a false alarm costs the person a
 rephrasing, a miss puts a credential into a database that is exported and
 shared through git. The exceptions are the shapes that notebooks are full of
@@ -39,7 +52,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ELLIPSIS", "SecretFinding", "find_secrets", "redact", "redact_key_blocks", "RULE_KINDS"]
+__all__ = ["ELLIPSIS", "SecretFinding", "find_secrets", "redact", "redact_key_blocks", "open_key_block", "RULE_KINDS"]
 
 ELLIPSIS = "…"
 
@@ -74,9 +87,13 @@ def _random_looking(value: str) -> bool:
     return has_digit and has_alpha
 
 
+def _both_cases(value: str) -> bool:
+    return any(c.islower() for c in value) and any(c.isupper() for c in value)
+
+
 def _mixed(value: str) -> bool:
     """Random-looking, or letters of both cases (some tokens hold no digit)."""
-    return _random_looking(value) or (any(c.islower() for c in value) and any(c.isupper() for c in value))
+    return _random_looking(value) or _both_cases(value)
 
 
 def _entropy(value: str) -> float:
@@ -110,6 +127,11 @@ def _token_like(value: str, min_len: int = 16) -> bool:
     return letters and (digits or cases) and _entropy(value) >= 3.0
 
 
+def _keyish(value: str) -> bool:
+    """A prefixed key's body: letters and digits, or random letters of both cases."""
+    return _random_looking(value) or _token_like(value)
+
+
 # What a value looks like when it stands in for a secret instead of being one.
 _PLACEHOLDER = re.compile(
     r"""^(?:
@@ -120,6 +142,7 @@ _PLACEHOLDER = re.compile(
         (?:password|passwd|pass|pwd|secret|token|api[_ -]?key|key|value|here|xxx+)
         (?:[_ -]?here)?
       | changeme|redacted|none|null|nil|true|false|undefined|env|getpass
+      | empty|blank|unset|required|optional|todo|tbd|prompt|stdin|default
     )$""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -128,6 +151,13 @@ _PLACEHOLDER = re.compile(
 def _placeholder(value: str) -> bool:
     v = value.strip()
     return not v or bool(_PLACEHOLDER.match(v)) or "REDACTED" in v.upper()
+
+
+def _code_after(text: str, end: int) -> bool:
+    """A call, subscript or attribute follows: code, not a value (a full stop is fine,
+    also at the end of a quoted sentence)."""
+    after = text[end : end + 2]
+    return after[:1] in ("(", "[") or (after[:1] == "." and (after[1:2].isalpha() or after[1:2] == "_"))
 
 
 def _literal_value(text: str, value: str, end: int, quoted: bool) -> bool:
@@ -139,14 +169,73 @@ def _literal_value(text: str, value: str, end: int, quoted: bool) -> bool:
         return not any(c.isspace() for c in value) and not re.fullmatch(
             r"[\w./~\\-]+\.(?:json|ya?ml|txt|cfg|ini|env|pem|key|toml|csv)|[./~].*", value
         )
-    after = text[end : end + 2]
-    if after[:1] in ("(", "[") or (after[:1] == "." and after[1:2].strip()):
-        return False  # a call, subscript or attribute: code, not a value (a full stop is fine)
+    if _code_after(text, end):
+        return False
     if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
         return False  # dotted name: settings.token, os.environ
     if value[0] in "/~":
         return False  # a path
     return len(value) >= 6 and _random_looking(value)
+
+
+# Words that stand where a password would in ordinary statements and configuration
+# ("the password is required", "password: str", "PASSWORD=vault"): never taken for one.
+_NOT_PASSWORDS = frozenset(
+    """a an the in on at to from with for by of and or but not no yes off is it its this that there here
+    also still now then only always never same different unknown known set unset reset changed unchanged
+    required optional mandatory needed wrong correct incorrect right invalid valid expired expiring missing weak strong
+    long short secure insecure sensitive case ok fine good bad new old stored rotated shared private public
+    personal temporary random unique generated provided given attached below above hidden masked encrypted
+    hashed salted managed handled kept sent visible ignored used saved cached logged printed hardcoded
+    embedded included excluded enabled disabled locked blocked active inactive compromised leaked exposed
+    available unavailable blank empty default standard usual simple complex trivial obvious easy hard ready
+    pending outdated stale fresh current previous next last first one two all any some each every mine yours
+    ours theirs what which where when why how who whatever something nothing anything everything vault
+    keyring keychain 1password lastpass bitwarden env environment variable variables file prompt input
+    interactive ask sso ldap kerberos oauth saml iam okta str string text varchar char bytes bytea int
+    integer bool boolean object secretstr plain plaintext cleartext md5 sha1 sha256 bcrypt scrypt argon2
+    pbkdf2 scram trust peer ident auto inherit too very really attribute property method function field column
+    parameter argument omit""".split()
+)
+# An identifier that names a secret is a variable holding one (``password=db_password``).
+_NAMES_A_SECRET = re.compile(r"pass|pwd|pw_|secret|token|key|cred|auth", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def _word_password(value: str) -> bool:
+    """Any value but a stand-in, a name or a common word: used where the syntax around a
+    value says it is a password (``PGPASSWORD=marmalade``, ``;Password=marmalade;``,
+    ``machine h login u password marmalade``), so it needs no digit."""
+    if len(value) < 4 or _placeholder(value) or value[0] in "/~$%{<[!":
+        return False
+    if value.lower() in _NOT_PASSWORDS or _SNAKE.fullmatch(value):
+        return False  # a word, or a variable: password = user_input
+    return not (_IDENTIFIER.fullmatch(value) and ("." in value or _NAMES_A_SECRET.search(value)))
+
+
+# The end of a clause: what may follow a password that a sentence ends with.
+_CLAUSE_END = re.compile(r"[ \t]*(?:[.,;:!?)\]\"'`]|\n|\Z)")
+_ENGLISH_SUFFIX = re.compile(
+    r"(?:ed|ing|able|ible|ive|ous|ful|less|al|ent|ant|ic|ly|ness|ment|tion|sion|ary|ory|ise|ize)$"
+)
+_SYMBOL = re.compile(r"[!@#$%^&*+=?~]")
+
+
+def _prose_password(text: str, value: str, end: int) -> bool:
+    """A password that a sentence ends with ("the password is marmalade.").
+
+    Only at the end of a clause ("the password is rotated by ..." goes on), and only
+    when the value does not read as English: digits (six or more), a symbol, three or
+    more hyphenated words (a passphrase), or a word without an English ending.
+    """
+    if not _CLAUSE_END.match(text, end) or not _word_password(value):
+        return False
+    if value.isdigit():
+        return len(value) >= 6
+    if _SYMBOL.search(value) or value.count("-") >= 2:
+        return True
+    return value.isalpha() and not _ENGLISH_SUFFIX.search(value.lower())
 
 
 # -- the rules ----------------------------------------------------------------------
@@ -182,31 +271,50 @@ def _rule(kind: str, label: str, regex: str, *hints: str, **kw: object) -> Rule:
 # The end of a token: not followed by more token characters.
 _END = r"(?![A-Za-z0-9_-])"
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{16,}")
+# A key block's armor line: PEM and PGP write five dashes, the SSH2 (SecSH) format four and a space.
+_ARMOR = r"(?:-----|---- )"
+_ARMOR_END = r"(?:-----| ----)"
+_KEY_LABEL = r"[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?"
+
+
+def _key_material(block: str) -> bool:
+    """Key material, not prose that names the format: a long unbroken base64 run."""
+    return _PEM_BODY.search(re.sub(r"-{4,5} ?[A-Z][^-]*-{4,5}", "", block)) is not None
+
 
 # Specific shapes first: when two rules match the same characters the earlier wins.
 _TOKENS: list[Rule] = [
     # -- private keys and key files
     _rule(
         "private-key", "a private key",
-        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-        r"(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-        "-----BEGIN", inner=True,
-        # key material, not prose that names the format: a long unbroken base64 run
-        check=lambda v: _PEM_BODY.search(re.sub(r"-----[^-]+-----", "", v)) is not None,
+        rf"{_ARMOR}BEGIN{_KEY_LABEL}{_ARMOR_END}[\s\S]*?(?:{_ARMOR}END{_KEY_LABEL}{_ARMOR_END}|\Z)",
+        "BEGIN", inner=True, check=_key_material,
     ),
-    _rule("putty-key", "a PuTTY private key", r"PuTTY-User-Key-File-\d:[\s\S]*?Private-Lines: \d+\s+[A-Za-z0-9+/=\s]{40,}",
-          "PuTTY-User-Key-File-", inner=True),
+    _rule(
+        # The private lines of a .ppk file (v2 and v3) and its MAC; the public lines before them are
+        # taken too, as a key file is one thing. What lies between a header and its private lines
+        # never crosses another header, so text of many headers and no key is read once.
+        "putty-key", "a PuTTY private key",
+        r"PuTTY-User-Key-File-\d: ?[\w@.-]{1,40}(?:(?!PuTTY-User-Key-File-|Private-Lines:)[\s\S]){0,4000}"
+        r"Private-Lines: ?\d+"
+        rf"(?:\s+[A-Za-z0-9+/=]{{1,128}}(?![A-Za-z0-9+/=:-]))+(?:\s+Private-(?:MAC|Hash): ?[0-9a-fA-F]+)?",
+        "PuTTY-User-Key-File-", inner=True, check=_key_material,
+    ),
     _rule("age-secret-key", "an age secret key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
           "AGE-SECRET-KEY-1", inner=True),
     _rule("jwt", "a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyJ"),
     # -- clouds
     _rule("aws-access-key", "an AWS access key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
           "AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+    _rule("aws-session-token", "an AWS session token", r"\b(?:IQoJb3JpZ2luX2V|FwoGZXIvYXdzE)[A-Za-z0-9/+=]{100,}",
+          "IQoJb3JpZ2luX2V", "FwoGZXIvYXdzE"),
     _rule("aws-bedrock-key", "an Amazon Bedrock API key", r"\bABSK[A-Za-z0-9+/]{109,269}={0,2}", "ABSK"),
     _rule("azure-client-secret", "an Azure AD client secret",
           r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])", "Q~", inner=True),
     _rule("azure-storage-key", "an Azure storage account key", r"(?i)\bAccountKey=(?P<v>[A-Za-z0-9+/]{80,}={0,2})",
           "accountkey=", folded=True, group="v"),
+    _rule("azure-shared-access-key", "an Azure shared access key",
+          r"(?i)\bSharedAccessKey=(?P<v>[A-Za-z0-9+/]{40,}={0,2})", "sharedaccesskey=", folded=True, group="v"),
     _rule("azure-sas-token", "an Azure shared access signature", r"(?i)[?&;]sig=(?P<v>[A-Za-z0-9%+/=]{30,})",
           "sig=", folded=True, group="v"),
     _rule("google-api-key", "a Google API key", r"\bAIza[0-9A-Za-z_-]{35}" + _END, "AIza"),
@@ -221,7 +329,12 @@ _TOKENS: list[Rule] = [
           "fo1_", "fm1", "fm2"),
     _rule("vault-token", "a HashiCorp Vault token", r"\bhv[sb]\.[\w-]{90,300}", "hvs.", "hvb."),
     _rule("terraform-token", "a Terraform Cloud token", r"\b[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,70}", ".atlasv1.", inner=True),
-    _rule("databricks-token", "a Databricks token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", "dapi"),
+    # dapi: personal access tokens; dose: OAuth secrets of service principals
+    _rule("databricks-token", "a Databricks token", r"\bd(?:api|ose)[a-f0-9]{32}(?:-\d)?\b", "dapi", "dose"),
+    _rule("supabase-token", "a Supabase key", r"\bsbp_(?:v0_)?[a-f0-9]{40}\b|\bsb_secret_[A-Za-z0-9_-]{20,}",
+          "sbp_", "sb_secret_"),
+    _rule("gcp-service-account", "a Google Cloud service account key id",
+          r"\"private_key_id\"\s*:\s*\"(?P<v>[a-f0-9]{40})\"", "\"private_key_id\"", inner=True, group="v"),
     _rule("onepassword-key", "a 1Password secret key",
           r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"
           r"|\bops_eyJ[A-Za-z0-9+/]{250,}={0,3}", "A3-", "ops_eyJ"),
@@ -265,6 +378,19 @@ _TOKENS: list[Rule] = [
     _rule("harness-token", "a Harness token", r"\b(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b",
           "pat.", "sat."),
     _rule("airtable-token", "an Airtable token", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b", "pat"),
+    _rule("hubspot-token", "a HubSpot private app token",
+          r"\bpat-(?:na|eu|ap)\d-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "pat-"),
+    _rule("contentful-token", "a Contentful token", r"\bCFPAT-[A-Za-z0-9_-]{43}" + _END, "CFPAT-"),
+    # secret (sk.) and temporary (tk.) tokens; public pk. tokens are meant to be published
+    _rule("mapbox-token", "a Mapbox secret token", r"\b[st]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}",
+          "sk.eyJ", "tk.eyJ"),
+    # short-lived tokens, then long-lived ones (an app id, ten A's, the key)
+    _rule("dropbox-token", "a Dropbox token", r"\bsl\.(?:u\.)?[A-Za-z0-9_=-]{120,}", "sl.", check=_mixed),
+    _rule("dropbox-token", "a Dropbox token", r"\b[A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_=-]{43}" + _END, "AAAAAAAAAA",
+          inner=True, check=_mixed),
+    _rule("algolia-key", "an Algolia API key",
+          r"\b(?:SearchClient\.create|SearchClient|algoliasearch)\(\s*[\"'][A-Z0-9]{10}[\"']\s*,\s*[\"']"
+          r"(?P<v>[a-f0-9]{32})[\"']", "SearchClient", "algoliasearch", group="v"),
     _rule("maxmind-key", "a MaxMind license key", r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\b", "_mmk", inner=True),
     # -- chat and messaging
     _rule("slack-token", "a Slack token", r"\bxox[abprse]-[A-Za-z0-9-]{10,}", "xox", check=_random_looking),
@@ -277,7 +403,11 @@ _TOKENS: list[Rule] = [
     _rule("teams-webhook", "a Microsoft Teams webhook URL",
           r"(?i)\.webhook\.office\.com/webhookb2/[a-z0-9@-]{40,}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9-]{36}",
           "webhook.office.com", folded=True),
-    _rule("telegram-bot-token", "a Telegram bot token", r"(?<![\w:])\d{5,16}:A[A-Za-z0-9_-]{34}" + _END, ":A", inner=True),
+    # A bot id, a colon and 35 characters (34 in Telegram's own examples), also inside a /bot URL.
+    _rule("telegram-bot-token", "a Telegram bot token", r"(?<![\w:])(?:bot)?\d{5,16}:[A-Za-z0-9_-]{34,35}" + _END,
+          ":", inner=True, check=lambda v: _both_cases(v.partition(":")[2]) and _token_like(v.partition(":")[2])),
+    _rule("fcm-server-key", "a Firebase Cloud Messaging server key",
+          r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}", "AAAA"),
     _rule("twilio-key", "a Twilio API key", r"\bSK[0-9a-fA-F]{32}\b", "SK"),
     _rule("sendgrid-key", "a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END, "SG."),
     _rule("sendinblue-key", "a Brevo (Sendinblue) API key", r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b",
@@ -299,9 +429,10 @@ _TOKENS: list[Rule] = [
           r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
           "access-sandbox-", "access-development-", "access-production-"),
     # -- AI and data services
-    _rule("anthropic-key", "an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", "sk-ant-", check=_random_looking),
+    # A key may hold no digit (letters of both cases are as random), unlike ``sk-learn-style``.
+    _rule("anthropic-key", "an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", "sk-ant-", check=_keyish),
     _rule("openai-key", "an OpenAI-style API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", "sk-",
-          check=_random_looking),
+          check=_keyish),
     _rule("huggingface-token", "a Hugging Face token", r"\b(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z]{34})\b", "hf_",
           "api_org_", check=_mixed),
     _rule("replicate-token", "a Replicate token", r"\br8_[A-Za-z0-9]{37}\b", "r8_"),
@@ -311,6 +442,21 @@ _TOKENS: list[Rule] = [
     _rule("langsmith-key", "a LangSmith API key", r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b", "lsv2_"),
     _rule("pinecone-key", "a Pinecone API key", r"\bpcsk_[A-Za-z0-9_]{50,}", "pcsk_"),
     # -- keyed values whose token has no prefix of its own
+    # (after every prefixed rule: a prefixed token next to an AWS key id or a Twilio SID is that token)
+    _rule(
+        # The secret half of a key pair has no prefix, but a 40-character base64 value within two
+        # lines after an access key id is it: a credentials CSV row, boto3's positional arguments.
+        "aws-secret-key", "an AWS secret access key",
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b(?:[^\n]{0,100}?\n){0,2}?[^\n]{0,100}?"
+        r"(?<![\w/+-])(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        "AKIA", "ASIA", "ABIA", "ACCA", "A3T", group="v", check=lambda v: _token_like(v, 40) and _both_cases(v),
+    ),
+    _rule(
+        # An auth token has no prefix; next to its account SID (``Client(sid, token)``) it is one.
+        "twilio-auth-token", "a Twilio auth token",
+        r"\bAC[a-f0-9]{32}\b(?:[^\n]{0,60}?\n){0,2}?[^\n]{0,60}?\b(?P<v>[a-f0-9]{32})\b",
+        "AC", group="v", check=_random_looking,
+    ),
     _rule(
         "aws-secret-key", "an AWS secret access key",
         r"(?i)\b(?:aws[\s_-]*secret|secret[\s_-]*access)[\w\s-]{0,20}?[\"'\]]*[\s:=>]*(?:\b(?:is|was)\s+)?[\"']?"
@@ -352,25 +498,76 @@ _CREDENTIALS: list[Rule] = [
         r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<v>[A-Za-z0-9+/]{8,}=*)",
         "authorization", folded=True, token=False, group="v",
     ),
+    _rule(
+        "auth-header", "an HTTP authorization credential",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:token|api-?key|sso-key|key)\s+(?P<v>[A-Za-z0-9._~+/:=-]{16,})",
+        "authorization", folded=True, token=False, group="v", check=_keyish,
+    ),
+    # -- passwords told by the syntax around them, where a plain word is a password
+    _rule(
+        # netrc, on one line or as the file is written: machine host [login u] [account a] password p
+        "password", "a password",
+        r"(?i)\bmachine\s+\S+(?:\s+(?:login|account|port)\s+\S+){0,3}\s+password\s+(?P<v>\S+)",
+        "machine", folded=True, token=False, group="v", check=_word_password,
+    ),
+    _rule(
+        # a netrc entry without its machine: only a value that looks random ("the login page password field")
+        "password", "a password", r"(?i)\blogin[ \t]+\S+\s+password[ \t]+(?P<v>\S+)",
+        "login", folded=True, token=False, group="v", check=lambda v: len(v) >= 6 and _random_looking(v),
+    ),
+    _rule(
+        # A connection string's setting after ``;`` (ADO.NET, ODBC, JDBC), ``?`` or ``&`` (a URL's
+        # query); the first setting and libpq's ``host=db password=...`` are seen by ``_says_literal``.
+        "password", "a password", r"(?i)[;?&][ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<v>[^\s;&'\",()]+)",
+        "password", "pwd", folded=True, token=False, group="v", check=_word_password,
+    ),
+    _rule(
+        # Clients that take the password on the command line: mysql -pX, docker login -p X, redis-cli -a X
+        "password", "a password",
+        r"(?:\b(?:mysql(?:dump|admin|import|show|check|slap|sh)?|mariadb(?:-dump|-admin|-import|-show|-check)?)\b"
+        r"[^\n|;&]{0,200}?[ \t]-p(?=['\"]?[^\s'\"])['\"]?"
+        r"|\b(?:(?:docker|podman|nerdctl)[ \t]+login|sshpass)\b[^\n|;&]{0,200}?[ \t]-p[ \t]+['\"]?"
+        r"|\bredis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+['\"]?)(?P<v>[^\s'\"]+)",
+        # folded hints, "login" (docker login) shared with the netrc rule
+        "mysql", "mariadb", "login", "sshpass", "redis-cli", folded=True, token=False, group="v", check=_word_password,
+    ),
+    _rule(
+        # A .pgpass line, hostname:port:database:username:password (a hostname has a letter, a dot or *)
+        "password", "a password",
+        r"(?m)(?:^|(?<=['\"]))[ \t]*(?=[A-Za-z0-9_+/=.~:*-]{16})(?=[^:\s]*[A-Za-z.*])[A-Za-z0-9.*_-]{1,253}"
+        r":(?:\d{1,5}|\*):[^\s:'\"]{1,63}:[^\s:'\"]{1,63}:(?P<v>[^\s:'\"]+)[ \t]*(?=$|['\"])",
+        ":", inner=True, group="v", check=_word_password,
+    ),
+    _rule(
+        # .option("password", "..."), os.environ.setdefault("PGPASSWORD", "..."): not a column list,
+        # so a value made of letters alone is taken for a name
+        "password", "a password",
+        r"(?i)\(\s*[\"'][\w.-]{0,30}?(?:password|pwd)[\"']\s*,\s*[\"'](?P<v>[^\"'\s]{4,})[\"']\s*\)",
+        "password", "pwd", folded=True, token=False, group="v",
+        check=lambda v: not _placeholder(v) and not re.fullmatch(r"[A-Za-z_]+", v),
+    ),
 ]
 
 _RULES: list[Rule] = _TOKENS + _CREDENTIALS
 RULE_KINDS = frozenset(r.kind for r in _RULES) | {"password", "token", "api-key", "secret"}
 
-_KEY_HEADER = re.compile(r"-----BEGIN [A-Z0-9 _-]*PRIVATE KEY(?: BLOCK)?-----")
+_KEY_HEADER = re.compile(rf"{_ARMOR}BEGIN{_KEY_LABEL}{_ARMOR_END}")
 
 # -- name = value, --flag value, and prose ------------------------------------------
 
+# A password's name may be glued to its system (``PGPASSWORD``, ``dbPassword``), or shortened
+# in an environment variable's capitals (``DB_PASS``, ``MYSQL_PWD``; ``first_pass`` is a pass).
 _KEY_NAME = (
-    r"(?:[A-Za-z0-9]{1,40}[_.-]){0,6}"
-    r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|"
+    r"(?:(?:[A-Za-z0-9]{1,40}[_.-]){0,6}"
+    r"(?:[A-Za-z0-9]{0,20}?pass(?:word|wd|phrase)|secret|token|api[_-]?key|apikey|"
     r"(?:access|secret|private|account|client|signing|master|license|licence|encryption|service)[_-]?key|"
     r"client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|bearer[_-]?token)"
+    r"|(?-i:(?:[A-Z0-9]{1,40}_){1,6}(?:PASS|PWD)))"
 )
 # A name that merely ends in ``_key`` (``KAGGLE_KEY``, ``sort_key``): its value must look
 # like a token, not like a column name.
 _LOOSE_KEY_NAME = r"(?:[A-Za-z0-9]{1,40}[_.-]){1,6}key"
-_VALUE = r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`,;()\[\]{}<>]+))"""
+_VALUE = r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>[^\s"'`,;()\[\]{}<>]+))"""
 
 # ``password = "hunter22"``, ``"api_key": "..."``, ``API_KEY: abc123def``, ``token=...``
 _ASSIGNMENT = re.compile(
@@ -392,9 +589,9 @@ _KEY_QUALIFIERS = frozenset(
 # The words before "key" are looked at in Python (``_qualified``): a regex that tried
 # every word as a possible qualifier cost five times as much on ordinary prose.
 _PROSE = re.compile(
-    r"(?i)\b(?P<name>key|password|passwd|passphrase|pass[\s-]?code|secret|token|credential)s?\b"
+    r"(?i)\b(?P<name>key|password|passwd|passphrase|pass[\s-]?code|pwd|pw|secret|token|credential)s?\b"
     r"(?:\s+(?:for|of|to|on|at|in)(?:\s+[\w.@/'-]{1,40}){1,4}?)?"
-    r"\s*(?:\bis\b|\bwas\b|\bare\b|=|:|->)\s*(?:now\s+|still\s+|set\s+to\s+)?"
+    r"\s*(?P<sep>\b(?:is|was|are)\b(?:\s*:)?|=|:|->)\s*(?:now\s+|still\s+|set\s+to\s+)?"
     + _VALUE,
 )
 _BEFORE_KEY = re.compile(r"(?:[A-Za-z0-9]+[\s_-]+){1,3}$")
@@ -402,15 +599,15 @@ _BEFORE_KEY = re.compile(r"(?:[A-Za-z0-9]+[\s_-]+){1,3}$")
 # What each generic rule needs, searched for in the lowercased text: a name ending as
 # every key name ends, then ``=`` or ``:`` (assignment); a ``--flag`` naming one; a
 # name followed within a short clause by "is", "was", "are", ``:``, ``=`` or ``->``
-# (prose). None of them can match without "key", "token", "pass", "secret" or "credential".
-_NAME_END = r"(?:pass(?:word|wd|phrase)|secret|token|key)"
+# (prose). None of them can match without "key", "token", "pass", "pw", "secret" or "credential".
+_NAME_END = r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key)"
 _GENERIC = (
     (_ASSIGNMENT, re.compile(rf"{_NAME_END}[\"'\]]*\s*[:=]")),
     (_FLAG, re.compile(rf"-[a-z0-9_.-]*{_NAME_END}")),
     (
         _PROSE,
         re.compile(
-            r"(?:key|pass(?:word|wd|phrase)|pass[\s-]?code|secret|token|credential)s?\b[^\n]{0,100}?"
+            r"(?:key|pass(?:word|wd|phrase)|pass[\s-]?code|pwd?|secret|token|credential)s?\b[^\n]{0,100}?"
             r"(?:\b(?:is|was|are)\b|->|[:=])"
         ),
     ),
@@ -424,9 +621,51 @@ def _qualified(text: str, start: int) -> bool:
     return bool(_KEY_QUALIFIERS.intersection(words))
 
 
+def _is_password_name(name: str) -> bool:
+    return "pass" in name.lower() or name.endswith("PWD")
+
+
+# The settings before a password in libpq's connection string: ``host=db user=ana password=...``
+_LIBPQ_BEFORE = re.compile(
+    r"\b(?:host|hostaddr|user|dbname|port|sslmode)=[^\s'\"=,()]+[ \t]+(?:\w+=[^\s'\"=,()]+[ \t]+)*$"
+)
+
+
+def _says_literal(text: str, m: re.Match[str], value_start: int, value_end: int) -> bool:
+    """Whether the syntax of a ``name = value`` makes a bare word a literal, not a variable:
+    an environment variable or property (``PGPASSWORD=marmalade``, ``Password=...``: a name
+    with a capital, ``=`` and no spaces), a ``--flag=value``, a connection string's setting
+    (followed by ``;``, or after libpq's other settings), or a line of a configuration file that
+    holds nothing else (``password = marmalade`` in my.cnf, ``password: ...`` in YAML).
+    In Python, ``connect(password=marmalade)`` passes a variable."""
+    between = text[m.end("name") : value_start]
+    if between == "=":
+        if m.re is _FLAG or any(c.isupper() for c in m.group("name")) or text[value_end : value_end + 1] == ";":
+            return True
+        if _LIBPQ_BEFORE.search(text, max(0, m.start() - 200), m.start()):
+            return True
+    # A configuration line separates with ``=`` or ``: `` (YAML needs the space; "passwd:name" is a
+    # label); ``obj.password = wrapper`` and ``password: str = x`` are Python.
+    separator = between.strip(" \t\"'")
+    if separator not in ("=", ":") or (separator == ":" and not between.endswith((" ", "\t"))):
+        return False
+    if separator == "=" and "." in m.group("name") and between.startswith(" "):
+        return False
+    return _alone_on_its_line(text, m.start(), value_end)
+
+
+def _alone_on_its_line(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is all that its line holds, but indentation, a YAML
+    list's dash, ``export``, a comment after it, and the quotes and brackets of a
+    string literal or a repr around it."""
+    before = text[max(0, start - 200) : start].rpartition("\n")[2].strip(" \t-'\"`")
+    after = text[end : end + 200].partition("\n")[0].strip(" \t'\"`,)]}")
+    return before in ("", "export") and (not after or after[0] in "#;")
+
+
 def _label_for(name: str) -> tuple[str, str]:
     low = name.lower()
-    if "pass" in low:
+    if "pass" in low or "pw" in low:
         return "password", "a password"
     if "token" in low:
         return "token", "a token"
@@ -438,7 +677,7 @@ def _label_for(name: str) -> tuple[str, str]:
 # -- scanning ---------------------------------------------------------------------
 
 # A run of token characters long enough to be a token (every token rule needs one).
-_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.~:-]{16,}")
+_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.~:*-]{16,}")
 # What case folding in ``re.IGNORECASE`` makes equal to ASCII letters.
 _FOLD = str.maketrans({"ſ": "s", "\u212a": "k", "ı": "i", "İ": "i"})
 
@@ -451,37 +690,63 @@ def _fold(text: str) -> str:
 # only when its first two characters start a word somewhere in the text, which turns
 # ~130 substring tests into one regex pass and a set intersection.
 _STARTS = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{2}")
-_PREFIX_HINTS: dict[str, list[tuple[str, Rule]]] = {}
-_INNER_HINTS: list[tuple[str, bool, Rule]] = []  # the token rules' other hints
-_OTHER_HINTS: list[tuple[str, bool, Rule]] = []  # rules that need no long run
-for _r in _RULES:
+_PREFIX_HINTS: dict[str, list[tuple[str, int]]] = {}
+# The other hints, each looked for once however many rules share it ("password" hints several):
+# hint -> the positions in ``_RULES`` of the rules it hints, for rules that need no long run
+# (``_OTHER``) and for the token rules (``_INNER``), compared folded or as written.
+_OTHER_FOLDED: dict[str, list[int]] = {}
+_OTHER_RAW: dict[str, list[int]] = {}
+_INNER_FOLDED: dict[str, list[int]] = {}
+_INNER_RAW: dict[str, list[int]] = {}
+for _i, _r in enumerate(_RULES):
     for _h in _r.hints:
         if not _r.token:
-            _OTHER_HINTS.append((_h, _r.folded, _r))
+            (_OTHER_FOLDED if _r.folded else _OTHER_RAW).setdefault(_h, []).append(_i)
         elif _r.inner or _r.folded or not _h[:2].isalnum():
-            _INNER_HINTS.append((_h, _r.folded, _r))
+            (_INNER_FOLDED if _r.folded else _INNER_RAW).setdefault(_h, []).append(_i)
         else:
-            _PREFIX_HINTS.setdefault(_h[:2], []).append((_h, _r))
+            _PREFIX_HINTS.setdefault(_h[:2], []).append((_h, _i))
 _PREFIX_KEYS = frozenset(_PREFIX_HINTS)
+_HintTables = tuple[tuple[tuple[tuple[str, list[int]], ...], bool], ...]
+_OTHER: _HintTables = ((tuple(_OTHER_FOLDED.items()), True), (tuple(_OTHER_RAW.items()), False))
+_INNER: _HintTables = ((tuple(_INNER_FOLDED.items()), True), (tuple(_INNER_RAW.items()), False))
+
+
+def _hinted(tables: _HintTables, text: str, folded: str, hits: set[int]) -> None:
+    for table, fold in tables:
+        where = folded if fold else text
+        for hint, rules in table:  # a plain loop: this runs for every statement
+            if hint in where:
+                hits.update(rules)
 
 
 def _candidates(text: str, folded: str | None = None) -> list[Rule]:
-    """The rules one of whose hints occurs in ``text`` (all that a full scan could need)."""
+    """The rules one of whose hints occurs in ``text`` (all that a full scan could need),
+    in the order of ``_RULES``."""
     if folded is None:
         folded = _fold(text)
     hits: set[int] = set()
-    for hint, fold, rule in _OTHER_HINTS:
-        if hint in (folded if fold else text):
-            hits.add(id(rule))
+    _hinted(_OTHER, text, folded, hits)
     if _LONG_RUN.search(folded) is not None:  # folded: to IGNORECASE rules, ı is an i
-        for hint, fold, rule in _INNER_HINTS:
-            if hint in (folded if fold else text):
-                hits.add(id(rule))
+        _hinted(_INNER, text, folded, hits)
         for start in _PREFIX_KEYS.intersection(_STARTS.findall(text)):
-            for hint, rule in _PREFIX_HINTS[start]:
+            for hint, index in _PREFIX_HINTS[start]:
                 if hint in text:
-                    hits.add(id(rule))
-    return [rule for rule in _RULES if id(rule) in hits] if hits else []
+                    hits.add(index)
+    return [_RULES[i] for i in sorted(hits)]
+
+
+# A line break written inside a string literal (``\n``, or ``\\n`` in the repr of one) glues its
+# "n" to the next word, where no rule sees a word start (``...\nAKIA...``, ``\npassword=...``)
+# and no line begins. The rules read the text with such escapes made blanks and a line break,
+# which keeps every offset: what a file holds is found the same in a string that holds the file.
+_ESCAPE = re.compile(r"\\+[nrt]")
+
+
+def _unescaped(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: " " * (len(m.group()) - 1) + (" " if m.group()[-1] == "t" else "\n"), text)
 
 
 def find_secrets(text: str) -> list[SecretFinding]:
@@ -492,26 +757,35 @@ def find_secrets(text: str) -> list[SecretFinding]:
     """
     if not text:
         return []
-    folded = _fold(text)
-    rules = _candidates(text, folded)
+    view = _unescaped(text)
+    folded = _fold(view)
+    rules = _candidates(view, folded)
     generic: list[re.Pattern[str]] = []
-    if "key" in folded or "token" in folded or "pass" in folded or "secret" in folded or "credential" in folded:
+    if "key" in folded or "token" in folded or "pass" in folded or "pw" in folded or "secret" in folded or (
+        "credential" in folded
+    ):
         generic = [rule for rule, hint in _GENERIC if hint.search(folded) is not None]
     if not rules and not generic:
         return []  # most prose: no rule could match
-    return _scan(text, rules=rules, generic=generic)
+    return _scan(text, rules=rules, generic=generic, view=view)
 
 
 def _scan(
-    text: str, *, rules: list[Rule] | None = None, generic: list[re.Pattern[str]] | None = None
+    original: str,
+    *,
+    rules: list[Rule] | None = None,
+    generic: list[re.Pattern[str]] | None = None,
+    view: str | None = None,
 ) -> list[SecretFinding]:
-    """The rules themselves, all of them by default; ``find_secrets`` passes the hinted ones."""
+    """The rules themselves, all of them by default; ``find_secrets`` passes the hinted ones.
+    They read ``view`` (``_unescaped(original)``, the same length); previews show ``original``."""
+    text = _unescaped(original) if view is None else view
     found: list[SecretFinding] = []
 
     def add(kind: str, label: str, start: int, end: int) -> None:
         if start >= end or any(start < f.end and f.start < end for f in found):
             return
-        value = text[start:end]
+        value = original[start:end]
         # A key block's header says what it is and holds nothing secret.
         header = _KEY_HEADER.match(value) if kind == "private-key" else None
         masked = header.group() + ELLIPSIS if header else _mask(value)
@@ -526,23 +800,30 @@ def _scan(
     generic = [rule for rule, _ in _GENERIC] if generic is None else generic
     for pattern in (p for p in (_ASSIGNMENT, _FLAG) if p in generic):
         for m in pattern.finditer(text):
-            group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+            group = _value_group(m)
             value = m.group(group)
             start, end = m.span(group)
             name = m.group("name")
             strict = re.fullmatch(_KEY_NAME, name, re.IGNORECASE) is not None
             if _literal_value(text, value, end, quoted=group != "bare") and (strict or _token_like(value)):
                 add(*_label_for(name), start, end)
+            elif group == "bare" and _is_password_name(name) and _says_literal(text, m, start, end):
+                if _word_password(value) and not _code_after(text, end):
+                    add("password", "a password", start, end)
     for m in _PROSE.finditer(text) if _PROSE in generic else ():
-        group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+        group = _value_group(m)
         value = m.group(group).rstrip(".,;:!?")
         start = m.start(group)
         end = start + len(value)
         name = m.group("name").lower()
         if name == "key" and not _qualified(text, m.start("name")):
             continue  # a join key, a sort key: not a credential
-        if "pass" in name:
-            ok = _literal_value(text, value, end, quoted=False)
+        if "pass" in name or name in ("pw", "pwd"):
+            # a plain word only after "is", ": " or "->" with a space ("pw:api" is a label)
+            spaced = any(c.isspace() for c in text[m.end("sep") : start])
+            ok = _literal_value(text, value, end, quoted=group != "bare") or (
+                group == "bare" and m.group("sep") != "=" and spaced and _prose_password(text, value, end)
+            )
         else:
             ok = not _placeholder(value) and _token_like(value, 12)
         if ok:
@@ -550,6 +831,10 @@ def _scan(
 
     found.sort(key=lambda f: f.start)
     return found
+
+
+def _value_group(m: re.Match[str]) -> str:
+    return next(g for g in ("dq", "sq", "bq", "bare") if m.group(g) is not None)
 
 
 def redact(text: str) -> str:
@@ -560,15 +845,40 @@ def redact(text: str) -> str:
     return out
 
 
-_KEY_BLOCK = _TOKENS[0].pattern
+# The rules whose secret spans lines: key files in every format.
+_KEY_RULES = [rule for rule in _TOKENS if rule.kind in ("private-key", "putty-key")]
+# Where such a block begins and where it ends (PEM and PGP armor, SSH2, PuTTY's last line).
+_BLOCK_MARKERS = ("-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-")
+_BLOCK_BEGIN = re.compile(rf"{_ARMOR}BEGIN{_KEY_LABEL}{_ARMOR_END}|PuTTY-User-Key-File-\d: ?[\w@.-]{{1,40}}")
+_BLOCK_END = re.compile(rf"{_ARMOR}END{_KEY_LABEL}{_ARMOR_END}|Private-(?:MAC|Hash):")
 
 
 def redact_key_blocks(text: str) -> str:
     """``text`` with every private key block replaced as a whole, across lines.
 
-    Run on a whole message before it is split into lines: line by line, a key's
-    header holds nothing secret and its body lines look like nothing at all.
+    ``redact`` does this too; this is for text that is split into lines before it is
+    redacted: line by line, a key's header holds nothing secret and its body lines
+    look like nothing at all.
     """
-    if "-----BEGIN" not in text:
+    if not any(marker in text for marker in _BLOCK_MARKERS):
         return text
-    return _KEY_BLOCK.sub("[REDACTED:private-key]", text)
+    for rule in _KEY_RULES:
+        text = rule.pattern.sub(
+            lambda m, r=rule: f"[REDACTED:{r.kind}]" if r.check is None or r.check(m.group()) else m.group(), text
+        )
+    return text
+
+
+def open_key_block(text: str, cut: int) -> re.Match[str] | None:
+    """The header of a key block that begins before ``cut`` and has not ended by then,
+    or None. Whoever keeps only the text after ``cut`` needs it: the key's body lines
+    there look like nothing without their header."""
+    end = cut
+    while True:
+        begin = max(text.rfind(marker, 0, end) for marker in _BLOCK_MARKERS)
+        if begin < 0:
+            return None
+        header = _BLOCK_BEGIN.match(text, begin)
+        if header is not None:
+            return header if _BLOCK_END.search(text, header.end(), cut) is None else None
+        end = begin  # a certificate's header, or prose naming the format: look further back

@@ -75,6 +75,39 @@ def _p(*parts: str) -> str:
     return "".join(parts)
 
 
+def lines(n: int, width: int = 64) -> str:
+    return "\n".join(b64(width) for _ in range(n))
+
+
+def ssh2(label: str) -> str:
+    """The ssh.com (SecSH) key file: four dashes and spaces, header lines, then the body."""
+    return (f"---- BEGIN {label} ----\nComment: \"rsa-key-20240613\"\n{lines(5, 70)}\n"
+            f"---- END {label} ----")
+
+
+def pgp_block() -> str:
+    """An ASCII-armored PGP private key: armor headers, a blank line, the body, a checksum."""
+    label = _p("PGP PRIV", "ATE KEY BLOCK")
+    return f"-----BEGIN {label}-----\nVersion: GnuPG v2\n\n{lines(6)}\n={b64(4)}\n-----END {label}-----"
+
+
+def encrypted_rsa_pem() -> str:
+    """OpenSSL's legacy encrypted PEM: Proc-Type and DEK-Info headers before the body."""
+    label = _p("RSA PRIV", "ATE KEY")
+    return (f"-----BEGIN {label}-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,{hexs(32).upper()}\n\n"
+            f"{lines(5)}\n-----END {label}-----")
+
+
+def putty(version: int, algorithm: str) -> str:
+    """A PuTTY .ppk file: public lines, then (v3) the Argon2 parameters, private lines, a MAC."""
+    head = _p("PuTTY-User-", f"Key-File-{version}: {algorithm}\n")
+    head += f"Encryption: aes256-cbc\nComment: {algorithm}-key-20240613\nPublic-Lines: 2\n{lines(2)}\n"
+    if version == 3:
+        head += f"Key-Derivation: Argon2id\nArgon2-Memory: 8192\nArgon2-Passes: 13\nArgon2-Parallelism: 1\n"
+        head += f"Argon2-Salt: {hexs(32)}\n"
+    return head + f"Private-Lines: 2\n{lines(1)}\n{b64(44)}\nPrivate-MAC: {hexs(64)}"
+
+
 _SHAPES: dict[str, tuple[str, str]] = {
     # private keys and key files
     "rsa-pem": ("private-key", pem(_p("RSA PRIV", "ATE KEY"))),
@@ -84,17 +117,33 @@ _SHAPES: dict[str, tuple[str, str]] = {
     "pgp": ("private-key", pem(_p("PGP PRIV", "ATE KEY BLOCK"))),
     "putty": ("putty-key", _p("PuTTY-User-", "Key-File-2: ssh-rsa\nEncryption: none\nPrivate-Lines: 2\n")
               + b64(64) + "\n" + b64(40)),
+    "ssh2-encrypted": ("private-key", ssh2(_p("SSH2 ENCRYPTED PRIV", "ATE KEY"))),
+    "ssh2-plain": ("private-key", ssh2(_p("SSH2 PRIV", "ATE KEY"))),
+    "pgp-armored": ("private-key", pgp_block()),
+    "rsa-encrypted-pem": ("private-key", encrypted_rsa_pem()),
+    "dsa-pem": ("private-key", pem(_p("DSA PRIV", "ATE KEY"))),
+    "pkcs8": ("private-key", pem(_p("PRIV", "ATE KEY"))),
+    # a key inside a Python or JSON string: the line breaks are written as \n
+    "pkcs8-escaped": ("private-key", pem(_p("PRIV", "ATE KEY")).replace("\n", "\\n")),
+    "putty-v2-rsa": ("putty-key", putty(2, "ssh-rsa")),
+    "putty-v3-ed25519": ("putty-key", putty(3, "ssh-ed25519")),
+    "putty-v3-escaped": ("putty-key", putty(3, "ecdsa-sha2-nistp256").replace("\n", "\\n")),
     "age": ("age-secret-key", _p("AGE-SECRET-", "KEY-1") + "".join(_rng.choice("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")
                                                                    for _ in range(58))),
     "jwt": ("jwt", _p("ey", "J") + urlsafe(20) + _p(".ey", "J") + urlsafe(30) + "." + urlsafe(43)),
     # clouds
     "aws-akia": ("aws-access-key", _p("AK", "IA") + upper(16)),
     "aws-asia": ("aws-access-key", _p("AS", "IA") + upper(16)),
+    "aws-session-token": ("aws-session-token", _p("IQoJb3Jp", "Z2luX2Vj") + b64(300) + "=="),
+    "aws-session-token-legacy": ("aws-session-token", _p("FwoGZXIv", "YXdzE") + b64(200)),
     "aws-bedrock": ("aws-bedrock-key", _p("AB", "SK") + b64(120)),
     "azure-client-secret": ("azure-client-secret", alnum(3) + "8" + _p("Q", "~") + urlsafe(34)),
     "azure-storage": ("azure-storage-key", _p("Account", "Key=") + b64(86) + "=="),
     "azure-sas": ("azure-sas-token", "https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&sp=r&" + _p("si", "g=")
                   + alnum(40) + "%3D"),
+    "azure-shared-access-key": ("azure-shared-access-key", "Endpoint=sb://acme.servicebus.windows.net/;"
+                                "SharedAccessKeyName=RootManageSharedAccessKey;" + _p("SharedAccess", "Key=")
+                                + b64(43) + "="),
     "google-api-key": ("google-api-key", _p("AI", "za") + urlsafe(35)),
     "google-oauth-secret": ("google-oauth-secret", _p("GOC", "SPX-") + urlsafe(28)),
     "google-oauth-token": ("google-oauth-token", _p("ya", "29.") + urlsafe(60)),
@@ -108,6 +157,9 @@ _SHAPES: dict[str, tuple[str, str]] = {
     "vault": ("vault-token", _p("hv", "s.") + urlsafe(95)),
     "terraform": ("terraform-token", lower(14) + _p(".atlas", "v1.") + lower(64)),
     "databricks": ("databricks-token", _p("da", "pi") + hexs(32)),
+    "databricks-oauth": ("databricks-token", _p("do", "se") + hexs(32)),
+    "supabase-pat": ("supabase-token", _p("sb", "p_") + hexs(40)),
+    "supabase-secret": ("supabase-token", _p("sb_sec", "ret_") + urlsafe(32)),
     "onepassword": ("onepassword-key", _p("A", "3-") + "-".join([upper(6), upper(11), upper(5), upper(5), upper(5)])),
     "doppler": ("doppler-token", _p("dp", ".pt.") + alnum(43)),
     "planetscale": ("planetscale-token", _p("pscale", "_tkn_") + urlsafe(43)),
@@ -147,6 +199,14 @@ _SHAPES: dict[str, tuple[str, str]] = {
     "openshift": ("openshift-token", _p("sha256", "~") + urlsafe(43)),
     "harness": ("harness-token", _p("pa", "t.") + urlsafe(22) + "." + alnum(24) + "." + alnum(20)),
     "airtable": ("airtable-token", _p("pa", "t") + alnum(14) + "." + hexs(64)),
+    "hubspot-na1": ("hubspot-token", _p("pat-", "na1-") + uuid()),
+    "hubspot-eu1": ("hubspot-token", _p("pat-", "eu1-") + uuid()),
+    "contentful": ("contentful-token", _p("CFP", "AT-") + urlsafe(43)),
+    "mapbox-secret": ("mapbox-token", _p("sk.ey", "J1Ijoi") + urlsafe(50) + "." + urlsafe(22)),
+    "mapbox-temporary": ("mapbox-token", _p("tk.ey", "J1Ijoi") + urlsafe(70) + "." + urlsafe(22)),
+    "dropbox-short-lived": ("dropbox-token", _p("s", "l.") + "B" + urlsafe(137)),
+    "dropbox-short-lived-u": ("dropbox-token", _p("s", "l.u.") + "AF" + urlsafe(300)),
+    "dropbox-long-lived": ("dropbox-token", lower(11) + _p("AAAAA", "AAAAA") + urlsafe(43)),
     "maxmind": ("maxmind-key", alnum(6) + "_" + alnum(29) + _p("_m", "mk")),
     # chat and messaging
     "slack-bot": ("slack-token", _p("xo", "xb-") + digits(12) + "-" + digits(13) + "-" + alnum(24)),
@@ -159,6 +219,10 @@ _SHAPES: dict[str, tuple[str, str]] = {
     "teams-webhook": ("teams-webhook", "https://acme" + _p(".webhook.of", "fice.com/webhookb2/") + uuid() + "@"
                       + uuid() + "/IncomingWebhook/" + hexs(32) + "/" + uuid()),
     "telegram": ("telegram-bot-token", digits(10) + _p(":A", "A") + urlsafe(33)),
+    # Telegram's own documentation shows 34 characters after the colon; older tokens need not start with A.
+    "telegram-34": ("telegram-bot-token", digits(9) + _p(":A", "A") + urlsafe(32)),
+    "telegram-not-a": ("telegram-bot-token", digits(8) + ":" + _p("Bx", "Q") + urlsafe(32)),
+    "fcm-server-key": ("fcm-server-key", _p("AA", "AA") + urlsafe(7) + _p(":APA", "91b") + urlsafe(134)),
     "twilio-api-key": ("twilio-key", _p("S", "K") + hexs(32)),
     "sendgrid": ("sendgrid-key", _p("S", "G.") + urlsafe(22) + "." + urlsafe(43)),
     "brevo": ("sendinblue-key", _p("xkey", "sib-") + hexs(64) + "-" + alnum(16)),
@@ -179,6 +243,11 @@ _SHAPES: dict[str, tuple[str, str]] = {
     # AI and data services
     "anthropic": ("anthropic-key", _p("sk-", "ant-api03-") + urlsafe(93) + "AA"),
     "openai-project": ("openai-key", _p("sk-", "proj-") + urlsafe(58) + _p("T3Blbk", "FJ") + urlsafe(58)),
+    # a key can hold no digit at all: letters of both cases are as random
+    "openai-project-letters": ("openai-key", _p("sk-", "proj-") + _draw(string.ascii_letters, 40)),
+    "openai-service-account": ("openai-key", _p("sk-", "svcacct-") + urlsafe(74)),
+    "openai-admin": ("openai-key", _p("sk-", "admin-") + _draw(string.ascii_letters + "_-", 60)),
+    "anthropic-letters": ("anthropic-key", _p("sk-", "ant-api03-") + _draw(string.ascii_letters, 60)),
     "huggingface": ("huggingface-token", _p("h", "f_") + _draw(string.ascii_letters, 34)),
     "huggingface-org": ("huggingface-token", _p("api", "_org_") + _draw(string.ascii_letters, 34)),
     "replicate": ("replicate-token", _p("r", "8_") + alnum(37)),
@@ -191,7 +260,7 @@ _SHAPES: dict[str, tuple[str, str]] = {
 
 # Where a token sits inside a URL, the credential is what follows the host or the key.
 _URL_SECRET = {"azure-sas": "sig=", "slack-webhook": "hooks.", "discord-webhook": "discord.com",
-               "teams-webhook": ".webhook."}
+               "teams-webhook": ".webhook.", "azure-shared-access-key": _p("SharedAccess", "Key=")}
 SHAPES: dict[str, tuple[str, str, str]] = {
     name: (kind, token, token[token.index(_URL_SECRET[name]) + len(_URL_SECRET[name]):] if name in _URL_SECRET else token)
     for name, (kind, token) in _SHAPES.items()
@@ -220,7 +289,100 @@ PROSE: list[tuple[str, str, str]] = [
     ("token", "my access token: " + (k5 := alnum(40)), k5),
     ("gitlab-token", "My GitLab token is " + _SHAPES["gitlab-pat"][1] + ".", _SHAPES["gitlab-pat"][1]),
     ("npm-token", "the npm token we publish with is " + _SHAPES["npm"][1], _SHAPES["npm"][1]),
+    # -- passwords that are plain words: the syntax around them, not their letters, says what they are
+    # netrc, one line and as the file is written
+    ("password", "machine api.example.com login ana password marmalade", "marmalade"),
+    ("password", "machine files.example.org\n  login ana\n  password dragonfly\n", "dragonfly"),
+    ("password", "login etl_bot password " + (p1 := alnum(12)), p1),
+    # environment variables, as a shell, a .env file or docker compose sets them
+    ("password", "PGPASSWORD=marmalade psql -h db -U ana sales", "marmalade"),
+    ("password", "export MYSQL_PWD=sunshine", "sunshine"),
+    ("password", "DB_PASS=hunter", "hunter"),
+    ("password", "DB_PASSWD=" + (p2 := alnum(10)), p2),
+    ("password", "REDIS_PASS=dragonfly", "dragonfly"),
+    ("password", "SMTP_PWD=letmein", "letmein"),
+    ("password", "os.environ['PGPASSWORD'] = 'marmalade'", "marmalade"),
+    ("password", "environment:\n  POSTGRES_PASSWORD: sunshine\n", "sunshine"),
+    # command lines
+    ("password", "mysql -u root -pmarmalade sales < dump.sql", "marmalade"),
+    ("password", "mysqldump -u etl -p'sunshine' sales > sales.sql", "sunshine"),
+    ("password", "mariadb -h db -u ana -pdragonfly", "dragonfly"),
+    ("password", "wget --user=ana --password=marmalade https://files.example.org/x.csv", "marmalade"),
+    ("password", "docker login -u ana -p sunshine registry.example.org", "sunshine"),
+    ("password", "sshpass -p dragonfly ssh ana@gpu-box", "dragonfly"),
+    ("password", "redis-cli -h cache -a marmalade ping", "marmalade"),
+    # connection strings: ADO.NET, ODBC, JDBC, libpq, .pgpass, option calls
+    ("password", "Server=tcp:sql.example.net,1433;Database=sales;User Id=ana;Password=marmalade;", "marmalade"),
+    ("password", "Driver={ODBC Driver 18 for SQL Server};Server=db;UID=ana;PWD=sunshine", "sunshine"),
+    ("password", "jdbc:sqlserver://db:1433;databaseName=sales;user=ana;password=dragonfly;", "dragonfly"),
+    ("password", "jdbc:postgresql://db:5432/sales?user=ana&password=marmalade&ssl=true", "marmalade"),
+    ("password", 'psycopg2.connect("host=db port=5432 dbname=sales user=ana password=sunshine")', "sunshine"),
+    ("password", "db.example.com:5432:sales:ana:marmalade", "marmalade"),
+    ("password", "*:*:*:postgres:" + (p3 := alnum(10)), p3),
+    ("password", 'spark.read.format("jdbc").option("password", "' + (p4 := alnum(9) + "!") + '")', p4),
+    # configuration files: my.cnf, YAML
+    ("password", "[client]\nuser=ana\npassword=sunshine", "sunshine"),
+    ("password", "warehouse:\n  user: ana\n  password: dragonfly\n", "dragonfly"),
+    # prose
+    ("password", "the password is marmalade", "marmalade"),
+    ("password", "The password is Summer.", "Summer"),
+    ("password", "The password is: tangerine", "tangerine"),
+    ("password", "pw is letmein", "letmein"),
+    ("password", "my pwd: " + (p5 := alnum(10)), p5),
+    ("password", "the password is 48291736.", "48291736"),
+    ("password", "the password is `sunshine`", "sunshine"),
+    ("password", "the password for the demo account was 'dragonfly'", "dragonfly"),
+    ("password", "The wifi password is correct-horse-battery-staple.", "correct-horse-battery-staple"),
+    ("password", "The admin password is Tr!cky_Horse, ask Ana first", "Tr!cky_Horse"),
+    # -- secrets that are hex or base64 without a prefix, told by what stands next to them
+    ("twilio-auth-token", 'client = Client("' + _p("A", "C") + hexs(32) + '", "' + (t1 := hexs(32)) + '")', t1),
+    ("gcp-service-account", '"private_key_id": "' + (g1 := hexs(40)) + '",', g1),
+    ("algolia-key", 'client = SearchClient.create("' + upper(10) + '", "' + (a1 := hexs(32)) + '")', a1),
+    ("auth-header", "curl -H 'Authorization: Token " + (h1 := alnum(40)) + "' https://api.example.org", h1),
 ]
+
+AWS_ID = _p("AK", "IA") + upper(16)
+PAIR_SECRET = b64(40)
+GCP_KEY = pem(_p("PRIV", "ATE KEY")).replace("\n", "\\n") + "\\n"
+TWILIO_SID = _p("A", "C") + hexs(32)
+TWILIO_PAIR = hexs(32)
+SESSION = _SHAPES["aws-session-token"][1]
+
+# How the shapes are written in files and cells: several secrets, over several lines.
+# name -> (text, the secrets in it); every one must be refused and redacted.
+FORMS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "aws-credentials-file": (f"[default]\naws_access_key_id = {AWS_ID}\naws_secret_access_key = {PAIR_SECRET}\n"
+                             f"aws_session_token = {SESSION}\nregion = eu-west-1\n", (AWS_ID, PAIR_SECRET, SESSION)),
+    "aws-credentials-csv": (f"Access key ID,Secret access key\n{AWS_ID},{PAIR_SECRET}\n", (AWS_ID, PAIR_SECRET)),
+    "aws-console-csv": ("User name,Password,Access key ID,Secret access key,Console login link\n"
+                        f"ana,,{AWS_ID},{PAIR_SECRET},https://acme.signin.aws.amazon.com/console\n",
+                        (AWS_ID, PAIR_SECRET)),
+    "aws-export": (f"export AWS_ACCESS_KEY_ID={AWS_ID}\nexport AWS_SECRET_ACCESS_KEY={PAIR_SECRET}\n",
+                   (AWS_ID, PAIR_SECRET)),
+    "boto3-keywords": (f's3 = boto3.client(\n    "s3",\n    aws_access_key_id="{AWS_ID}",\n'
+                       f'    aws_secret_access_key="{PAIR_SECRET}",\n)', (AWS_ID, PAIR_SECRET)),
+    "boto3-positional": (f"session = boto3.Session('{AWS_ID}', '{PAIR_SECRET}')", (AWS_ID, PAIR_SECRET)),
+    "boto3-client-positional": (f"s3 = boto3.client('s3', '{AWS_ID}', '{PAIR_SECRET}')", (AWS_ID, PAIR_SECRET)),
+    "boto3-positional-lines": (f"session = boto3.Session(\n    '{AWS_ID}',\n    '{PAIR_SECRET}',\n)",
+                               (AWS_ID, PAIR_SECRET)),
+    "aws-pair-prose": (f"key id {AWS_ID} and {PAIR_SECRET} for the export bucket", (AWS_ID, PAIR_SECRET)),
+    "gcp-service-account": ('{\n  "type": "service_account",\n  "project_id": "acme-analytics",\n'
+                            f'  "private_key_id": "{(gk := hexs(40))}",\n  "private_key": "{GCP_KEY}",\n'
+                            '  "client_email": "etl@acme-analytics.iam.gserviceaccount.com",\n'
+                            f'  "client_id": "{digits(21)}"\n}}', (gk, GCP_KEY)),
+    "netrc-file": ("machine api.example.com\n  login ana\n  password marmalade\n\n"
+                   "machine files.example.org login bot password " + (nk := alnum(14)) + "\n", ("marmalade", nk)),
+    "pgpass-file": ("# hostname:port:database:username:password\ndb.example.com:5432:sales:ana:sunshine\n"
+                    "*:*:*:postgres:" + (pk := alnum(12)) + "\n", ("sunshine", pk)),
+    "dotenv": ("DB_HOST=db.internal\nDB_USER=ana\nDB_PASS=dragonfly\nOPENAI_API_KEY="
+               + _SHAPES["openai-project-letters"][1] + "\n", ("dragonfly", _SHAPES["openai-project-letters"][1])),
+    "twilio-env": (f"TWILIO_ACCOUNT_SID={TWILIO_SID}\nTWILIO_AUTH_TOKEN={TWILIO_PAIR}\n", (TWILIO_PAIR,)),
+    "twilio-positional-lines": (f'client = Client(\n    "{TWILIO_SID}",\n    "{TWILIO_PAIR}",\n)', (TWILIO_PAIR,)),
+    "my-cnf": ("[client]\nhost = db.internal\nuser = etl\npassword = marmalade\n", ("marmalade",)),
+    "compose": ("services:\n  db:\n    image: postgres:16\n    environment:\n      - POSTGRES_USER=ana\n"
+                "      - POSTGRES_PASSWORD=sunshine\n", ("sunshine",)),
+    "kaggle-json": ('{"username":"ana","key":"' + (kk := hexs(32)) + '"}', (kk,)),
+}
 
 # Ordinary statements that must stay clean: each holds something secret-looking.
 CLEAN: list[str] = [

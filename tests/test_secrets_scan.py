@@ -21,7 +21,7 @@ import pytest
 
 from jupymem import capture, secrets_scan
 from jupymem.secrets_scan import _scan, find_secrets
-from secret_shapes import PROSE, SHAPES
+from secret_shapes import FORMS, PROSE, SHAPES
 
 DATA = Path(__file__).parent / "data"
 
@@ -70,7 +70,9 @@ def _variants(text: str) -> list[str]:
 
 def _corpus() -> list[str]:
     texts = [v for group in TRIGGERS.values() for t in group for v in _variants(t)]
+    texts += [v for text, _ in FORMS.values() for v in _variants(text) + _variants(repr(text))]
     texts += (DATA / "english_statements.txt").read_text(encoding="utf-8").splitlines()
+    texts += (DATA / "secret_talk_statements.txt").read_text(encoding="utf-8").splitlines()
     texts += [line.split("\t", 1)[-1] for line in (DATA / "foreign_statements.tsv").read_text("utf-8").splitlines()]
     rng = random.Random(7)
     pieces = [t for group in TRIGGERS.values() for t in group] + FILLER
@@ -92,6 +94,13 @@ def test_every_rule_is_exercised_by_its_triggers():
 def test_the_hints_never_hide_a_match_of_any_spelling(kind):
     for text in (v for t in TRIGGERS[kind] for v in _variants(t)):
         assert find_secrets(text) == _scan(text), text
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_the_hints_never_hide_a_secret_of_a_file_format(name):
+    text, _ = FORMS[name]
+    for variant in _variants(text) + _variants(repr(text)):
+        assert find_secrets(variant) == _scan(variant), variant
 
 
 def test_hinted_and_full_scans_agree_on_many_texts():
