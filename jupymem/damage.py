@@ -44,7 +44,8 @@ def storage_error(exc: BaseException, path: Path | str | None = None) -> Jupymem
         return None
     where = f"The memory database {path}" if path else "A memory database"
     msg = str(exc).lower()
-    if any(h in msg for h in ("malformed", "not a database", "file is encrypted", "corrupt")):
+    # "could not decode": text that is not UTF-8 any more, met by the driver as it reads a row.
+    if any(h in msg for h in ("malformed", "not a database", "file is encrypted", "corrupt", "could not decode")):
         return DatabaseDamaged(f"{where} is damaged ({exc}). {DOCTOR}")
     if any(h in msg for h in ("readonly", "read-only", "attempt to write")):
         return ReadOnlyHome(

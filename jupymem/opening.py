@@ -386,8 +386,7 @@ def _doctor_one(
             lost = exc.message
     finally:
         conn.close()
-    chain_broken = any("chain" in p or "altered" in p or "missing and no gc" in p for p in report.problems)
-    if integrity != "ok" or chain_broken:
+    if integrity != "ok" or not report.log_ok:
         why = f"SQLite integrity check: {integrity}" if integrity != "ok" else report.problems[0]
         return _recover(path, pid, record, roots, why, accept_loss=accept_loss)
     if lost:
@@ -425,6 +424,7 @@ def _recover(
         return {**out, "state": "damaged",
                 "message": f"{why}; no event could be read from it ({salvage.stopped}). {_WAYS_OUT}"}
     moved = recovery.rebuild_database(path, salvage, recovery.identity_of(record, roots))
+    n = len(salvage.events)  # rebuilding may stop earlier, at an event that cannot be applied
     last = salvage.events[-1].hash if salvage.events else store.GENESIS
     missing = f"; events {n + 1}..{expected} could not be recovered ({salvage.stopped})" if expected > n else ""
     if n == 0:

@@ -7,7 +7,9 @@ the longest prefix that still verifies (each event's hash links it to the one
 before, so nothing after a gap can be trusted). ``read_log`` reads that prefix
 from the damaged file without writing to it; ``rebuild_database`` writes a new
 database from it beside the damaged one and swaps them, keeping the damaged file
-(and its WAL) renamed, never deleted.
+(and its WAL) renamed, never deleted. A garbled event (a payload that is not JSON
+any more, a NULL where a hash belongs) ends the prefix and is named; so does one
+whose payload, though it verifies, cannot be applied.
 
 Used by ``opening.doctor``; nothing else writes over a database.
 """
@@ -22,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from . import registry, store
-from .maintenance import rebuild
+from .errors import CorruptLog
+from .maintenance import EVENT_COLUMNS, applicable, event_from_row, rebuild
 
 _COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash"
 _CHUNK = 500
@@ -57,9 +60,9 @@ def read_log(path: Path) -> Salvage:
     prev = store.GENESIS
     for row in rows:
         try:
-            ev = store.row_event(row)
-        except ValueError as exc:  # a payload that is not JSON any more
-            out.stopped = f"event {row[0]} is unreadable ({exc})"
+            ev = event_from_row(row)
+        except CorruptLog as exc:  # a payload that is not JSON any more, a NULL hash ...
+            out.stopped = exc.message
             break
         if ev.prev != prev or store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash:
             out.stopped = f"event {ev.seq} does not verify"
@@ -99,7 +102,7 @@ def _rows(raw: Any, out: Salvage) -> list[tuple[Any, ...]]:
     while True:
         try:
             chunk = raw.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after, _CHUNK)
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after, _CHUNK)
             ).fetchall()
         except Exception:
             break
@@ -114,7 +117,7 @@ def _rows(raw: Any, out: Salvage) -> list[tuple[Any, ...]]:
     # A damaged page somewhere after `after`: single rows, until one cannot be read.
     while True:
         try:
-            row = raw.execute(f"SELECT {_COLUMNS} FROM events WHERE seq = ?", (after + 1,)).fetchone()
+            row = raw.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq = ?", (after + 1,)).fetchone()
         except Exception as exc:
             out.stopped = f"event {after + 1} is in a damaged part of the file ({exc})"
             return rows
@@ -134,6 +137,9 @@ def rebuild_database(path: Path, salvage: Salvage, identity: dict[str, str]) -> 
     for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         with contextlib.suppress(FileNotFoundError):
             p.unlink()
+    n, why = applicable(salvage.events)
+    if n < len(salvage.events):  # rebuilt up to the first event that cannot be applied
+        salvage.events, salvage.stopped = salvage.events[:n], why
     conn = store.open_database(tmp, create=True, check=False)
     try:
         with store.transaction(conn):
