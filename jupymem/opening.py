@@ -12,9 +12,10 @@ The one exception is a repository that holds a shared log (``.jupymem/``, see
 project handed out has followed its shared files first (``Project.follow``).
 
 Neither guesses about damage. A bound project whose database is missing, empty or
-holds less history than the registry's mark for it (``registry.record_mark``) is
-*lost*: ``DatabaseLost`` says so, naming the file, and nothing is recreated in its
-place; a database that is not a database any more is ``DatabaseDamaged``. Both
+holds less history than its marks say it held (the registry's, ``registry.record_mark``,
+and the one beside the database that every write leaves, ``marks``) is *lost*:
+``DatabaseLost`` says so, naming the file, and nothing is recreated in its place; a
+database that is not a database any more is ``DatabaseDamaged``. Both
 point at ``doctor``, which checks every database, reports each, recovers what the
 event logs still hold (``recovery``) and, only when asked (``accept_loss``),
 starts a lost project afresh.
@@ -25,11 +26,12 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
-from . import recovery, registry, share, store
+from . import marks, recovery, registry, share, store
 from .config import Settings
 from .core import Project
 from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt
@@ -82,18 +84,25 @@ _WAYS_OUT = (
 )
 
 
-def _lost(path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None, what: str) -> DatabaseLost:
+def _lost(
+    path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None, what: str,
+    *, recorded: int | None = None,
+) -> DatabaseLost:
     name = f"{root.name}'s memory" if root else f"project {project_id}"
-    had = (
-        f"the registry recorded {record.events} events for it" if record and record.events
-        else "the registry binds this repository to it"
-    )
+    n = max(recorded or 0, (record.events or 0) if record else 0, _marked(path))
+    had = f"{n} events were recorded in it" if n else "the registry binds this repository to it"
     return DatabaseLost(f"The database of {name} ({path}) {what}, but {had}. {_WAYS_OUT}")
 
 
-def _nothing_recorded(record: registry.ProjectRecord | None) -> bool:
-    """True only when the registry knows that the project never recorded anything."""
-    return record is not None and record.events == 0
+def _marked(path: Path) -> int:
+    mark = marks.read(path)
+    return mark.events if mark else 0
+
+
+def _nothing_recorded(record: registry.ProjectRecord | None, path: Path | None = None) -> bool:
+    """True only when the registry knows that the project never recorded anything (and
+    the mark beside its database, when there is one, agrees)."""
+    return record is not None and record.events == 0 and (path is None or _marked(path) == 0)
 
 
 def _open_checked(path: Path, project_id: str, root: Path, record: registry.ProjectRecord | None) -> store.Connection:
@@ -103,7 +112,7 @@ def _open_checked(path: Path, project_id: str, root: Path, record: registry.Proj
     except FileNotFoundError:
         raise _lost(path, project_id, root, record, "is missing") from None
     except DatabaseDamaged as exc:
-        if path.stat().st_size == 0 and not _nothing_recorded(record):
+        if path.stat().st_size == 0 and not _nothing_recorded(record, path):
             raise _lost(path, project_id, root, record, "is empty (0 bytes)") from None
         raise exc from None
     try:
@@ -117,36 +126,66 @@ def _open_checked(path: Path, project_id: str, root: Path, record: registry.Proj
 def _check_mark(
     conn: store.Connection, path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None
 ) -> None:
-    if record is None or not record.events:
-        return
-    if root is not None and share.has_log(root):
+    """``DatabaseLost`` when the database holds less history than a mark says it held,
+    or another history: the registry's mark and the one every write leaves beside it."""
+    if is_cache(conn, root):
         # A shared repository's log is a cache of its .jupymem/ files, replayed in (time, uid)
         # order whenever a pull interleaves: its sequence numbers and hashes are not history
         # to hold it to, and a lost cache is rebuilt from the files.
         return
+    # The file first: it is written after each commit, so whatever it says was committed
+    # before the database is asked below (another process writing meanwhile cannot make
+    # it look ahead).
+    seen = [m for m in (marks.read(path),) if m is not None and m.events > 0]
+    if record is not None and record.events:
+        seen.append(marks.Mark(record.events, record.last_hash or ""))
+    if not seen:
+        return
     n = store.last_seq(conn)
-    if n < record.events:
-        raise _lost(path, project_id, root, record, f"holds {n} events")
-    row = conn.execute("SELECT hash FROM events WHERE seq = ?", (record.events,)).fetchone()
-    if row is None or (record.last_hash and row[0] != record.last_hash):
-        raise _lost(path, project_id, root, record, "holds a different history")
+    most = max(m.events for m in seen)
+    if n < most:
+        raise _lost(path, project_id, root, record, f"holds {n} events", recorded=most)
+    for m in seen:
+        # Read as bytes: a garbled event (its hash not a hash any more) is damage that verify
+        # and doctor name, not another history, and must not stop reads here.
+        row = conn.execute("SELECT CAST(hash AS BLOB) FROM events WHERE seq = ?", (m.events,)).fetchone()
+        found = bytes(row[0]) if row is not None and row[0] is not None else b""
+        if row is None or (m.last_hash and _HASH.fullmatch(found) and found.decode() != m.last_hash):
+            raise _lost(path, project_id, root, record, "holds a different history", recorded=most)
+
+
+_HASH = re.compile(rb"[0-9a-f]{64}")
+
+
+def is_cache(conn: store.Connection, root: Path | None) -> bool:
+    """Whether the database is (or was) a shared repository's cache: its repository holds
+    a log, or it was replayed from one (``share`` keeps the clone it was built for)."""
+    if root is not None and share.has_log(root):
+        return True
+    return store.get_meta(conn, "share_root") is not None
 
 
 def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) -> Any:
-    """The callback ``Project`` runs after each write: raise the registry's mark when the
-    history reaches the next power of two (a handful of registry writes in a project's life)."""
+    """The callback ``Project`` runs after each write: leave the mark beside the database
+    (``marks``: every write, a few microseconds) and raise the registry's mark when the
+    history reaches the next power of two (a handful of fsynced registry writes in a
+    project's life)."""
     state = {"next": 2 * record.events if record and record.events else 1}
 
     def on_write(proj: Project) -> None:
         if share.has_log(proj.root):
             return  # the files are the history (see _check_mark)
-        n = store.last_seq(proj.conn)
+        row = proj.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        n, last = (row[0], str(row[1])) if row else (0, store.GENESIS)
+        try:
+            marks.write(proj.database, n, last)
+        except OSError as exc:  # the write itself succeeded; the mark is a safety net
+            log.warning("jupymem: could not leave the history mark of %s: %s", project_id, exc.strerror or exc)
         if n < state["next"]:
             return
         state["next"] = 2 * n
-        last = proj.conn.execute("SELECT hash FROM events WHERE seq = ?", (n,)).fetchone()
         try:
-            registry.record_mark(home, project_id, n, last[0] if last else store.GENESIS)
+            registry.record_mark(home, project_id, n, last)
         except JupymemError as exc:  # the write itself succeeded; the mark is a safety net
             log.warning("jupymem: could not record the history mark of %s: %s", project_id, exc.message)
 
@@ -175,7 +214,7 @@ def find_project(path: str | Path, settings: Settings) -> Project | None:
     if not db.exists():
         if share.has_log(root):
             return init_project(root, settings)  # the cache is rebuilt from the files
-        if _nothing_recorded(record):
+        if _nothing_recorded(record, db):
             return None  # bound, but nothing was ever recorded: `init` recreates it
         raise _lost(db, pid, root, record, "is missing")
     proj = _cached(settings, pid, root, record)
@@ -248,7 +287,7 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
     one that had history would hide that it was lost."""
     path = registry.database_path(home, pid)
     record = reg.record(pid)
-    if not path.exists() and not _nothing_recorded(record) and not share.has_log(root):
+    if not path.exists() and not _nothing_recorded(record, path) and not share.has_log(root):
         raise _lost(path, pid, root, record, "is missing")
     conn = store.open_database(path, create=True)
     try:
@@ -338,6 +377,7 @@ def doctor(settings: Settings, *, accept_loss: bool = False) -> dict[str, Any]:
             except Exception as exc:  # one database must never stop the check of the others
                 report = {"project_id": pid, "state": "unchecked", "message": f"could not be checked: {exc}"}
             report.setdefault("database", str(registry.database_path(home, pid)))
+            _reset_mark(report)
             reports.append(report)
         if state != "ok":
             reg = rebuild_registry_locked(home)
@@ -357,6 +397,8 @@ def doctor(settings: Settings, *, accept_loss: bool = False) -> dict[str, Any]:
 
 
 _FIXED = ("recovered", "rebuilt", "recreated", "started afresh")
+# States after which the database holds a new history: its marks follow it.
+_NEW_HISTORY = ("recovered", "partly recovered", "recreated", "started afresh")
 
 
 def _doctor_one(
@@ -365,11 +407,12 @@ def _doctor_one(
     path = registry.database_path(home, pid)
     out: dict[str, Any] = {"project_id": pid, "database": str(path)}
     if not path.exists():
-        if _nothing_recorded(record) or accept_loss:
+        if _nothing_recorded(record, path) or accept_loss:
             recovery.rebuild_database(path, recovery.Salvage(), recovery.identity_of(record, roots))
-            state = "recreated" if _nothing_recorded(record) else "started afresh"
+            state = "recreated" if _nothing_recorded(record, path) else "started afresh"
             return {**out, "state": state, "events": 0, "message": "the missing database was recreated empty"}
-        had = f"{record.events} events were recorded" if record and record.events else "it was bound"
+        n = max((record.events or 0) if record else 0, _marked(path))
+        had = f"{n} events were recorded" if n else "it was bound"
         return {**out, "state": "lost", "message": f"the database is missing; {had}. {_WAYS_OUT}"}
     try:
         conn = store.open_database(path, create=False)
@@ -417,9 +460,9 @@ def _recover(
     _forget(path.parent.parent.parent, pid)
     salvage = recovery.read_log(path)
     n = len(salvage.events)
-    expected = max(record.events or 0, salvage.total or 0) if record else (salvage.total or 0)
+    expected = max((record.events or 0) if record else 0, _marked(path), salvage.total or 0)
     out: dict[str, Any] = {"project_id": pid, "database": str(path), "problem": why}
-    if n == 0 and not _nothing_recorded(record) and not accept_loss:
+    if n == 0 and not _nothing_recorded(record, path) and not accept_loss:
         # Nothing readable, and history may have existed: a person decides (a backup, or --accept-loss).
         return {**out, "state": "damaged",
                 "message": f"{why}; no event could be read from it ({salvage.stopped}). {_WAYS_OUT}"}
@@ -437,13 +480,22 @@ def _recover(
     }
 
 
+def _reset_mark(report: dict[str, Any]) -> None:
+    """After doctor gave a database a new history, the mark beside it follows."""
+    if report["state"] not in _NEW_HISTORY:
+        return
+    db = Path(report["database"])
+    try:
+        marks.write(db, report.get("events", 0), report.get("last_hash") or store.GENESIS)
+    except OSError as exc:
+        log.warning("jupymem: could not leave the history mark of %s: %s", db, exc.strerror or exc)
+
+
 def _updated_marks(home: Path, reg: registry.Registry, reports: list[dict[str, Any]]) -> registry.Registry:
     """After recovery or an accepted loss, the registry's marks follow the new history."""
     changed = False
     for r in reports:
-        if r["state"] in ("recovered", "partly recovered", "recreated", "started afresh") and r["project_id"] in {
-            p.project_id for p in reg.projects
-        }:
+        if r["state"] in _NEW_HISTORY and r["project_id"] in {p.project_id for p in reg.projects}:
             rec = reg.record(r["project_id"])
             assert rec is not None
             reg = reg.with_record(rec.marked(r.get("events", 0), r.get("last_hash") or store.GENESIS))

@@ -135,9 +135,10 @@ def test_a_null_where_a_hash_belongs_is_damage_that_doctor_names_and_recovers(fi
 
 
 def test_a_payload_that_verifies_but_cannot_be_applied_is_named(filled):
-    # Someone edits an event by hand and hashes it afresh: the chain verifies, the shape is wrong.
+    # Someone edits an event by hand and hashes it afresh (the mark beside the database too):
+    # the chain verifies, the shape is wrong.
     repo, db = filled
-    from jupymem import store
+    from jupymem import marks, store
 
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
         rows = raw.execute("SELECT seq, uid, type, at, payload FROM events ORDER BY seq").fetchall()
@@ -151,6 +152,7 @@ def test_a_payload_that_verifies_but_cannot_be_applied_is_named(filled):
             raw.execute("UPDATE events SET payload = ?, payload_hash = ?, prev = ?, hash = ? WHERE seq = ?",
                         (store.canonical(body).decode(), ph, prev, h, seq))
             prev = h
+    marks.write(db, N, prev)
     proc = jm("verify", "--json", cwd=repo)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr and proc.stdout, proc.stderr.decode()[-3000:]
     report = json.loads(proc.stdout)
