@@ -15,10 +15,10 @@ Neither guesses about damage. A bound project whose database is missing, empty o
 holds less history than its marks say it held (the registry's, ``registry.record_mark``,
 and the one beside the database that every write leaves, ``marks``) is *lost*:
 ``DatabaseLost`` says so, naming the file, and nothing is recreated in its place; a
-database that is not a database any more is ``DatabaseDamaged``. Both
-point at ``doctor``, which checks every database, reports each, recovers what the
-event logs still hold (``recovery``) and, only when asked (``accept_loss``),
-starts a lost project afresh.
+database that is not a database any more is ``DatabaseDamaged``; one written by a newer
+jupymem is ``SchemaTooNew`` and is never touched. All point at ``doctor``, which checks
+every database, reports each, recovers what the event logs still hold (``recovery``)
+and, only when asked (``accept_loss``), starts a lost project afresh.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 from . import marks, recovery, registry, share, store
 from .config import Settings
 from .core import Project
-from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt
+from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
 from .maintenance import ImportReport, import_log, verify
 
 log = logging.getLogger("jupymem")
@@ -313,6 +313,11 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
     for db in _database_files(home):
         try:
             conn = store.open_database(db, create=False, check=False)
+        except SchemaTooNew:
+            # A newer jupymem's database keeps its binding (read as it is, never migrated):
+            # dropping it would let the next record start a second, empty project.
+            _bind_as_found(db, projects, claims)
+            continue
         except (JupymemError, OSError):
             continue
         try:
@@ -341,6 +346,16 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
         registry.set_aside(path)
     registry.write_registry(home, reg)
     return reg
+
+
+def _bind_as_found(db: Path, projects: list[registry.ProjectRecord], claims: dict[str, list[tuple[int, str, str]]]) -> None:
+    meta = recovery.identity_in(db)
+    pid = meta.get("project_id") or db.parent.name
+    created = meta.get("created_at") or registry.now_iso()
+    projects.append(registry.ProjectRecord(pid, meta.get("root_commit") or None, created))
+    for r in recovery.roots_in(db):
+        if r and Path(r).exists() and registry.find_git_root(r) == Path(r):
+            claims.setdefault(r, []).append((0, created, pid))
 
 
 def _database_files(home: Path) -> list[Path]:
@@ -416,6 +431,8 @@ def _doctor_one(
         return {**out, "state": "lost", "message": f"the database is missing; {had}. {_WAYS_OUT}"}
     try:
         conn = store.open_database(path, create=False)
+    except SchemaTooNew as exc:
+        return {**out, **_too_new(exc)}
     except (JupymemError, OSError) as exc:
         return _recover(path, pid, record, roots, str(getattr(exc, "message", exc)), accept_loss=accept_loss)
     try:
@@ -437,6 +454,16 @@ def _doctor_one(
             return {**out, "state": "started afresh", "events": n, "last_hash": last,
                     "message": f"the loss was accepted; {n} events remain"}
         return {**out, "state": "lost", "events": n, "message": lost}
+    return _rebuilt_if_drifted(out, path, report, n)
+
+
+def _too_new(exc: SchemaTooNew) -> dict[str, Any]:
+    """A database from a newer jupymem: reported, never rebuilt (that would downgrade it)."""
+    return {"state": "too new", "message": f"written by a newer jupymem; upgrade jupymem to use it. {exc.message}"}
+
+
+def _rebuilt_if_drifted(out: dict[str, Any], path: Path, report: Any, n: int) -> dict[str, Any]:
+    """A database whose log verifies: rebuild tables that drifted from it, report the rest."""
     drift = [p for p in report.problems if "`rebuild` recreates" in p]
     if drift:
         conn = store.open_database(path, create=False)

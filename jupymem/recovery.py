@@ -133,10 +133,7 @@ def rebuild_database(path: Path, salvage: Salvage, identity: dict[str, str]) -> 
     """Write a new database at ``path`` from ``salvage`` and return where the old file
     went (None when there was none). ``identity``: meta values to keep (project id,
     root commit, created_at, roots) where the damaged file's own are unreadable."""
-    tmp = path.with_name(path.name + ".recovering")
-    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-        with contextlib.suppress(FileNotFoundError):
-            p.unlink()
+    tmp = _fresh(path)
     n, why = applicable(salvage.events)
     if n < len(salvage.events):  # rebuilt up to the first event that cannot be applied
         salvage.events, salvage.stopped = salvage.events[:n], why
@@ -157,6 +154,20 @@ def rebuild_database(path: Path, salvage: Salvage, identity: dict[str, str]) -> 
         rebuild(conn)
     finally:
         conn.close()
+    return _swap(path, tmp)
+
+
+def _fresh(path: Path) -> Path:
+    """An empty place beside ``path`` to build its replacement in."""
+    tmp = path.with_name(path.name + ".recovering")
+    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+    return tmp
+
+
+def _swap(path: Path, tmp: Path) -> Path | None:
+    """Put the database built at ``tmp`` in place of ``path``, setting the old one aside."""
     moved = registry.set_aside(path) if path.exists() else None
     for suffix in ("-wal", "-shm"):  # the old WAL must never be replayed onto the new file
         side = Path(f"{path}{suffix}")
@@ -176,3 +187,27 @@ def identity_of(record: registry.ProjectRecord | None, roots: list[str]) -> dict
         "created_at": record.created_at,
         "roots": json.dumps(roots),
     }
+
+
+def identity_in(path: Path) -> dict[str, str]:
+    """A database's own meta rows, read without migrating or writing it ({} when it cannot
+    be read): what ``doctor`` needs of a file it must not touch (one from a newer jupymem)."""
+    try:
+        raw = _open_readonly(path)
+    except Exception:  # the driver's error for a file that is not a database: nothing to read
+        return {}
+    try:
+        return {k: v for k, v in raw.execute("SELECT key, value FROM meta").fetchall()}
+    except Exception:  # no meta table, or a damaged page: nothing to read
+        return {}
+    finally:
+        raw.close()
+
+
+def roots_in(path: Path) -> list[str]:
+    """The checkouts a database names in its own meta ([] when it cannot be read)."""
+    try:
+        roots = json.loads(identity_in(path).get("roots") or "[]")
+    except ValueError:
+        return []
+    return [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []

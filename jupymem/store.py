@@ -246,9 +246,10 @@ DERIVED_TABLES = ("memories", "history", "cited_evidence")
 def migrate(conn: Any) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
+        where = getattr(conn, "path", None) or "This memory database"
         raise SchemaTooNew(
-            f"This memory database is at schema {version}, but this jupymem knows only up to "
-            f"{SCHEMA_VERSION}. Upgrade jupymem (pip install -U jupymem); nothing was changed."
+            f"The memory database {where} was written by a newer jupymem (schema {version}; this one knows up to "
+            f"{SCHEMA_VERSION}). Upgrade jupymem (pip install -U jupymem); nothing was changed."
         )
     for number in range(version + 1, SCHEMA_VERSION + 1):
         with transaction(conn):

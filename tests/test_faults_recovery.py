@@ -1,4 +1,5 @@
-"""Honest recovery: what `doctor` and every face say about a database that lost its WAL.
+"""Honest recovery: what `doctor` and every face say about a database that lost its WAL,
+and one written by a newer jupymem.
 
 Real parts throughout: database files under a real JUPYMEM_HOME, a writer process killed
 with SIGKILL, the WAL deleted as a tidy-up or a backup tool would, and the real command
@@ -7,12 +8,19 @@ line in a subprocess.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from faults import jm, ok, quiesce, refused
@@ -123,3 +131,56 @@ def test_opening_while_another_process_writes_never_calls_the_project_lost(repo:
         writer.kill()
         writer.wait(timeout=30)
     assert len(seen) >= 10, "the writer did not write while the project was opened; the test proved nothing"
+
+
+# -- a newer schema ---------------------------------------------------------------------------
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_database_from_a_newer_jupymem_is_refused_everywhere_and_doctor_never_downgrades_it(
+    repo: Path, jupymem_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proj = jupymem.init(repo)
+    for i in range(3):
+        proj.remember(f"statement {i} kept by a newer jupymem", kind="fact")
+    db = proj.database
+    quiesce()
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        raw.execute("PRAGMA user_version = 99")
+    before, files = _digest(db), sorted(p.name for p in db.parent.iterdir())
+    export = tmp_path / "export.jsonl"
+    export.write_text('{"jupymem_export": 1, "project": "p-x", "events": 0}\n')
+    for args in (["list"], ["search", "kept"], ["block"], ["verify"], ["rebuild"], ["export"], ["gc"],
+                 ["remember", "A new statement"], ["import", str(export)], ["init"]):
+        err = refused(jm(*args, cwd=repo), 2)
+        assert "written by a newer jupymem (schema 99" in err and "Upgrade jupymem" in err, (args, err)
+    status = jm("status", "--json", cwd=repo)
+    assert status.returncode == 1 and json.loads(status.stdout)["damage"] == "schema_too_new"
+    # Before: doctor took it for damage and rebuilt it at the old schema.
+    for flags in ([], ["--accept-loss"]):
+        doctor = jm("doctor", "--json", *flags, cwd=repo)
+        assert doctor.returncode == 1 and b"Traceback" not in doctor.stderr
+        (entry,) = json.loads(doctor.stdout)["databases"]
+        assert entry["state"] == "too new" and "upgrade jupymem" in entry["message"], entry
+    # A lost registry is rebuilt with the binding kept: never "no memory here", never a second project.
+    (jupymem_home / "registry.json").write_text("{broken")
+    report = json.loads(jm("doctor", "--json", cwd=repo).stdout)
+    assert report["registry"] == "corrupt" and report["bindings"] == 1, report
+    assert json.loads(jm("status", "--json", cwd=repo).stdout)["damage"] == "schema_too_new"
+    refused(jm("remember", "A new statement", cwd=repo), 2)
+    assert len(list((jupymem_home / "projects").iterdir())) == 1
+    assert _digest(db) == before and sorted(p.name for p in db.parent.iterdir()) == files
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 99
+    monkeypatch.chdir(repo)
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "jupymem")
+    try:
+        with pytest.raises(UsageError, match="written by a newer jupymem"):
+            ip.run_line_magic("memory", "list")
+    finally:
+        ip.run_line_magic("unload_ext", "jupymem")
+        InteractiveShell.clear_instance()
