@@ -19,6 +19,11 @@ database that is not a database any more is ``DatabaseDamaged``; one written by 
 jupymem is ``SchemaTooNew`` and is never touched. All point at ``doctor``, which checks
 every database, reports each, recovers what the event logs still hold (``recovery``)
 and, only when asked (``accept_loss``), starts a lost project afresh.
+
+A shared repository's database is a cache of its ``.jupymem/log`` files plus this
+machine's own events, and its sequence numbers are re-derived whenever it is replayed:
+marks do not apply to it, and ``doctor`` rebuilds a missing or damaged one from the
+files and whatever of its own events the damaged file still holds, saying what was not.
 """
 
 from __future__ import annotations
@@ -421,6 +426,9 @@ def _doctor_one(
 ) -> dict[str, Any]:
     path = registry.database_path(home, pid)
     out: dict[str, Any] = {"project_id": pid, "database": str(path)}
+    shared_root = _shared_root(path, roots)
+    if shared_root is not None:
+        return _doctor_shared(path, pid, record, roots, shared_root)
     if not path.exists():
         if _nothing_recorded(record, path) or accept_loss:
             recovery.rebuild_database(path, recovery.Salvage(), recovery.identity_of(record, roots))
@@ -462,15 +470,20 @@ def _too_new(exc: SchemaTooNew) -> dict[str, Any]:
     return {"state": "too new", "message": f"written by a newer jupymem; upgrade jupymem to use it. {exc.message}"}
 
 
-def _rebuilt_if_drifted(out: dict[str, Any], path: Path, report: Any, n: int) -> dict[str, Any]:
+def _rebuilt_if_drifted(
+    out: dict[str, Any], path: Path, report: Any, n: int, shared_root: Path | None = None
+) -> dict[str, Any]:
     """A database whose log verifies: rebuild tables that drifted from it, report the rest."""
     drift = [p for p in report.problems if "`rebuild` recreates" in p]
     if drift:
         conn = store.open_database(path, create=False)
         try:
-            from .maintenance import rebuild
+            if shared_root is not None:  # a cache: rebuilt from the files and this machine's own events
+                share.Sharing(conn, shared_root, on_rebuild=lambda: None).rebuild()
+            else:
+                from .maintenance import rebuild
 
-            rebuild(conn)
+                rebuild(conn)
         finally:
             conn.close()
         return {**out, "state": "rebuilt", "events": n, "message": "tables rebuilt from the event log: " + drift[0]}
@@ -507,11 +520,86 @@ def _recover(
     }
 
 
+# -- doctor, for a shared repository's cache ---------------------------------------------
+
+
+def _shared_root(path: Path, roots: list[str]) -> Path | None:
+    """The checkout whose ``.jupymem/log`` this database is a cache of, if any: a root the
+    registry binds to it, else one the database names itself (when the registry is gone)."""
+    candidates = list(roots)
+    if not candidates and path.exists():
+        candidates = recovery.roots_in(path)
+    for r in candidates:
+        root = Path(r)
+        if root.is_dir() and share.has_log(root):
+            return root
+    return None
+
+
+def _doctor_shared(
+    path: Path, pid: str, record: registry.ProjectRecord | None, roots: list[str], root: Path
+) -> dict[str, Any]:
+    """A shared repository's cache: healthy, or rebuilt from the files (never "lost").
+
+    What only this machine held (private memories, history recorded before sharing was
+    turned on) lives in the cache alone; what of it the damaged file still holds is kept,
+    and what it does not is said."""
+    out: dict[str, Any] = {"project_id": pid, "database": str(path), "shared": True}
+    if not path.exists():
+        return {**out, **_rebuild_cache(path, pid, record, roots, root, "the database (a cache of "
+                                        f"{share.FOLDER}/log) was missing")}
+    try:
+        conn = store.open_database(path, create=False)
+    except SchemaTooNew as exc:
+        return {**out, **_too_new(exc)}
+    except (JupymemError, OSError) as exc:
+        return {**out, **_rebuild_cache(path, pid, record, roots, root, str(getattr(exc, "message", exc)))}
+    try:
+        report = verify(conn, shared=True)
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        n = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    finally:
+        conn.close()
+    if integrity != "ok" or not report.log_ok:
+        why = f"SQLite integrity check: {integrity}" if integrity != "ok" else report.problems[0]
+        return {**out, **_rebuild_cache(path, pid, record, roots, root, why)}
+    return _rebuilt_if_drifted(out, path, report, n, shared_root=root)
+
+
+def _rebuild_cache(
+    path: Path, pid: str, record: registry.ProjectRecord | None, roots: list[str], root: Path, why: str
+) -> dict[str, Any]:
+    _forget(path.parent.parent.parent, pid)
+    own = recovery.read_own(path) if path.exists() else None
+    moved, events = recovery.rebuild_cache(path, own, recovery.identity_of(record, roots or [str(root)]), root)
+    kept = f" The damaged file is kept at {moved}." if moved else ""
+    if own is None:
+        return {"state": "recovered", "events": events, "message": (
+            f"{why}; rebuilt from {share.FOLDER}/log ({events} events). Whatever only this machine held "
+            "(private memories, history not yet shared) was in the missing file and cannot be recovered.")}
+    mine = f"{len(own.events)} of this machine's own events (private memories, history not yet shared)"
+    if own.lost is None:
+        gone = f"; this machine's own events could not be read from it at all ({own.stopped}), so any it held are gone"
+    elif own.lost:
+        gone = f"; {own.lost} events could not be read from it ({own.stopped}): those of this machine's own among them are gone"
+    else:
+        gone = ""
+    return {
+        "state": "partly recovered" if gone else "recovered", "events": events, "problem": why,
+        "kept": str(moved) if moved else None,
+        "message": f"{why}; rebuilt from {share.FOLDER}/log and {mine} kept from the damaged file{gone}.{kept}",
+    }
+
+
 def _reset_mark(report: dict[str, Any]) -> None:
-    """After doctor gave a database a new history, the mark beside it follows."""
+    """After doctor gave a database a new history, the mark beside it follows (a shared
+    repository's cache has none: its files are its history)."""
     if report["state"] not in _NEW_HISTORY:
         return
     db = Path(report["database"])
+    if report.get("shared"):
+        marks.remove(db)
+        return
     try:
         marks.write(db, report.get("events", 0), report.get("last_hash") or store.GENESIS)
     except OSError as exc:
@@ -522,7 +610,9 @@ def _updated_marks(home: Path, reg: registry.Registry, reports: list[dict[str, A
     """After recovery or an accepted loss, the registry's marks follow the new history."""
     changed = False
     for r in reports:
-        if r["state"] in _NEW_HISTORY and r["project_id"] in {p.project_id for p in reg.projects}:
+        if r["state"] in _NEW_HISTORY and not r.get("shared") and r["project_id"] in {
+            p.project_id for p in reg.projects
+        }:
             rec = reg.record(r["project_id"])
             assert rec is not None
             reg = reg.with_record(rec.marked(r.get("events", 0), r.get("last_hash") or store.GENESIS))

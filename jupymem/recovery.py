@@ -11,6 +11,12 @@ database from it beside the damaged one and swaps them, keeping the damaged file
 any more, a NULL where a hash belongs) ends the prefix and is named; so does one
 whose payload, though it verifies, cannot be applied.
 
+A shared repository's database is a cache: its shared events come back from the
+``.jupymem/log`` files, and only this machine's own events (private memories, history
+not yet shared) need the damaged file. ``read_own`` reads those, each checked against
+its own hashes (the cache's order and chain are re-derived on replay anyway), and
+``rebuild_cache`` writes a new cache from the files plus them.
+
 Used by ``opening.doctor``; nothing else writes over a database.
 """
 
@@ -26,6 +32,7 @@ from typing import Any
 from . import registry, store
 from .errors import CorruptLog
 from .maintenance import EVENT_COLUMNS, applicable, event_from_row, rebuild
+from .share import Sharing
 
 _COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash"
 _CHUNK = 500
@@ -211,3 +218,99 @@ def roots_in(path: Path) -> list[str]:
     except ValueError:
         return []
     return [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+
+
+# -- a shared repository's cache ----------------------------------------------------------
+
+
+@dataclass
+class Own:
+    """This machine's own events (scope local or private) read from a damaged cache."""
+
+    events: list[store.LogItem] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+    lost: int | None = 0  # rows that could not be read or failed their hashes; None: not even counted
+    stopped: str | None = None
+
+
+def read_own(path: Path) -> Own:
+    """The local and private events of a damaged cache, each verified on its own (its
+    payload against its payload hash, its header against its hash), read-only."""
+    out = Own()
+    try:
+        raw = _open_readonly(path)
+    except Exception as exc:  # the driver's error for a file that is not a database
+        out.lost, out.stopped = None, f"the file cannot be opened as a database ({exc})"
+        return out
+    try:
+        with contextlib.suppress(Exception):
+            out.meta = {k: v for k, v in raw.execute("SELECT key, value FROM meta").fetchall()}
+        rows = _own_rows(raw, out)
+    finally:
+        raw.close()
+    for row in rows:
+        try:
+            out.events.append(_verified_item(row))
+        except CorruptLog as exc:
+            out.lost = (out.lost or 0) + 1
+            out.stopped = out.stopped or exc.message
+    return out
+
+
+_OWN = f"{EVENT_COLUMNS}, scope, source"
+
+
+def _own_rows(raw: Any, out: Own) -> list[tuple[Any, ...]]:
+    try:
+        return raw.execute(f"SELECT {_OWN} FROM events WHERE scope != 'shared' ORDER BY seq").fetchall()
+    except Exception as exc:  # a damaged page: row by row, counting what cannot be read
+        first = exc
+    try:
+        lo, hi = raw.execute("SELECT min(seq), max(seq) FROM events").fetchone()
+    except Exception:
+        out.lost, out.stopped = None, f"its events cannot be read ({first})"
+        return []
+    rows = []
+    for seq in range(lo or 1, (hi or 0) + 1):
+        try:
+            row = raw.execute(f"SELECT {_OWN} FROM events WHERE seq = ?", (seq,)).fetchone()
+        except Exception as exc:
+            out.lost = (out.lost or 0) + 1
+            out.stopped = out.stopped or f"event {seq} is in a damaged part of the file ({exc})"
+            continue
+        if row is not None and row[-2] != store.SHARED:
+            rows.append(row)
+    return rows
+
+
+def _verified_item(row: tuple[Any, ...]) -> store.LogItem:
+    """One of this machine's own events, as a log item; CorruptLog when it is garbled or
+    fails its own hashes."""
+    ev = event_from_row(row[:-2])
+    scope, source = row[-2], row[-1]
+    if scope not in (store.LOCAL, store.PRIVATE) or (source is not None and not isinstance(source, str)):
+        raise CorruptLog(f"event {ev.seq}: its scope is not one this machine writes (garbled bytes)")
+    body = None if ev.payload is None else store.canonical(ev.payload).decode("utf-8")
+    if store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash or (
+        body is not None and store.sha256(body.encode("utf-8")) != ev.payload_hash
+    ):
+        raise CorruptLog(f"event {ev.seq} ({ev.type}) fails its own hashes")
+    return (ev.uid, ev.type, ev.at, ev.payload, body, ev.payload_hash, scope, source)
+
+
+def rebuild_cache(path: Path, own: Own | None, identity: dict[str, str], root: Path) -> tuple[Path | None, int]:
+    """Write a new cache at ``path``: the files of ``root``'s ``.jupymem/log`` and ``own``
+    (None: the old file is gone), replayed in (time, uid) order as every read does. Returns
+    where the old file went and how many events the new cache holds."""
+    tmp = _fresh(path)
+    conn = store.open_database(tmp, create=True, check=False)
+    try:
+        with store.transaction(conn):
+            for key, value in {**identity, **(own.meta if own else {})}.items():
+                store.set_meta(conn, key, value)
+            if own and own.events:
+                store.append_many(conn, sorted(own.events, key=lambda i: (i[2], i[0])), prev=store.GENESIS)
+        n = Sharing(conn, root, on_rebuild=lambda: None).rebuild()  # as a read rebuilds it
+    finally:
+        conn.close()
+    return _swap(path, tmp), n

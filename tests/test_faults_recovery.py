@@ -1,9 +1,9 @@
 """Honest recovery: what `doctor` and every face say about a database that lost its WAL,
-and one written by a newer jupymem.
+one written by a newer jupymem, and a shared repository's cache, healthy or damaged.
 
 Real parts throughout: database files under a real JUPYMEM_HOME, a writer process killed
-with SIGKILL, the WAL deleted as a tidy-up or a backup tool would, and the real command
-line in a subprocess.
+with SIGKILL, the WAL deleted as a tidy-up or a backup tool would, clones of one bare
+remote with their own homes (``team.py``), and the real command line in a subprocess.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from faults import jm, ok, quiesce, refused
+from faults import jm, ok, overwrite, page_size, quiesce, refused, root_page
 from jupymem import marks, store
+from team import Clone, make_team
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,3 +185,85 @@ def test_a_database_from_a_newer_jupymem_is_refused_everywhere_and_doctor_never_
     finally:
         ip.run_line_magic("unload_ext", "jupymem")
         InteractiveShell.clear_instance()
+
+
+# -- doctor and a shared repository -------------------------------------------------------------
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Clone, Clone]:
+    return tuple(make_team(tmp_path, ("Ana", "ana@example.com"), ("Ben", "ben@example.com")))  # type: ignore[return-value]
+
+
+def shared(ana: Clone, ben: Clone) -> None:
+    """Ana records before sharing (so her cache was once a plain database with marks), shares,
+    keeps a private memory; Ben pulls and records; both read."""
+    ana.remember("Join sales to customers on customer_id, never on email", "--kind", "decision")
+    ana.remember("Revenue is reported net of refunds", "--kind", "constraint")
+    ana.ok("share")
+    ana.commit("share memory")
+    ana.push()
+    ana.remember("My own doubt about the churn definition", "--private")
+    ana.remember("Weekly numbers are in EUR", "--kind", "fact")
+    ben.pull()
+    ben.remember("Timestamps are UTC", "--kind", "constraint")
+    ana.listed()
+
+
+def database_of(clone: Clone) -> Path:
+    (db,) = clone.home.glob("projects/*/memory.sqlite")
+    return db
+
+
+def test_doctor_says_a_healthy_shared_project_is_ok(team) -> None:
+    ana, ben = team
+    shared(ana, ben)
+    for who in (ana, ben):
+        proc = who.jm("doctor", "--json")
+        # Before: Ana's cache (replayed, so renumbered) was reported lost against her old marks.
+        assert proc.returncode == 0, (who.name, proc.stdout.decode(), proc.stderr.decode())
+        report = json.loads(proc.stdout)
+        assert all(d["state"] == "ok" for d in report.get("databases", ())), report
+
+
+def test_doctor_rebuilds_a_damaged_shared_cache_from_the_files_and_keeps_this_machines_own_events(team) -> None:
+    ana, ben = team
+    shared(ana, ben)
+    before = sorted((m["id"], m["statement"], m["private"]) for m in ana.listed())
+    db = database_of(ana)
+    size = page_size(db)
+    overwrite(db, (root_page(db, "memories") - 1) * size, bytes(range(256)) * (size // 256))
+    assert "jupymem doctor" in refused(ana.jm("list"), 1)
+    doctor = ana.jm("doctor", "--json")
+    assert doctor.returncode == 0 and b"Traceback" not in doctor.stderr, doctor.stdout.decode()
+    (entry,) = json.loads(doctor.stdout)["databases"]
+    assert entry["state"] == "recovered" and entry["shared"] is True, entry
+    assert "rebuilt from .jupymem/log and 1 of this machine's own events" in entry["message"], entry
+    assert list(db.parent.glob("memory.sqlite.damaged-*"))
+    assert sorted((m["id"], m["statement"], m["private"]) for m in ana.listed()) == before
+    assert ana.ok("verify").startswith("verify: ok")
+    assert ana.jm("doctor").returncode == 0
+
+
+def test_doctor_rebuilds_an_unreadable_or_missing_shared_cache_and_says_what_only_this_machine_held(team) -> None:
+    ana, ben = team
+    shared(ana, ben)
+    shared_only = sorted(m["statement"] for m in ana.listed() if not m["private"])
+    db = database_of(ana)
+    overwrite(db, 0, b"\x00" * 100)  # not a database any more: nothing of it can be read
+    assert "is not a SQLite database any more" in refused(ana.jm("list"), 1)
+    doctor = ana.jm("doctor", "--json")
+    assert doctor.returncode == 1 and b"Traceback" not in doctor.stderr  # something may be gone: a person knows
+    (entry,) = json.loads(doctor.stdout)["databases"]
+    assert entry["state"] == "partly recovered", entry
+    assert "could not be read from it at all" in entry["message"] and "kept at" in entry["message"], entry
+    assert sorted(m["statement"] for m in ana.listed()) == shared_only
+    # A missing cache: rebuilt as well, and said.
+    for p in db.parent.glob("memory.sqlite*"):
+        if "damaged" not in p.name:
+            p.unlink()
+    doctor = ana.jm("doctor", "--json")
+    assert doctor.returncode == 0, doctor.stdout.decode()
+    (entry,) = json.loads(doctor.stdout)["databases"]
+    assert entry["state"] == "recovered" and "was in the missing file" in entry["message"], entry
+    assert sorted(m["statement"] for m in ana.listed()) == shared_only
