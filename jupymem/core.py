@@ -38,6 +38,7 @@ from .errors import (
     InvalidTransition,
     LanguageRefused,
     ReadOnlyHome,
+    StorageError,
     UnknownEvidence,
     UnknownMemory,
 )
@@ -725,7 +726,17 @@ class Project:
         """True when the memory home could only be opened for reading."""
         return bool(self.conn.readonly)
 
+    @property
+    def disk_full(self) -> bool:
+        """True when it was opened for reading because the disk is full (not read-only)."""
+        return bool(getattr(self.conn, "disk_full", False))
+
     def _writable(self) -> None:
+        if self.disk_full:
+            raise StorageError(
+                f"{self.database} cannot be written: the disk holding it is full ({self.conn.readonly_reason}). "
+                "Free some space and try again; searching and reading work meanwhile."
+            )
         if self.conn.readonly:
             raise ReadOnlyHome(
                 f"{self.database} is read-only here ({self.conn.readonly_reason}): searching and reading "

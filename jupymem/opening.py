@@ -28,6 +28,7 @@ files and whatever of its own events the damaged file still holds, saying what w
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -294,18 +295,33 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
     record = reg.record(pid)
     if not path.exists() and not _nothing_recorded(record, path) and not share.has_log(root):
         raise _lost(path, pid, root, record, "is missing")
-    conn = store.open_database(path, create=True)
+    new = not path.exists()
     try:
-        roots = json.loads(store.get_meta(conn, "roots") or "[]")
-        with store.transaction(conn):
-            if store.get_meta(conn, "project_id") is None:
-                store.set_meta(conn, "project_id", pid)
-                store.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
-                store.set_meta(conn, "created_at", record.created_at if record else registry.now_iso())
-            if str(root) not in roots:
-                store.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
-    finally:
-        conn.close()
+        conn = store.open_database(path, create=True)
+        try:
+            roots = json.loads(store.get_meta(conn, "roots") or "[]")
+            with store.transaction(conn):
+                if store.get_meta(conn, "project_id") is None:
+                    store.set_meta(conn, "project_id", pid)
+                    store.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
+                    store.set_meta(conn, "created_at", record.created_at if record else registry.now_iso())
+                if str(root) not in roots:
+                    store.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
+        finally:
+            conn.close()
+    except JupymemError:
+        if new:  # a full disk, say: leave no half-made database for doctor to call damaged
+            _remove_new(path)
+        raise
+
+
+def _remove_new(path: Path) -> None:
+    """Remove a database this call began to create (nothing was ever recorded in it)."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), marks.mark_path(path)):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()
 
 
 def rebuild_registry_locked(home: Path) -> registry.Registry:

@@ -40,6 +40,7 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         # database_damaged / database_lost / storage_error when the database cannot be used
         "damage": None,
         "read_only": False,
+        "disk_full": False,  # opened for reading only because the disk is full
         "home": str(settings.home),
     }
     root = registry.find_git_root(path)
@@ -84,7 +85,9 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
             f" {n} problem{'s' if n != 1 else ''} in {sharing['folder']}/: some shared lines are not applied "
             "(`jupymem verify` names them)."
         )
-    if proj.readonly:
+    if proj.disk_full:
+        message += " The disk holding the memory home is full: reading works, recording does not until space is freed."
+    elif proj.readonly:
         message += " The memory home is read-only: reading works, recording does not."
     out.update(
         memory=True,
@@ -100,5 +103,6 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         retrieval=proj.dense_status(),
         sharing=sharing,
         read_only=proj.readonly,
+        disk_full=proj.disk_full,
     )
     return out

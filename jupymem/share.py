@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import store
+from .damage import disk_full, os_reason
 from .errors import InvalidImport, JupymemError, SharingError
 from .journal import FileTail, Identity, Journal, fstat, identity
 from .projection import Batch, clear
@@ -514,6 +515,9 @@ def _filesystem(what: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
+        if disk_full(exc):  # said as what it is, never as a permission
+            raise SharingError(f"Cannot {what}: {os_reason(exc)}. Free some space, or keep memory on this machine "
+                               "with `jupymem share --off`.") from None
         raise SharingError(
             f"Cannot {what} ({exc.strerror or exc}). Check the folder's permissions and free space, "
             "or keep memory on this machine with `jupymem share --off`."

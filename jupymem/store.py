@@ -42,7 +42,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, storage_error, translated
+from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
 from .errors import CorruptLog, DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
 
 GENESIS = "0" * 64
@@ -318,6 +318,7 @@ class Connection:
         self.path = path
         self.readonly = readonly or immutable
         self.readonly_reason: str | None = None
+        self.disk_full = False  # read-only only because the disk is full (see _connect)
         if str(path) == ":memory:":
             self.raw = mod.connect(":memory:", isolation_level=None, check_same_thread=False)
         else:
@@ -445,6 +446,8 @@ def open_database(path: Path, *, create: bool, driver_name: str | None = None, c
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            if disk_full(exc):
+                raise StorageError(f"Cannot create {path.parent}: the disk is full ({exc.strerror}).") from None
             raise ReadOnlyHome(f"Cannot create {path.parent} ({exc.strerror or exc}); is the memory home writable?") from None
     elif not path.exists():
         raise FileNotFoundError(path)
@@ -487,6 +490,9 @@ def _connect(path: Path, *, create: bool, driver_name: str | None) -> Connection
                 raise (storage_error(exc, path) or exc) from None
             continue
         conn.readonly_reason = _reason(first)
+        # Opened for reading because the disk is full, not because it may not be written:
+        # Project says "disk full" when asked to write (a full disk is never "read-only").
+        conn.disk_full = disk_full(first, path)
         return conn
     raise AssertionError("unreachable")
 
