@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import capture, language, share, store, validate
+from . import capture, language, registry, share, store, validate
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings
@@ -43,7 +43,7 @@ from .errors import (
     UnknownMemory,
 )
 from .maintenance import (
-    GcReport, ImportReport, VerifyReport, export_log, gc, import_log, read_import, rebuild, verify,
+    GcReport, ImportReport, Origin, VerifyReport, export_log, gc, import_log, read_import, rebuild, verify,
 )
 from .models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
@@ -675,7 +675,8 @@ class Project:
 
     def export(self, fp: IO[str]) -> int:
         """The log as JSONL, private events left out (an export is meant to be shared)."""
-        return export_log(self.conn, fp, project_id=self.id)
+        stored = store.get_meta(self.conn, "root_commit") or None
+        return export_log(self.conn, fp, project_id=self.id, repository=stored or registry.root_commit(self.root))
 
     def export_to(self, path: str | Path) -> int:
         """Write the export to a file, whole or not at all (a temporary file beside it,
@@ -692,14 +693,18 @@ class Project:
             raise JupymemError(f"Cannot write {path}: {exc.strerror or exc}. Nothing was exported.") from None
         return n
 
-    def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
+    def import_(self, fp: IO[str], *, source: str = "import", other_project: bool = False) -> ImportReport:
         """Merge an export. In a shared repository the new events go to this writer's file
-        too (teammates get them), and are applied in (time, uid) order."""
+        too (teammates get them), and are applied in (time, uid) order.
+
+        An export of another repository (another root commit), or one that cannot say
+        which it is of, is refused (``OtherProjectImport``) unless ``other_project``."""
         self._writable()
+        origin = None if other_project else Origin(self._root_commits(), self.id, self.name)
         if self.sharing.state() != share.ON:
-            report = import_log(self.conn, fp, source=source)
+            report = import_log(self.conn, fp, source=source, origin=origin)
         else:
-            evts = read_import(self.conn, fp, source)
+            evts = read_import(self.conn, fp, source, origin=origin)
             added = self.sharing.import_events(evts, source)
             report = ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
         self._after_write()
@@ -717,6 +722,12 @@ class Project:
         return self.sharing.status()
 
     # -- internals ------------------------------------------------------------
+
+    def _root_commits(self) -> frozenset[str]:
+        """This repository's identity: the root commit stored when it was bound and git's
+        own now (a repository bound before its first commit has one only later)."""
+        stored = store.get_meta(self.conn, "root_commit") or None
+        return frozenset(c for c in (stored, registry.root_commit(self.root)) if c)
 
     def _known(self) -> validate.Known:
         return validate.DatabaseKnown(self.conn)

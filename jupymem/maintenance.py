@@ -9,7 +9,11 @@ is the same replay written over the live tables. ``import`` verifies the
 incoming file's own chain first, then checks every event as every other
 entrance does (``validate``: a re-hashed chain can still carry a forged kind
 or a secret), then appends only events whose ``uid`` is new, so importing the
-same export twice (or one's own export) adds nothing. ``verify`` runs the same
+same export twice (or one's own export) adds nothing. An export names the
+repository it came from (its root commit, which every clone shares, while project
+ids are random per machine); importing one from another repository, or one that
+cannot say, is refused unless asked for (``Origin``, ``other_project``), since it
+merges another project's memory into this one. ``verify`` runs the same
 checks over the database's own log, so an event that would be refused today
 (edited by hand, or stored before a check existed) is named. ``export`` leaves
 private events out (an export is made to be shared). In a repository that
@@ -37,7 +41,7 @@ from typing import IO, Any
 
 from . import store, validate
 from .damage import translated
-from .errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError
+from .errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
 from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
 from .projection import Batch, apply, clear, snapshot
 
@@ -62,6 +66,16 @@ class GcReport:
     purged_events: int
     evidence_dropped: int
     dry_run: bool
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The repository an import goes into: its root commits (the stored one and git's
+    own now, which every clone of it shares), its project id here, and its name."""
+
+    commits: frozenset[str]
+    project_id: str | None
+    name: str
 
 
 @dataclass(frozen=True)
@@ -342,12 +356,13 @@ def gc(
     return GcReport(tuple(forgotten), len(purged), stale_evidence, False)
 
 
-def export_log(conn: store.Connection, fp: IO[str], *, project_id: str) -> int:
+def export_log(conn: store.Connection, fp: IO[str], *, project_id: str, repository: str | None = None) -> int:
     """Write the log as JSONL: a header line, then one event per line.
 
     Private events (``remember --private`` and what touches those memories) are left
     out, since an export is made to be shared; the events written are chained afresh,
-    so the file verifies on its own. The header says how many were left out.
+    so the file verifies on its own. The header says how many were left out, and which
+    repository the export is of (``repository``: its root commit; None when it has none).
     """
     private = {r[0] for r in conn.execute("SELECT seq FROM events WHERE scope = ?", (store.PRIVATE,))}
     evts, prev = [], store.GENESIS
@@ -356,7 +371,9 @@ def export_log(conn: store.Connection, fp: IO[str], *, project_id: str) -> int:
         h = store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, prev)
         evts.append(store.Event(n, ev.uid, ev.type, ev.at, ev.payload, ev.payload_hash, prev, h))
         prev = h
-    header: dict[str, Any] = {"jupymem_export": EXPORT_FORMAT, "project": project_id, "events": len(evts)}
+    header: dict[str, Any] = {
+        "jupymem_export": EXPORT_FORMAT, "project": project_id, "repository": repository, "events": len(evts),
+    }
     if private:
         header["private_left_out"] = len(private)
     fp.write(json.dumps(header, sort_keys=True) + "\n")
@@ -365,10 +382,10 @@ def export_log(conn: store.Connection, fp: IO[str], *, project_id: str) -> int:
     return len(evts)
 
 
-def _read_export(fp: IO[str], source: str) -> list[tuple[int, store.Event]]:
-    """The events of an export file, each with its line number."""
+def _read_export(fp: IO[str], source: str) -> tuple[dict[str, Any], list[tuple[int, store.Event]]]:
+    """The header and the events of an export file, each event with its line number."""
     evts: list[tuple[int, store.Event]] = []
-    header_seen = False
+    header: dict[str, Any] | None = None
     try:
         lines = list(fp)
     except UnicodeDecodeError:
@@ -383,21 +400,25 @@ def _read_export(fp: IO[str], source: str) -> list[tuple[int, store.Event]]:
         if isinstance(obj, dict) and "jupymem_export" in obj:
             if obj["jupymem_export"] != EXPORT_FORMAT:
                 raise InvalidImport(f"{source} was written by a newer jupymem (format {obj['jupymem_export']}).")
-            header_seen = True
+            header = obj
             continue
         try:
             evts.append((number, store.parse_event(obj, source=source, line=number)))
         except CorruptLog as exc:
             raise InvalidImport(exc.message) from None
-    if not header_seen:
+    if header is None:
         raise InvalidImport(f"{source} has no jupymem export header; is this a `jupymem export` file?")
-    return evts
+    return header, evts
 
 
-def read_import(conn: store.Connection, fp: IO[str], source: str = "import") -> list[store.Event]:
+def read_import(
+    conn: store.Connection, fp: IO[str], source: str = "import", *, origin: Origin | None = None
+) -> list[store.Event]:
     """The events of an export, verified (chain) and checked as every entrance checks an
-    event (``validate``, against what ``conn`` holds); raises InvalidImport naming the line."""
-    lines = _read_export(fp, source)
+    event (``validate``, against what ``conn`` holds); raises InvalidImport naming the line.
+    With ``origin``, an export of another repository is refused (``check_origin``) once
+    the file is known to be a sound export: what is wrong with a file is said first."""
+    header, lines = _read_export(fp, source)
     evts = [ev for _, ev in lines]
     try:
         store.check_chain(evts, source=source)
@@ -408,11 +429,46 @@ def read_import(conn: store.Connection, fp: IO[str], source: str = "import") -> 
     validate.check_events(
         ((number, ev.to_json()) for number, ev in lines), validate.DatabaseKnown(conn), source=source
     )
+    if origin is not None:
+        check_origin(header, origin, source)
     return evts
 
 
-def import_log(conn: store.Connection, fp: IO[str], *, source: str = "import") -> ImportReport:
-    evts = read_import(conn, fp, source)
+_FLAG = (
+    "If merging it is what you mean, import it again with --other-project (`jupymem import --other-project FILE`, "
+    "`%memory import --other-project FILE`, or `import_(..., other_project=True)` in Python). Nothing was imported."
+)
+
+
+def check_origin(header: dict[str, Any], origin: Origin, source: str) -> None:
+    """Refuse an export that is not of ``origin``'s repository, or cannot say it is.
+
+    The same repository shares its root commit in every clone, so an export from a
+    teammate's clone (or one's own) passes. An export that names no root commit (made
+    before exports named one, or of a repository without commits) passes only into the
+    project that made it (the same project id); anything else needs the flag."""
+    theirs = header.get("repository")
+    project = header.get("project")
+    if isinstance(theirs, str) and theirs in origin.commits:
+        return
+    if not isinstance(theirs, str) and project is not None and project == origin.project_id:
+        return
+    mine = f"root commit {min(origin.commits)[:12]}" if origin.commits else "no commit yet"
+    if isinstance(theirs, str):
+        what = f"is an export of another repository (root commit {theirs[:12]}, project {project})"
+    else:
+        what = (f"does not say which repository it is an export of (it names none: an export made by an older "
+                f"jupymem, or of a repository without commits), and its project ({project}) is not this one's")
+    raise OtherProjectImport(
+        f"{source} {what}, not of {origin.name} ({mine}). Importing it would merge another project's memory into "
+        f"{origin.name}'s. {_FLAG}"
+    )
+
+
+def import_log(
+    conn: store.Connection, fp: IO[str], *, source: str = "import", origin: Origin | None = None
+) -> ImportReport:
+    evts = read_import(conn, fp, source, origin=origin)
     memory_ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
     added = skipped = 0
     with store.transaction(conn), Batch(conn, memory_ids) as batch:

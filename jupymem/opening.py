@@ -41,7 +41,7 @@ from . import marks, recovery, registry, share, store
 from .config import Settings
 from .core import Project
 from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
-from .maintenance import ImportReport, import_log, verify
+from .maintenance import ImportReport, Origin, import_log, verify
 
 log = logging.getLogger("jupymem")
 
@@ -269,21 +269,26 @@ def init_project(path: str | Path, settings: Settings) -> Project:
     return proj
 
 
-def import_into(path: str | Path, text: str, settings: Settings, *, source: str = "import") -> ImportReport:
+def import_into(
+    path: str | Path, text: str, settings: Settings, *, source: str = "import", other_project: bool = False
+) -> ImportReport:
     """Verify and merge an export into the memory of ``path``'s repository.
 
     A repository without memory gets one only for a file that imports cleanly: the
     whole file is checked against a scratch database first, so a damaged or foreign
-    file initializes nothing (every face that imports calls this)."""
-    registry.require_git_root(path)
+    file initializes nothing (every face that imports calls this). An export of another
+    repository needs ``other_project`` (``maintenance.check_origin``)."""
+    root = registry.require_git_root(path)
     if find_project(path, settings) is None:
+        commit = registry.root_commit(root)
+        origin = None if other_project else Origin(frozenset([commit] if commit else []), None, root.name)
         scratch = store.memory_database()
         try:
-            import_log(scratch, io.StringIO(text), source=source)
+            import_log(scratch, io.StringIO(text), source=source, origin=origin)
         finally:
             scratch.close()
     proj = find_project(path, settings) or init_project(path, settings)
-    return proj.import_(io.StringIO(text), source=source)
+    return proj.import_(io.StringIO(text), source=source, other_project=other_project)
 
 
 def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -> None:
