@@ -43,7 +43,7 @@ from .errors import (
     UnknownMemory,
 )
 from .maintenance import (
-    GcReport, ImportReport, Origin, VerifyReport, export_log, gc, import_log, read_import, rebuild, verify,
+    GcReport, ImportReport, Origin, VerifyReport, export_log, garbled, gc, import_log, read_import, rebuild, verify,
 )
 from .models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
@@ -105,7 +105,10 @@ class Project:
         (the files may have moved on; nothing can be written to follow them)."""
         if self.conn.readonly:
             return
-        self.sharing.follow()
+        try:
+            self.sharing.follow()
+        except json.JSONDecodeError:  # a replay met a garbled event of this machine's own: name it
+            raise garbled(self.conn, f"The cache of {self.name}'s memory cannot follow .jupymem/log.") from None
 
     def revision(self) -> int:
         """The last event's sequence number: it changes whenever memory changes.
@@ -649,7 +652,10 @@ class Project:
         this machine's own events, which is what the cache is)."""
         self._writable()
         if self.sharing.state() != share.NONE or self.sharing.has_shared_events():
-            return self.sharing.rebuild()
+            try:
+                return self.sharing.rebuild()
+            except json.JSONDecodeError:  # a garbled event of this machine's own: name it
+                raise garbled(self.conn, "Nothing was rebuilt.") from None
         n = rebuild(self.conn)
         self._forget_caches()
         return n

@@ -237,6 +237,17 @@ def _rows(conn: store.Connection) -> list[Any]:
     return conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq").fetchall()
 
 
+def garbled(conn: store.Connection, what: str) -> CorruptLog:
+    """The error naming the first garbled event, for a caller that met one in its own
+    reading (a shared cache's replay): ``what`` says what was not done."""
+    found = _readable_prefix(conn)[1]
+    first = found[0] if found else "an event of this machine's own cannot be read (garbled bytes)"
+    return CorruptLog(
+        f"{first}. {what} `jupymem doctor` rebuilds the project from .jupymem/log and the events that can be read "
+        "(the damaged file is kept aside)."
+    )
+
+
 def _readable_prefix(conn: store.Connection) -> tuple[list[store.Event], list[str], int | None]:
     """The events before the first garbled one, every garbled event named, and the
     number of the first (None when there is none)."""

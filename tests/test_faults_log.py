@@ -202,3 +202,37 @@ def test_verify_while_another_process_writes_never_reports_false_damage(repo: Pa
         writer.wait(timeout=30)
     assert overlapped >= 4, "the writer did not write while verify ran; the test proved nothing"
     assert proj.verify().ok
+
+
+def test_a_garbled_event_of_this_machines_own_in_a_shared_cache_is_named_and_doctor_rebuilds(repo: Path):
+    from jupymem import store
+    from team import git
+    from test_share_log import Writer, memory_payload
+
+    git(repo, "config", "user.name", "Ana")
+    git(repo, "config", "user.email", "ana@example.com")
+    proj = jupymem.init(repo)
+    proj.remember("Join sales to customers on customer_id", kind="decision")
+    proj.share()
+    private = proj.remember("My own doubt about the churn definition", private=True)
+    proj.remember("Weekly numbers are in EUR", kind="fact")
+    first_at = store.events(proj.conn).__next__().at
+    db = proj.database
+    quiesce()
+    _update(db, "UPDATE events SET payload = substr(payload, 1, 30) WHERE scope = 'private'")
+    with contextlib.closing(sqlite3.connect(db)) as raw:
+        (seq,) = raw.execute("SELECT seq FROM events WHERE scope = 'private'").fetchone()
+    named = f"event {seq}: its payload is not JSON (garbled bytes)"
+    # Before: both were a JSONDecodeError traceback.
+    err = refused(jm("rebuild", cwd=repo), 1)
+    assert named in err and "jupymem doctor" in err, err
+    # A teammate's line that sorts among ours (a pull): the cache must replay, and says why it cannot.
+    teammate = {"memory": memory_payload("Teammate statement about the orders table")}
+    Writer(repo).append("record", teammate, first_at[:-2] + "9Z")
+    err = refused(jm("list", cwd=repo), 1)
+    assert named in err and "cannot follow .jupymem/log" in err, err
+    doctor = jm("doctor", "--json", cwd=repo)
+    (entry,) = json.loads(doctor.stdout)["databases"]
+    assert entry["state"] == "partly recovered" and named in entry["message"], entry
+    listed = {m["statement"] for m in ok(jm("list", "--json", cwd=repo))}
+    assert "Teammate statement about the orders table" in listed and private.statement not in listed

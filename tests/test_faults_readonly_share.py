@@ -97,7 +97,7 @@ async def test_rest_status_says_it_for_the_sidebar(jp_fetch: Any, jp_root_dir: P
     quiesce()
     ben = Writer(repo)  # a teammate's file, as a pull brings it
     for i, at in enumerate(("2030-01-01T00:00:00.000000Z", "2030-01-02T00:00:00.000000Z")):
-        ben.append("record", memory_payload(f"Teammate statement number {i} about the orders table"), at)
+        ben.append("record", {"memory": memory_payload(f"Teammate statement number {i} about the orders table")}, at)
     assert len(list(sharelog.log_dir(repo).glob("*.jsonl"))) == 2
     with read_only(jupymem_home):
         resp = await jp_fetch("jupymem", "api", "status", params={"path": "proj"}, raise_error=False)
@@ -107,3 +107,4 @@ async def test_rest_status_says_it_for_the_sidebar(jp_fetch: Any, jp_root_dir: P
         resp = await jp_fetch("jupymem", "api", "memories", params={"path": "proj"}, raise_error=False)
         assert json.loads(resp.body.decode())["total"] == 1
         quiesce()
+    assert len(jupymem.project(repo).list()) == 3  # writable again: the lines were valid, and now shown
