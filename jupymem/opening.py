@@ -374,7 +374,11 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
     return reg
 
 
-def _bind_as_found(db: Path, projects: list[registry.ProjectRecord], claims: dict[str, list[tuple[int, str, str]]]) -> None:
+def _bind_as_found(
+    db: Path, projects: list[registry.ProjectRecord], claims: dict[str, list[tuple[int, str, str]]]
+) -> None:
+    """Record a database as its own meta describes it, without opening it through SQLite's
+    migrations (one from a newer jupymem): no mark, since its history is not ours to count."""
     meta = recovery.identity_in(db)
     pid = meta.get("project_id") or db.parent.name
     created = meta.get("created_at") or registry.now_iso()
@@ -602,7 +606,8 @@ def _rebuild_cache(
     if own.lost is None:
         gone = f"; this machine's own events could not be read from it at all ({own.stopped}), so any it held are gone"
     elif own.lost:
-        gone = f"; {own.lost} events could not be read from it ({own.stopped}): those of this machine's own among them are gone"
+        gone = (f"; {own.lost} events could not be read from it ({own.stopped}): those of this machine's own among "
+                "them are gone")
     else:
         gone = ""
     return {

@@ -142,7 +142,8 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
         return cached[1]
     stored = {r[0]: r[1:] for r in proj.conn.execute("SELECT name, size, mtime_ns, ino, lines FROM shared_files")}
     current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
-    changed = sorted(n for n in current if stored.get(n, (None,))[:3] != current[n]) + sorted(set(stored) - set(current))
+    changed = sorted(n for n in current if stored.get(n, (None,))[:3] != current[n])
+    changed += sorted(set(stored) - set(current))  # files that went away
     lines = 0
     for name in changed:
         if name not in current:

@@ -72,7 +72,8 @@ def _payload_a_number(db: Path) -> None:
 
 GARBLED = [
     ("payload cut short", _cut_payload, "event 17: its payload is not JSON (garbled bytes)"),
-    ("payload bytes edited in the file", _not_utf8_in_the_file, "event 17: its payload is not UTF-8 text (garbled bytes)"),
+    ("payload bytes edited in the file", _not_utf8_in_the_file,
+     "event 17: its payload is not UTF-8 text (garbled bytes)"),
     ("binary data where a hash belongs", _blob_hash, "event 17: its hash is 3 bytes of binary data, not text"),
     ("a number where the payload belongs", _payload_a_number, "event 17: its payload is JSON but not an object"),
 ]

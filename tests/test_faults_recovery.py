@@ -192,7 +192,8 @@ def test_a_database_from_a_newer_jupymem_is_refused_everywhere_and_doctor_never_
 
 @pytest.fixture
 def team(tmp_path: Path) -> tuple[Clone, Clone]:
-    return tuple(make_team(tmp_path, ("Ana", "ana@example.com"), ("Ben", "ben@example.com")))  # type: ignore[return-value]
+    ana, ben = make_team(tmp_path, ("Ana", "ana@example.com"), ("Ben", "ben@example.com"))
+    return ana, ben
 
 
 def shared(ana: Clone, ben: Clone) -> None:
