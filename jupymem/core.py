@@ -43,7 +43,8 @@ from .errors import (
     UnknownMemory,
 )
 from .maintenance import (
-    GcReport, ImportReport, Origin, VerifyReport, export_log, garbled, gc, import_log, read_import, rebuild, verify,
+    GcReport, ImportReport, Origin, VerifyReport, export_log, garbled_error, gc, import_log, read_import, rebuild,
+    verify,
 )
 from .models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
@@ -108,7 +109,7 @@ class Project:
         try:
             self.sharing.follow()
         except json.JSONDecodeError:  # a replay met a garbled event of this machine's own: name it
-            raise garbled(self.conn, f"The cache of {self.name}'s memory cannot follow .jupymem/log.") from None
+            raise garbled_error(self.conn, f"The cache of {self.name}'s memory cannot follow .jupymem/log.") from None
 
     def revision(self) -> int:
         """The last event's sequence number: it changes whenever memory changes.
@@ -655,7 +656,7 @@ class Project:
             try:
                 return self.sharing.rebuild()
             except json.JSONDecodeError:  # a garbled event of this machine's own: name it
-                raise garbled(self.conn, "Nothing was rebuilt.") from None
+                raise garbled_error(self.conn, "Nothing was rebuilt.") from None
         n = rebuild(self.conn)
         self._forget_caches()
         return n

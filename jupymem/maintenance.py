@@ -237,7 +237,7 @@ def _rows(conn: store.Connection) -> list[Any]:
     return conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq").fetchall()
 
 
-def garbled(conn: store.Connection, what: str) -> CorruptLog:
+def garbled_error(conn: store.Connection, what: str) -> CorruptLog:
     """The error naming the first garbled event, for a caller that met one in its own
     reading (a shared cache's replay): ``what`` says what was not done."""
     found = _readable_prefix(conn)[1]
