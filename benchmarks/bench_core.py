@@ -225,7 +225,7 @@ def bench_bulk(ws: Workspace, results: dict) -> None:
         buf = io.StringIO()
         proj.export(buf)
         target = ws.project()
-        imports.append(timed(lambda: target.import_(io.StringIO(buf.getvalue()))))
+        imports.append(timed(lambda: target.import_(io.StringIO(buf.getvalue()), other_project=True)))
         assert target.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 5000
     results["remember_many_5000"] = summary(many)
     results["import_5000"] = summary(imports)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import capture, language, share, store, validate
+from . import capture, language, registry, share, store, validate
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings
@@ -38,11 +38,13 @@ from .errors import (
     InvalidTransition,
     LanguageRefused,
     ReadOnlyHome,
+    StorageError,
     UnknownEvidence,
     UnknownMemory,
 )
 from .maintenance import (
-    GcReport, ImportReport, VerifyReport, export_log, gc, import_log, read_import, rebuild, verify,
+    GcReport, ImportReport, Origin, VerifyReport, export_log, garbled_error, gc, import_log, read_import, rebuild,
+    verify,
 )
 from .models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
@@ -104,7 +106,10 @@ class Project:
         (the files may have moved on; nothing can be written to follow them)."""
         if self.conn.readonly:
             return
-        self.sharing.follow()
+        try:
+            self.sharing.follow()
+        except json.JSONDecodeError:  # a replay met a garbled event of this machine's own: name it
+            raise garbled_error(self.conn, f"The cache of {self.name}'s memory cannot follow .jupymem/log.") from None
 
     def revision(self) -> int:
         """The last event's sequence number: it changes whenever memory changes.
@@ -648,7 +653,10 @@ class Project:
         this machine's own events, which is what the cache is)."""
         self._writable()
         if self.sharing.state() != share.NONE or self.sharing.has_shared_events():
-            return self.sharing.rebuild()
+            try:
+                return self.sharing.rebuild()
+            except json.JSONDecodeError:  # a garbled event of this machine's own: name it
+                raise garbled_error(self.conn, "Nothing was rebuilt.") from None
         n = rebuild(self.conn)
         self._forget_caches()
         return n
@@ -674,7 +682,8 @@ class Project:
 
     def export(self, fp: IO[str]) -> int:
         """The log as JSONL, private events left out (an export is meant to be shared)."""
-        return export_log(self.conn, fp, project_id=self.id)
+        stored = store.get_meta(self.conn, "root_commit") or None
+        return export_log(self.conn, fp, project_id=self.id, repository=stored or registry.root_commit(self.root))
 
     def export_to(self, path: str | Path) -> int:
         """Write the export to a file, whole or not at all (a temporary file beside it,
@@ -691,14 +700,18 @@ class Project:
             raise JupymemError(f"Cannot write {path}: {exc.strerror or exc}. Nothing was exported.") from None
         return n
 
-    def import_(self, fp: IO[str], *, source: str = "import") -> ImportReport:
+    def import_(self, fp: IO[str], *, source: str = "import", other_project: bool = False) -> ImportReport:
         """Merge an export. In a shared repository the new events go to this writer's file
-        too (teammates get them), and are applied in (time, uid) order."""
+        too (teammates get them), and are applied in (time, uid) order.
+
+        An export of another repository (another root commit), or one that cannot say
+        which it is of, is refused (``OtherProjectImport``) unless ``other_project``."""
         self._writable()
+        origin = None if other_project else Origin(self._root_commits(), self.id, self.name)
         if self.sharing.state() != share.ON:
-            report = import_log(self.conn, fp, source=source)
+            report = import_log(self.conn, fp, source=source, origin=origin)
         else:
-            evts = read_import(self.conn, fp, source)
+            evts = read_import(self.conn, fp, source, origin=origin)
             added = self.sharing.import_events(evts, source)
             report = ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
         self._after_write()
@@ -717,6 +730,12 @@ class Project:
 
     # -- internals ------------------------------------------------------------
 
+    def _root_commits(self) -> frozenset[str]:
+        """This repository's identity: the root commit stored when it was bound and git's
+        own now (a repository bound before its first commit has one only later)."""
+        stored = store.get_meta(self.conn, "root_commit") or None
+        return frozenset(c for c in (stored, registry.root_commit(self.root)) if c)
+
     def _known(self) -> validate.Known:
         return validate.DatabaseKnown(self.conn)
 
@@ -725,7 +744,17 @@ class Project:
         """True when the memory home could only be opened for reading."""
         return bool(self.conn.readonly)
 
+    @property
+    def disk_full(self) -> bool:
+        """True when it was opened for reading because the disk is full (not read-only)."""
+        return bool(getattr(self.conn, "disk_full", False))
+
     def _writable(self) -> None:
+        if self.disk_full:
+            raise StorageError(
+                f"{self.database} cannot be written: the disk holding it is full ({self.conn.readonly_reason}). "
+                "Free some space and try again; searching and reading work meanwhile."
+            )
         if self.conn.readonly:
             raise ReadOnlyHome(
                 f"{self.database} is read-only here ({self.conn.readonly_reason}): searching and reading "

@@ -12,12 +12,19 @@ as a driver traceback. This module holds the two tools for it:
   it means a bug. ``store.Connection`` applies it to every statement; the faces
   apply it once more to errors met while reading rows.
 
+A full disk and a read-only one are told apart everywhere (``disk_full``): a full
+disk says so, never "read-only". SQLite reports a full disk as SQLITE_FULL when a
+write is refused, but as a bare "disk I/O error" when it cannot grow its shared-memory
+file, so that one is judged by asking the file system how much room is left.
+
 Stdlib only, no SQLite connection of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,20 +51,66 @@ def storage_error(exc: BaseException, path: Path | str | None = None) -> Jupymem
         return None
     where = f"The memory database {path}" if path else "A memory database"
     msg = str(exc).lower()
-    if any(h in msg for h in ("malformed", "not a database", "file is encrypted", "corrupt")):
+    # "could not decode": text that is not UTF-8 any more, met by the driver as it reads a row.
+    if any(h in msg for h in ("malformed", "not a database", "file is encrypted", "corrupt", "could not decode")):
         return DatabaseDamaged(f"{where} is damaged ({exc}). {DOCTOR}")
     if any(h in msg for h in ("readonly", "read-only", "attempt to write")):
         return ReadOnlyHome(
             f"{where} is read-only here ({exc}): reading works, nothing can be recorded. Make the memory "
             "home writable, or point JUPYMEM_HOME at a writable directory."
         )
+    if disk_full(exc, path):
+        return StorageError(f"{where} could not be written: the disk is full ({exc}). Free some space; "
+                            "nothing was changed, and reading still works.")
     if "unable to open" in msg:
         return StorageError(f"{where} cannot be opened ({exc}); check that its folder exists and can be read.")
-    if any(h in msg for h in ("disk is full", "disk i/o", "i/o error", "no space")):
-        return StorageError(f"{where} could not be written ({exc}): is the disk full? Nothing was changed.")
+    if any(h in msg for h in ("disk i/o", "i/o error")):
+        return StorageError(f"{where} could not be read or written: an I/O error below SQLite ({exc}). "
+                            "Nothing was changed; check the disk.")
     if "locked" in msg or "busy" in msg:
         return StorageError(f"{where} stayed locked by another process for 30 s ({exc}); try again.")
     return None
+
+
+_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+SQLITE_FULL = 13
+_ROOM = 64 * 1024  # less free space than this, and a write that failed failed for room
+
+
+def disk_full(exc: BaseException, path: Path | str | None = None) -> bool:
+    """Whether ``exc`` (an OSError or a driver error) means that the disk, or the quota,
+    holding ``path`` is full. A read-only file system is never full here."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    if not _is_driver_error(exc):
+        return False
+    if getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL or "disk is full" in str(exc).lower():
+        return True
+    msg = str(exc).lower()
+    return path is not None and ("i/o error" in msg or "unable to open" in msg) and _no_room(Path(path))
+
+
+def _no_room(path: Path) -> bool:
+    folder = path if path.is_dir() else path.parent
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    if st.f_flag & os.ST_RDONLY:
+        return False
+    free = (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
+    return free < _ROOM or (st.f_files > 0 and st.f_ffree == 0)
+
+
+def os_reason(exc: OSError) -> str:
+    """Why the file system refused, in words: full, read-only, not allowed, or its own."""
+    if exc.errno in _FULL_ERRNOS:
+        return f"the disk is full ({exc.strerror})"
+    if exc.errno == errno.EROFS:
+        return f"the file system is read-only ({exc.strerror})"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"it may not be written here ({exc.strerror})"
+    return exc.strerror or str(exc)
 
 
 @contextlib.contextmanager

@@ -149,6 +149,13 @@ class InvalidImport(JupymemError):
     code = "invalid_import"
 
 
+class OtherProjectImport(InvalidImport):
+    """Raised when an export comes from another repository (or does not say which) and
+    the import was not told that merging another project's memory is meant."""
+
+    code = "other_project_import"
+
+
 class SharingError(JupymemError):
     """Raised when the repository's shared ``.jupymem/`` folder cannot be read or written
     (permissions, a full disk); nothing was recorded."""

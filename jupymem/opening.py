@@ -12,28 +12,36 @@ The one exception is a repository that holds a shared log (``.jupymem/``, see
 project handed out has followed its shared files first (``Project.follow``).
 
 Neither guesses about damage. A bound project whose database is missing, empty or
-holds less history than the registry's mark for it (``registry.record_mark``) is
-*lost*: ``DatabaseLost`` says so, naming the file, and nothing is recreated in its
-place; a database that is not a database any more is ``DatabaseDamaged``. Both
-point at ``doctor``, which checks every database, reports each, recovers what the
-event logs still hold (``recovery``) and, only when asked (``accept_loss``),
-starts a lost project afresh.
+holds less history than its marks say it held (the registry's, ``registry.record_mark``,
+and the one beside the database that every write leaves, ``marks``) is *lost*:
+``DatabaseLost`` says so, naming the file, and nothing is recreated in its place; a
+database that is not a database any more is ``DatabaseDamaged``; one written by a newer
+jupymem is ``SchemaTooNew`` and is never touched. All point at ``doctor``, which checks
+every database, reports each, recovers what the event logs still hold (``recovery``)
+and, only when asked (``accept_loss``), starts a lost project afresh.
+
+A shared repository's database is a cache of its ``.jupymem/log`` files plus this
+machine's own events, and its sequence numbers are re-derived whenever it is replayed:
+marks do not apply to it, and ``doctor`` rebuilds a missing or damaged one from the
+files and whatever of its own events the damaged file still holds, saying what was not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
-from . import recovery, registry, share, store
+from . import marks, recovery, registry, share, store
 from .config import Settings
 from .core import Project
-from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt
-from .maintenance import ImportReport, import_log, verify
+from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
+from .maintenance import ImportReport, Origin, import_log, verify
 
 log = logging.getLogger("jupymem")
 
@@ -82,18 +90,25 @@ _WAYS_OUT = (
 )
 
 
-def _lost(path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None, what: str) -> DatabaseLost:
+def _lost(
+    path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None, what: str,
+    *, recorded: int | None = None,
+) -> DatabaseLost:
     name = f"{root.name}'s memory" if root else f"project {project_id}"
-    had = (
-        f"the registry recorded {record.events} events for it" if record and record.events
-        else "the registry binds this repository to it"
-    )
+    n = max(recorded or 0, (record.events or 0) if record else 0, _marked(path))
+    had = f"{n} events were recorded in it" if n else "the registry binds this repository to it"
     return DatabaseLost(f"The database of {name} ({path}) {what}, but {had}. {_WAYS_OUT}")
 
 
-def _nothing_recorded(record: registry.ProjectRecord | None) -> bool:
-    """True only when the registry knows that the project never recorded anything."""
-    return record is not None and record.events == 0
+def _marked(path: Path) -> int:
+    mark = marks.read(path)
+    return mark.events if mark else 0
+
+
+def _nothing_recorded(record: registry.ProjectRecord | None, path: Path | None = None) -> bool:
+    """True only when the registry knows that the project never recorded anything (and
+    the mark beside its database, when there is one, agrees)."""
+    return record is not None and record.events == 0 and (path is None or _marked(path) == 0)
 
 
 def _open_checked(path: Path, project_id: str, root: Path, record: registry.ProjectRecord | None) -> store.Connection:
@@ -103,7 +118,7 @@ def _open_checked(path: Path, project_id: str, root: Path, record: registry.Proj
     except FileNotFoundError:
         raise _lost(path, project_id, root, record, "is missing") from None
     except DatabaseDamaged as exc:
-        if path.stat().st_size == 0 and not _nothing_recorded(record):
+        if path.stat().st_size == 0 and not _nothing_recorded(record, path):
             raise _lost(path, project_id, root, record, "is empty (0 bytes)") from None
         raise exc from None
     try:
@@ -117,36 +132,66 @@ def _open_checked(path: Path, project_id: str, root: Path, record: registry.Proj
 def _check_mark(
     conn: store.Connection, path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None
 ) -> None:
-    if record is None or not record.events:
-        return
-    if root is not None and share.has_log(root):
+    """``DatabaseLost`` when the database holds less history than a mark says it held,
+    or another history: the registry's mark and the one every write leaves beside it."""
+    if is_cache(conn, root):
         # A shared repository's log is a cache of its .jupymem/ files, replayed in (time, uid)
         # order whenever a pull interleaves: its sequence numbers and hashes are not history
         # to hold it to, and a lost cache is rebuilt from the files.
         return
+    # The file first: it is written after each commit, so whatever it says was committed
+    # before the database is asked below (another process writing meanwhile cannot make
+    # it look ahead).
+    seen = [m for m in (marks.read(path),) if m is not None and m.events > 0]
+    if record is not None and record.events:
+        seen.append(marks.Mark(record.events, record.last_hash or ""))
+    if not seen:
+        return
     n = store.last_seq(conn)
-    if n < record.events:
-        raise _lost(path, project_id, root, record, f"holds {n} events")
-    row = conn.execute("SELECT hash FROM events WHERE seq = ?", (record.events,)).fetchone()
-    if row is None or (record.last_hash and row[0] != record.last_hash):
-        raise _lost(path, project_id, root, record, "holds a different history")
+    most = max(m.events for m in seen)
+    if n < most:
+        raise _lost(path, project_id, root, record, f"holds {n} events", recorded=most)
+    for m in seen:
+        # Read as bytes: a garbled event (its hash not a hash any more) is damage that verify
+        # and doctor name, not another history, and must not stop reads here.
+        row = conn.execute("SELECT CAST(hash AS BLOB) FROM events WHERE seq = ?", (m.events,)).fetchone()
+        found = bytes(row[0]) if row is not None and row[0] is not None else b""
+        if row is None or (m.last_hash and _HASH.fullmatch(found) and found.decode() != m.last_hash):
+            raise _lost(path, project_id, root, record, "holds a different history", recorded=most)
+
+
+_HASH = re.compile(rb"[0-9a-f]{64}")
+
+
+def is_cache(conn: store.Connection, root: Path | None) -> bool:
+    """Whether the database is (or was) a shared repository's cache: its repository holds
+    a log, or it was replayed from one (``share`` keeps the clone it was built for)."""
+    if root is not None and share.has_log(root):
+        return True
+    return store.get_meta(conn, "share_root") is not None
 
 
 def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) -> Any:
-    """The callback ``Project`` runs after each write: raise the registry's mark when the
-    history reaches the next power of two (a handful of registry writes in a project's life)."""
+    """The callback ``Project`` runs after each write: leave the mark beside the database
+    (``marks``: every write, a few microseconds) and raise the registry's mark when the
+    history reaches the next power of two (a handful of fsynced registry writes in a
+    project's life)."""
     state = {"next": 2 * record.events if record and record.events else 1}
 
     def on_write(proj: Project) -> None:
         if share.has_log(proj.root):
             return  # the files are the history (see _check_mark)
-        n = store.last_seq(proj.conn)
+        row = proj.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        n, last = (row[0], str(row[1])) if row else (0, store.GENESIS)
+        try:
+            marks.write(proj.database, n, last)
+        except OSError as exc:  # the write itself succeeded; the mark is a safety net
+            log.warning("jupymem: could not leave the history mark of %s: %s", project_id, exc.strerror or exc)
         if n < state["next"]:
             return
         state["next"] = 2 * n
-        last = proj.conn.execute("SELECT hash FROM events WHERE seq = ?", (n,)).fetchone()
         try:
-            registry.record_mark(home, project_id, n, last[0] if last else store.GENESIS)
+            registry.record_mark(home, project_id, n, last)
         except JupymemError as exc:  # the write itself succeeded; the mark is a safety net
             log.warning("jupymem: could not record the history mark of %s: %s", project_id, exc.message)
 
@@ -175,7 +220,7 @@ def find_project(path: str | Path, settings: Settings) -> Project | None:
     if not db.exists():
         if share.has_log(root):
             return init_project(root, settings)  # the cache is rebuilt from the files
-        if _nothing_recorded(record):
+        if _nothing_recorded(record, db):
             return None  # bound, but nothing was ever recorded: `init` recreates it
         raise _lost(db, pid, root, record, "is missing")
     proj = _cached(settings, pid, root, record)
@@ -224,21 +269,26 @@ def init_project(path: str | Path, settings: Settings) -> Project:
     return proj
 
 
-def import_into(path: str | Path, text: str, settings: Settings, *, source: str = "import") -> ImportReport:
+def import_into(
+    path: str | Path, text: str, settings: Settings, *, source: str = "import", other_project: bool = False
+) -> ImportReport:
     """Verify and merge an export into the memory of ``path``'s repository.
 
     A repository without memory gets one only for a file that imports cleanly: the
     whole file is checked against a scratch database first, so a damaged or foreign
-    file initializes nothing (every face that imports calls this)."""
-    registry.require_git_root(path)
+    file initializes nothing (every face that imports calls this). An export of another
+    repository needs ``other_project`` (``maintenance.check_origin``)."""
+    root = registry.require_git_root(path)
     if find_project(path, settings) is None:
+        commit = registry.root_commit(root)
+        origin = None if other_project else Origin(frozenset([commit] if commit else []), None, root.name)
         scratch = store.memory_database()
         try:
-            import_log(scratch, io.StringIO(text), source=source)
+            import_log(scratch, io.StringIO(text), source=source, origin=origin)
         finally:
             scratch.close()
     proj = find_project(path, settings) or init_project(path, settings)
-    return proj.import_(io.StringIO(text), source=source)
+    return proj.import_(io.StringIO(text), source=source, other_project=other_project)
 
 
 def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -> None:
@@ -248,20 +298,35 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
     one that had history would hide that it was lost."""
     path = registry.database_path(home, pid)
     record = reg.record(pid)
-    if not path.exists() and not _nothing_recorded(record) and not share.has_log(root):
+    if not path.exists() and not _nothing_recorded(record, path) and not share.has_log(root):
         raise _lost(path, pid, root, record, "is missing")
-    conn = store.open_database(path, create=True)
+    new = not path.exists()
     try:
-        roots = json.loads(store.get_meta(conn, "roots") or "[]")
-        with store.transaction(conn):
-            if store.get_meta(conn, "project_id") is None:
-                store.set_meta(conn, "project_id", pid)
-                store.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
-                store.set_meta(conn, "created_at", record.created_at if record else registry.now_iso())
-            if str(root) not in roots:
-                store.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
-    finally:
-        conn.close()
+        conn = store.open_database(path, create=True)
+        try:
+            roots = json.loads(store.get_meta(conn, "roots") or "[]")
+            with store.transaction(conn):
+                if store.get_meta(conn, "project_id") is None:
+                    store.set_meta(conn, "project_id", pid)
+                    store.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
+                    store.set_meta(conn, "created_at", record.created_at if record else registry.now_iso())
+                if str(root) not in roots:
+                    store.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
+        finally:
+            conn.close()
+    except JupymemError:
+        if new:  # a full disk, say: leave no half-made database for doctor to call damaged
+            _remove_new(path)
+        raise
+
+
+def _remove_new(path: Path) -> None:
+    """Remove a database this call began to create (nothing was ever recorded in it)."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), marks.mark_path(path)):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()
 
 
 def rebuild_registry_locked(home: Path) -> registry.Registry:
@@ -274,6 +339,11 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
     for db in _database_files(home):
         try:
             conn = store.open_database(db, create=False, check=False)
+        except SchemaTooNew:
+            # A newer jupymem's database keeps its binding (read as it is, never migrated):
+            # dropping it would let the next record start a second, empty project.
+            _bind_as_found(db, projects, claims)
+            continue
         except (JupymemError, OSError):
             continue
         try:
@@ -302,6 +372,20 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
         registry.set_aside(path)
     registry.write_registry(home, reg)
     return reg
+
+
+def _bind_as_found(
+    db: Path, projects: list[registry.ProjectRecord], claims: dict[str, list[tuple[int, str, str]]]
+) -> None:
+    """Record a database as its own meta describes it, without opening it through SQLite's
+    migrations (one from a newer jupymem): no mark, since its history is not ours to count."""
+    meta = recovery.identity_in(db)
+    pid = meta.get("project_id") or db.parent.name
+    created = meta.get("created_at") or registry.now_iso()
+    projects.append(registry.ProjectRecord(pid, meta.get("root_commit") or None, created))
+    for r in recovery.roots_in(db):
+        if r and Path(r).exists() and registry.find_git_root(r) == Path(r):
+            claims.setdefault(r, []).append((0, created, pid))
 
 
 def _database_files(home: Path) -> list[Path]:
@@ -338,6 +422,7 @@ def doctor(settings: Settings, *, accept_loss: bool = False) -> dict[str, Any]:
             except Exception as exc:  # one database must never stop the check of the others
                 report = {"project_id": pid, "state": "unchecked", "message": f"could not be checked: {exc}"}
             report.setdefault("database", str(registry.database_path(home, pid)))
+            _reset_mark(report)
             reports.append(report)
         if state != "ok":
             reg = rebuild_registry_locked(home)
@@ -357,6 +442,8 @@ def doctor(settings: Settings, *, accept_loss: bool = False) -> dict[str, Any]:
 
 
 _FIXED = ("recovered", "rebuilt", "recreated", "started afresh")
+# States after which the database holds a new history: its marks follow it.
+_NEW_HISTORY = ("recovered", "partly recovered", "recreated", "started afresh")
 
 
 def _doctor_one(
@@ -364,15 +451,21 @@ def _doctor_one(
 ) -> dict[str, Any]:
     path = registry.database_path(home, pid)
     out: dict[str, Any] = {"project_id": pid, "database": str(path)}
+    shared_root = _shared_root(path, roots)
+    if shared_root is not None:
+        return _doctor_shared(path, pid, record, roots, shared_root)
     if not path.exists():
-        if _nothing_recorded(record) or accept_loss:
+        if _nothing_recorded(record, path) or accept_loss:
             recovery.rebuild_database(path, recovery.Salvage(), recovery.identity_of(record, roots))
-            state = "recreated" if _nothing_recorded(record) else "started afresh"
+            state = "recreated" if _nothing_recorded(record, path) else "started afresh"
             return {**out, "state": state, "events": 0, "message": "the missing database was recreated empty"}
-        had = f"{record.events} events were recorded" if record and record.events else "it was bound"
+        n = max((record.events or 0) if record else 0, _marked(path))
+        had = f"{n} events were recorded" if n else "it was bound"
         return {**out, "state": "lost", "message": f"the database is missing; {had}. {_WAYS_OUT}"}
     try:
         conn = store.open_database(path, create=False)
+    except SchemaTooNew as exc:
+        return {**out, **_too_new(exc)}
     except (JupymemError, OSError) as exc:
         return _recover(path, pid, record, roots, str(getattr(exc, "message", exc)), accept_loss=accept_loss)
     try:
@@ -386,8 +479,7 @@ def _doctor_one(
             lost = exc.message
     finally:
         conn.close()
-    chain_broken = any("chain" in p or "altered" in p or "missing and no gc" in p for p in report.problems)
-    if integrity != "ok" or chain_broken:
+    if integrity != "ok" or not report.log_ok:
         why = f"SQLite integrity check: {integrity}" if integrity != "ok" else report.problems[0]
         return _recover(path, pid, record, roots, why, accept_loss=accept_loss)
     if lost:
@@ -395,13 +487,28 @@ def _doctor_one(
             return {**out, "state": "started afresh", "events": n, "last_hash": last,
                     "message": f"the loss was accepted; {n} events remain"}
         return {**out, "state": "lost", "events": n, "message": lost}
+    return _rebuilt_if_drifted(out, path, report, n)
+
+
+def _too_new(exc: SchemaTooNew) -> dict[str, Any]:
+    """A database from a newer jupymem: reported, never rebuilt (that would downgrade it)."""
+    return {"state": "too new", "message": f"written by a newer jupymem; upgrade jupymem to use it. {exc.message}"}
+
+
+def _rebuilt_if_drifted(
+    out: dict[str, Any], path: Path, report: Any, n: int, shared_root: Path | None = None
+) -> dict[str, Any]:
+    """A database whose log verifies: rebuild tables that drifted from it, report the rest."""
     drift = [p for p in report.problems if "`rebuild` recreates" in p]
     if drift:
         conn = store.open_database(path, create=False)
         try:
-            from .maintenance import rebuild
+            if shared_root is not None:  # a cache: rebuilt from the files and this machine's own events
+                share.Sharing(conn, shared_root, on_rebuild=lambda: None).rebuild()
+            else:
+                from .maintenance import rebuild
 
-            rebuild(conn)
+                rebuild(conn)
         finally:
             conn.close()
         return {**out, "state": "rebuilt", "events": n, "message": "tables rebuilt from the event log: " + drift[0]}
@@ -418,13 +525,14 @@ def _recover(
     _forget(path.parent.parent.parent, pid)
     salvage = recovery.read_log(path)
     n = len(salvage.events)
-    expected = max(record.events or 0, salvage.total or 0) if record else (salvage.total or 0)
+    expected = max((record.events or 0) if record else 0, _marked(path), salvage.total or 0)
     out: dict[str, Any] = {"project_id": pid, "database": str(path), "problem": why}
-    if n == 0 and not _nothing_recorded(record) and not accept_loss:
+    if n == 0 and not _nothing_recorded(record, path) and not accept_loss:
         # Nothing readable, and history may have existed: a person decides (a backup, or --accept-loss).
         return {**out, "state": "damaged",
                 "message": f"{why}; no event could be read from it ({salvage.stopped}). {_WAYS_OUT}"}
     moved = recovery.rebuild_database(path, salvage, recovery.identity_of(record, roots))
+    n = len(salvage.events)  # rebuilding may stop earlier, at an event that cannot be applied
     last = salvage.events[-1].hash if salvage.events else store.GENESIS
     missing = f"; events {n + 1}..{expected} could not be recovered ({salvage.stopped})" if expected > n else ""
     if n == 0:
@@ -437,11 +545,98 @@ def _recover(
     }
 
 
+# -- doctor, for a shared repository's cache ---------------------------------------------
+
+
+def _shared_root(path: Path, roots: list[str]) -> Path | None:
+    """The checkout whose ``.jupymem/log`` this database is a cache of, if any: a root the
+    registry binds to it, else one the database names itself (when the registry is gone)."""
+    candidates = list(roots)
+    if not candidates and path.exists():
+        candidates = recovery.roots_in(path)
+    for r in candidates:
+        root = Path(r)
+        if root.is_dir() and share.has_log(root):
+            return root
+    return None
+
+
+def _doctor_shared(
+    path: Path, pid: str, record: registry.ProjectRecord | None, roots: list[str], root: Path
+) -> dict[str, Any]:
+    """A shared repository's cache: healthy, or rebuilt from the files (never "lost").
+
+    What only this machine held (private memories, history recorded before sharing was
+    turned on) lives in the cache alone; what of it the damaged file still holds is kept,
+    and what it does not is said."""
+    out: dict[str, Any] = {"project_id": pid, "database": str(path), "shared": True}
+    if not path.exists():
+        return {**out, **_rebuild_cache(path, pid, record, roots, root, "the database (a cache of "
+                                        f"{share.FOLDER}/log) was missing")}
+    try:
+        conn = store.open_database(path, create=False)
+    except SchemaTooNew as exc:
+        return {**out, **_too_new(exc)}
+    except (JupymemError, OSError) as exc:
+        return {**out, **_rebuild_cache(path, pid, record, roots, root, str(getattr(exc, "message", exc)))}
+    try:
+        report = verify(conn, shared=True)
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        n = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    finally:
+        conn.close()
+    if integrity != "ok" or not report.log_ok:
+        why = f"SQLite integrity check: {integrity}" if integrity != "ok" else report.problems[0]
+        return {**out, **_rebuild_cache(path, pid, record, roots, root, why)}
+    return _rebuilt_if_drifted(out, path, report, n, shared_root=root)
+
+
+def _rebuild_cache(
+    path: Path, pid: str, record: registry.ProjectRecord | None, roots: list[str], root: Path, why: str
+) -> dict[str, Any]:
+    _forget(path.parent.parent.parent, pid)
+    own = recovery.read_own(path) if path.exists() else None
+    moved, events = recovery.rebuild_cache(path, own, recovery.identity_of(record, roots or [str(root)]), root)
+    kept = f" The damaged file is kept at {moved}." if moved else ""
+    if own is None:
+        return {"state": "recovered", "events": events, "message": (
+            f"{why}; rebuilt from {share.FOLDER}/log ({events} events). Whatever only this machine held "
+            "(private memories, history not yet shared) was in the missing file and cannot be recovered.")}
+    mine = f"{len(own.events)} of this machine's own events (private memories, history not yet shared)"
+    if own.lost is None:
+        gone = f"; this machine's own events could not be read from it at all ({own.stopped}), so any it held are gone"
+    elif own.lost:
+        gone = (f"; {own.lost} events could not be read from it ({own.stopped}): those of this machine's own among "
+                "them are gone")
+    else:
+        gone = ""
+    return {
+        "state": "partly recovered" if gone else "recovered", "events": events, "problem": why,
+        "kept": str(moved) if moved else None,
+        "message": f"{why}; rebuilt from {share.FOLDER}/log and {mine} kept from the damaged file{gone}.{kept}",
+    }
+
+
+def _reset_mark(report: dict[str, Any]) -> None:
+    """After doctor gave a database a new history, the mark beside it follows (a shared
+    repository's cache has none: its files are its history)."""
+    if report["state"] not in _NEW_HISTORY:
+        return
+    db = Path(report["database"])
+    if report.get("shared"):
+        marks.remove(db)
+        return
+    try:
+        marks.write(db, report.get("events", 0), report.get("last_hash") or store.GENESIS)
+    except OSError as exc:
+        log.warning("jupymem: could not leave the history mark of %s: %s", db, exc.strerror or exc)
+
+
 def _updated_marks(home: Path, reg: registry.Registry, reports: list[dict[str, Any]]) -> registry.Registry:
     """After recovery or an accepted loss, the registry's marks follow the new history."""
     changed = False
     for r in reports:
-        if r["state"] in ("recovered", "partly recovered", "recreated", "started afresh") and r["project_id"] in {
+        if r["state"] in _NEW_HISTORY and not r.get("shared") and r["project_id"] in {
             p.project_id for p in reg.projects
         }:
             rec = reg.record(r["project_id"])

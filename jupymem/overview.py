@@ -1,19 +1,23 @@
 """What jupymem knows about a path's repository, as plain data. Never writes.
 
 Every face shows status; this is the one place that decides what it says,
-including the two cases people most need told plainly: a checkout that is
-not bound but matches a known project (moved or re-cloned), and a registry
-that fails its checksum (with the command that repairs it).
+including the cases people most need told plainly: a checkout that is
+not bound but matches a known project (moved or re-cloned), a registry
+that fails its checksum (with the command that repairs it), and a read-only
+home in a shared repository, whose cache cannot follow the files: the lines
+teammates added since it was built are counted and said not to be shown
+(``_not_shown``), never silently left out.
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
-from . import registry
+from . import registry, share, sharelog
 from .config import Settings
-from .errors import JupymemError, RegistryCorrupt
+from .errors import JupymemError, RegistryCorrupt, SharingError
 
 
 def status(path: Path, settings: Settings) -> dict[str, Any]:
@@ -40,6 +44,7 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         # database_damaged / database_lost / storage_error when the database cannot be used
         "damage": None,
         "read_only": False,
+        "disk_full": False,  # opened for reading only because the disk is full
         "home": str(settings.home),
     }
     root = registry.find_git_root(path)
@@ -84,8 +89,17 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
             f" {n} problem{'s' if n != 1 else ''} in {sharing['folder']}/: some shared lines are not applied "
             "(`jupymem verify` names them)."
         )
-    if proj.readonly:
+    if proj.disk_full:
+        message += " The disk holding the memory home is full: reading works, recording does not until space is freed."
+    elif proj.readonly:
         message += " The memory home is read-only: reading works, recording does not."
+    # Lines of .jupymem/log a read-only home's cache cannot follow (0 where it follows them).
+    sharing["unseen_lines"] = sharing["unseen_files"] = 0
+    unseen = _not_shown(proj) if proj.readonly else None
+    if unseen is not None:
+        sharing["unseen_lines"], sharing["unseen_files"], said = unseen
+        message += f" {said}"
+        sharing["problems"] = [*sharing["problems"], said]  # the sidebar lists these
     out.update(
         memory=True,
         project_id=proj.id,
@@ -100,5 +114,55 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         retrieval=proj.dense_status(),
         sharing=sharing,
         read_only=proj.readonly,
+        disk_full=proj.disk_full,
     )
     return out
+
+
+# (project id, root) -> (the files' signature and the cache's revision, what _not_shown said)
+_said: dict[tuple[str, str], tuple[Any, tuple[int, int, str] | None]] = {}
+_said_lock = threading.Lock()
+
+
+def _not_shown(proj: Any) -> tuple[int, int, str] | None:
+    """What a cache that cannot follow its files (a read-only home) does not show: new
+    lines in ``.jupymem/log`` (lines now minus lines applied, per changed file), how many
+    files changed, and the sentence that says so; None when the cache is in step.
+
+    Without writing: the files' signature against the ``shared_files`` table. Only the
+    files that changed are read (their newlines counted), and once per signature."""
+    try:
+        sig = share.signature(proj.root)
+    except SharingError:
+        return None  # the folder cannot be read: nothing more to say than sharing status does
+    key, seen = (proj.id, str(proj.root)), (sig, proj.revision())
+    with _said_lock:
+        cached = _said.get(key)
+    if cached is not None and cached[0] == seen:
+        return cached[1]
+    stored = {r[0]: r[1:] for r in proj.conn.execute("SELECT name, size, mtime_ns, ino, lines FROM shared_files")}
+    current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
+    changed = sorted(n for n in current if stored.get(n, (None,))[:3] != current[n])
+    changed += sorted(set(stored) - set(current))  # files that went away
+    lines = 0
+    for name in changed:
+        if name not in current:
+            continue  # a file that went away: changed, no new lines
+        try:
+            now = (sharelog.log_dir(proj.root) / name).read_bytes().count(b"\n")
+        except OSError:
+            continue
+        lines += max(0, now - (stored[name][3] if name in stored else 0))
+    out = (lines, len(changed), _sentence(lines, len(changed))) if changed else None
+    with _said_lock:
+        _said[key] = (seen, out)
+    return out
+
+
+def _sentence(lines: int, files: int) -> str:
+    where = f"{sharelog.FOLDER}/log"
+    if lines:
+        return (f"{lines} new line{'s' if lines != 1 else ''} in {where} {'are' if lines != 1 else 'is'} not shown: "
+                "the memory home is read-only here, so its cache cannot follow the files.")
+    return (f"{files} file{'s' if files != 1 else ''} in {where} changed since the cache was built, and the change "
+            "is not shown: the memory home is read-only here.")

@@ -22,6 +22,7 @@ rolled back: that is reported, never taken for a fresh start.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import NotAGitRepository, ReadOnlyHome, RegistryCorrupt
+from .errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
 
 REGISTRY_FILE = "registry.json"
 PROJECTS_DIR = "projects"
@@ -221,7 +222,12 @@ def _project_json(p: ProjectRecord) -> dict[str, object]:
     return out
 
 
-def _unwritable(home: Path, exc: OSError) -> ReadOnlyHome:
+def _unwritable(home: Path, exc: OSError) -> JupymemError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk is never "read-only"
+        return StorageError(
+            f"The memory home {home} is on a full disk ({exc.strerror}): nothing could be recorded or bound. "
+            "Free some space; reading works meanwhile."
+        )
     return ReadOnlyHome(
         f"The memory home {home} is read-only here ({exc.strerror or exc}): reading works, nothing can be "
         "recorded or bound. Make it writable, or point JUPYMEM_HOME at a writable directory."

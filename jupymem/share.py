@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import clock, store, strictjson
+from .damage import disk_full, os_reason
 from .errors import InvalidImport, JupymemError, SharingError
 from .folder import LinkRefused, opened, scan_log
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
@@ -674,6 +675,9 @@ def _filesystem(what: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
+        if disk_full(exc):  # said as what it is, never as a permission
+            raise SharingError(f"Cannot {what}: {os_reason(exc)}. Free some space, or keep memory on this machine "
+                               "with `jupymem share --off`.") from None
         raise SharingError(
             f"Cannot {what} ({exc.strerror or exc}). Check the folder's permissions and free space, "
             "or keep memory on this machine with `jupymem share --off`."

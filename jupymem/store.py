@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from . import clock
-from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, storage_error, translated
+from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
 from .errors import CorruptLog, DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
 
 GENESIS = "0" * 64
@@ -265,9 +265,10 @@ DERIVED_TABLES = ("memories", "history", "cited_evidence")
 def migrate(conn: Any) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
+        where = getattr(conn, "path", None) or "This memory database"
         raise SchemaTooNew(
-            f"This memory database is at schema {version}, but this jupymem knows only up to "
-            f"{SCHEMA_VERSION}. Upgrade jupymem (pip install -U jupymem); nothing was changed."
+            f"The memory database {where} was written by a newer jupymem (schema {version}; this one knows up to "
+            f"{SCHEMA_VERSION}). Upgrade jupymem (pip install -U jupymem); nothing was changed."
         )
     for number in range(version + 1, SCHEMA_VERSION + 1):
         with transaction(conn):
@@ -336,6 +337,7 @@ class Connection:
         self.path = path
         self.readonly = readonly or immutable
         self.readonly_reason: str | None = None
+        self.disk_full = False  # read-only only because the disk is full (see _connect)
         if str(path) == ":memory:":
             self.raw = mod.connect(":memory:", isolation_level=None, check_same_thread=False)
         else:
@@ -463,6 +465,8 @@ def open_database(path: Path, *, create: bool, driver_name: str | None = None, c
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            if disk_full(exc):
+                raise StorageError(f"Cannot create {path.parent}: the disk is full ({exc.strerror}).") from None
             raise ReadOnlyHome(f"Cannot create {path.parent} ({exc.strerror or exc}); is the memory home writable?") from None
     elif not path.exists():
         raise FileNotFoundError(path)
@@ -505,6 +509,9 @@ def _connect(path: Path, *, create: bool, driver_name: str | None) -> Connection
                 raise (storage_error(exc, path) or exc) from None
             continue
         conn.readonly_reason = _reason(first)
+        # Opened for reading because the disk is full, not because it may not be written:
+        # Project says "disk full" when asked to write (a full disk is never "read-only").
+        conn.disk_full = disk_full(first, path)
         return conn
     raise AssertionError("unreachable")
 

@@ -115,11 +115,11 @@ def test_import_writes_what_one_at_a_time_writes(proj, tmp_path: Path) -> None:
     buf = io.StringIO()
     source.export(buf)
     proj.remember("Revenue excludes VAT", kind="constraint")  # the target already knows one of them
-    report = proj.import_(io.StringIO(buf.getvalue()))
+    report = proj.import_(io.StringIO(buf.getvalue()), other_project=True)
     assert report.added + report.skipped == report.events
     assert {m.id for m in proj.list()} == {m.id for m in source.list()}
     _same_as_replay(proj)
-    again = proj.import_(io.StringIO(buf.getvalue()))
+    again = proj.import_(io.StringIO(buf.getvalue()), other_project=True)
     assert again.added == 0 and again.skipped == again.events
 
 
@@ -138,7 +138,7 @@ def test_import_skips_a_uid_repeated_inside_the_file(proj, tmp_path: Path) -> No
         **first, "seq": 2, "payload": payload, "payload_hash": payload_hash, "prev": first["hash"],
         "hash": store.event_hash(first["uid"], "record", first["at"], payload_hash, first["hash"]),
     }
-    report = proj.import_(io.StringIO("\n".join([header, line, json.dumps(second)]) + "\n"))
+    report = proj.import_(io.StringIO("\n".join([header, line, json.dumps(second)]) + "\n"), other_project=True)
     assert (report.added, report.skipped) == (1, 1)
     assert [m.id for m in proj.list()] == [kept.id]
     _same_as_replay(proj)

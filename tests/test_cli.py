@@ -244,13 +244,13 @@ def test_export_import_into_another_repository(filled: Path, tmp_path: Path) -> 
     assert jm("export", "--out", str(out), cwd=filled).returncode == 0
     assert jm("export", cwd=filled).stdout == out.read_bytes()
     other = make_repo(tmp_path / "other")
-    report = ok_json(jm("import", str(out), "--json", cwd=other))  # initializes the other repository
+    report = ok_json(jm("import", str(out), "--other-project", "--json", cwd=other))  # initializes the other repository
     assert report == {"events": 3, "added": 3, "skipped": 0}
     ids = lambda where: sorted(m["id"] for m in ok_json(jm("list", "--json", cwd=where)))  # noqa: E731
     assert ids(other) == ids(filled)
-    assert ok_json(jm("import", str(out), "--json", cwd=other))["added"] == 0
+    assert ok_json(jm("import", str(out), "--other-project", "--json", cwd=other))["added"] == 0
     assert ok_json(jm("import", str(out), "--json", cwd=filled))["added"] == 0
-    assert ok_json(jm("import", "-", "--json", cwd=other, input=out.read_bytes()))["added"] == 0
+    assert ok_json(jm("import", "-", "--other-project", "--json", cwd=other, input=out.read_bytes()))["added"] == 0
     assert len(ids(other)) == 3
     assert ok_json(jm("verify", "--json", cwd=other))["ok"] is True
 

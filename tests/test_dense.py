@@ -295,7 +295,7 @@ def test_import_and_rebuild_are_embedded(project: Project, tmp_path: Path, dense
     buf = io.StringIO()
     other.export(buf)
     buf.seek(0)
-    project.import_(buf)
+    project.import_(buf, other_project=True)
     project.search("exchange rate on Saturday")
     fx = next(m for m in project.list() if "fx_rates" in m.statement)
     assert _rids(project)[fx.id] in _vector_rows(project)

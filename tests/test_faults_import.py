@@ -229,7 +229,7 @@ def test_hostile_but_valid_memories_import_and_the_block_stays_whole(source, tar
     def drop_retire(events: list[dict[str, Any]]) -> None:
         events[:] = [e for e in events if e["type"] == "record"]
 
-    report = target.import_(io.StringIO(forge(source, drop_retire)))
+    report = target.import_(io.StringIO(forge(source, drop_retire)), other_project=True)
     assert report.added == 5
     block = target.block()
     block_is_whole(block.text)
@@ -289,14 +289,14 @@ def test_the_validator_knows_every_event_the_projection_applies():
 def test_another_projects_gc_event_in_an_import_deletes_nothing_here(source, target):
     """An old or hand-made export may carry a gc event: retention is decided where it is
     run, so importing one forgets nothing that this project holds."""
-    target.import_(io.StringIO(forge(source, lambda events: None)))
+    target.import_(io.StringIO(forge(source, lambda events: None)), other_project=True)
     kept = next(m for m in target.list() if m.statement.startswith("The key is"))
 
     def add_gc(events: list[dict[str, Any]]) -> None:
         events.append({**events[-1], "uid": "f" * 32, "type": "gc",
                        "payload": {"forgotten": [kept.id], "purged_uids": [], "rules": {}}})
 
-    report = target.import_(io.StringIO(forge(source, add_gc)))
+    report = target.import_(io.StringIO(forge(source, add_gc)), other_project=True)
     assert report.added == 0 and report.skipped == report.events
     assert kept.id in {m.id for m in target.list()}
     assert target.verify().ok

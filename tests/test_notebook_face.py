@@ -133,9 +133,10 @@ def test_export_and_import_through_the_shell(shell, repo, tmp_path) -> None:
     make_repo(other)
     shell.run_line_magic("cd", str(other))
     assert jupymem.project(other) is None
-    assert "import: 2 of 2 events added" in run(shell, f"%memory import {out}")
+    # another repository's export: merged on purpose (tests/test_import_origin.py has the refusal)
+    assert "import: 2 of 2 events added" in run(shell, f"%memory import --other-project {out}")
     assert sorted(m.statement for m in jupymem.project(other).list()) == sorted(m.statement for m in proj.list())
-    assert "0 of 2 events added, 2 already known" in run(shell, f"%memory import {out}")
+    assert "0 of 2 events added, 2 already known" in run(shell, f"%memory import --other-project {out}")
 
 
 def test_import_of_a_missing_file_initializes_nothing(shell, repo, jupymem_home, tmp_path) -> None:

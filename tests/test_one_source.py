@@ -72,5 +72,7 @@ def test_one_serializer_answers_for_every_record(repo: Path) -> None:
                   proj.gc(dry_run=True)):
         data = to_json(value)
         assert data == (value.to_dict() if hasattr(value, "to_dict") else data)
-    assert to_json(proj.verify()) == {"ok": True, "events": 1, "memories": 1, "problems": [], "shared_lines": 0}
+    assert to_json(proj.verify()) == {
+        "ok": True, "events": 1, "memories": 1, "problems": [], "shared_lines": 0, "log_ok": True,
+    }
     assert not hasattr(render, "memory_json") and not hasattr(render, "search_json")

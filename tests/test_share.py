@@ -299,7 +299,7 @@ def test_an_export_of_a_shared_repository_round_trips(team, tmp_path: Path) -> N
 
     # Into a repository that does not share: the same memory.
     (other,) = make_team(tmp_path / "elsewhere", ("Dora", "dora@example.com"))
-    other.ok("import", str(out))
+    other.ok("import", str(out), "--other-project")  # another repository: merged on purpose
     shared = [m for m in ana.listed() if not m["private"]]
     assert state(other.listed()) == state(shared)
     # Into a shared one: the events go to the importer's file, and teammates get them.

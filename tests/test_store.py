@@ -216,17 +216,17 @@ def test_export_import_round_trip_without_duplicates(proj, tmp_path: Path) -> No
     header = json.loads(text.splitlines()[0])
     assert header["jupymem_export"] == 1 and header["events"] == 5
     other = jupymem.init(make_repo(tmp_path / "other"))
-    report = other.import_(io.StringIO(text))
+    report = other.import_(io.StringIO(text), other_project=True)  # another repository: merged on purpose
     assert (report.events, report.added, report.skipped) == (5, 5, 0)
     strip = lambda ms: sorted((m.id, m.kind, m.statement, m.status, m.topic, m.standing) for m in ms)  # noqa: E731
     assert strip(other.list(include_inactive=True)) == strip(proj.list(include_inactive=True))
     assert other.verify().ok
     rev = other.revision()
-    assert other.import_(io.StringIO(text)).added == 0 and other.revision() == rev
+    assert other.import_(io.StringIO(text), other_project=True).added == 0 and other.revision() == rev
     assert proj.import_(io.StringIO(text)).added == 0
     # The other side changes, exports, and the first imports only what is new.
     other.remember("Refunds arrive with a 2-day lag", kind="fact")
-    back = proj.import_(io.StringIO(_export(other)))
+    back = proj.import_(io.StringIO(_export(other)), other_project=True)
     assert back.added == 1 and proj.verify().ok
     assert "Refunds arrive with a 2-day lag" in {m.statement for m in proj.list()}
 

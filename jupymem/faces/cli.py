@@ -19,7 +19,8 @@ the result to ``render``. Decisions worth knowing:
   when the registry is corrupt or the database lost or damaged (and prints the
   ``jupymem doctor`` hint); ``doctor`` exits 1 when a database still needs a person.
 * ``-`` as the statement (``remember``, ``supersede``), the query or the
-  import file reads standard input; a statement must be UTF-8.
+  import file reads standard input; a statement must be UTF-8. ``import``
+  refuses an export of another repository unless given ``--other-project``.
 * ``share`` turns sharing through git on (``--off``: off) and says what it did;
   ``remember --private`` keeps a memory out of the shared files.
 * ``eval`` and ``bench`` are the evaluation faces (``evaluate.py``, ``bench.py``),
@@ -274,7 +275,7 @@ def cmd_import(ctx: Context) -> int:
     name = ctx.args.file
     text = _read_file(name)
     ctx._check_path()
-    report = import_into(ctx.path, text, ctx.settings, source=name)
+    report = import_into(ctx.path, text, ctx.settings, source=name, other_project=ctx.args.other_project)
     ctx.emit(to_json(report), render.import_text(report))
     return 0
 

@@ -136,6 +136,8 @@ ACTIONS: tuple[Action, ...] = (
     )),
     Action("import", "Verify and merge an exported history, without duplicates.", (
         Opt("file", "an export ('-' reads standard input in a shell)", metavar="FILE"),
+        Opt("--other-project", "merge an export of another repository (another root commit), or one that does not "
+            "say which it is of; without it such an import is refused", form="flag"),
     )),
     Action("browse", "Browse memory with widgets (for front ends without the sidebar).", faces=frozenset({MAGIC})),
     Action("quiet", "Stop (or with `off`, resume) naming each staged failure under its traceback.", (

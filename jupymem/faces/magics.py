@@ -245,7 +245,8 @@ class MemoryMagics(Magics):
             raise UsageError(f"Cannot read {args.file}: {exc.strerror or exc}. Nothing was imported.") from None
         except UnicodeDecodeError:
             raise UsageError(f"{args.file} is not UTF-8 text; it is not a jupymem export.") from None
-        report = import_into(current_path(self.shell), text, state(self.shell).settings(), source=args.file)
+        report = import_into(current_path(self.shell), text, state(self.shell).settings(), source=args.file,
+                             other_project=args.other_project)
         _display(_render().import_text(report))
 
     def _share(self, args: Any) -> None:

@@ -152,6 +152,9 @@ export interface ISharing {
   identity: string | null;
   /** This clone's file ends in a line nobody applies: the next memory starts a new file. */
   writer_damaged?: boolean;
+  /** In a read-only home: lines of .jupymem/log its cache cannot follow, not shown (said in `problems` too). */
+  unseen_lines?: number;
+  unseen_files?: number;
   shared_events: number;
   local_events: number;
   private_memories: number;
