@@ -558,16 +558,21 @@ class Session:
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.results)
 
-    def all(self, *argv: str) -> list[Result]:
-        return [r for r in self.results if r.argv[: len(argv)] == list(argv)]
+    def all(self, *argv: str, phase: int | None = None) -> list[Result]:
+        """The results of commands that start with ``argv`` (of one phase, if given)."""
+        return [r for r in self.results if r.argv[: len(argv)] == list(argv) and phase in (None, r.phase)]
 
-    def get(self, *argv: str) -> Result:
-        found = self.all(*argv)
+    def get(self, *argv: str, phase: int = 0) -> Result:
+        """The last result of a command that starts with ``argv``, before any ``env`` step."""
+        found = self.all(*argv, phase=phase)
         assert found, (argv, [r.argv for r in self.results])
         return found[-1]
 
-    def json(self, *argv: str) -> Any:
-        r = self.get(*argv)
+    def json(self, *argv: str, phase: int = 0) -> Any:
+        """The output of ``argv --json`` (exactly that command), parsed."""
+        found = [r for r in self.results if r.argv == [*argv, "--json"] and r.phase == phase]
+        assert found, (argv, [r.argv for r in self.results])
+        r = found[-1]
         assert r.code == 0, (r.argv, r.stdout, r.stderr)
         return json.loads(r.stdout)
 

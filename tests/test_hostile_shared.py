@@ -300,7 +300,7 @@ def check_kernel(scene: Scene, attack: Attack, capsys: pytest.CaptureFixture[str
             outputs.append(out.out + str(result.error_in_exec or ""))
         if 0 not in attack.lost and attack.name not in XFAIL:
             assert ALICE[0][0] in outputs[1], outputs[1]
-        if attack.named:
+        if attack.named and not attack.fresh_empty:  # a fresh clone of such a repository has no memory to show
             named = attack.named[0].replace("{alice}", scene.alice_file)
             assert named in outputs[3] or named in outputs[0], outputs[3]
     finally:
@@ -452,5 +452,5 @@ def test_lines_from_the_future_wait_and_then_apply(template: dict[str, Any], tmp
     statements = [m["statement"] for m in done.json("list")]
     assert "Mallory's clock runs five minutes fast" in statements
     assert "Mallory's clock runs a day fast" not in statements
-    assert hostile.at(-60) < done.json("remember")["created_at"] < hostile.at(60)
+    assert hostile.at(-60) < done.json("remember", BOB_SAYS)["created_at"] < hostile.at(60)
     assert "mallory-1123456789.jsonl line 1" in done.get("status").stdout
