@@ -642,8 +642,10 @@ class Project:
         shared = self.sharing.state() != share.NONE or self.sharing.has_shared_events()
         report = verify(self.conn, shared=shared)
         if self.sharing.state() == share.NONE:
-            return report
-        lines, problems = self.sharing.verify_files()
+            # No folder, or a .jupymem that is a link (never followed): the link is named.
+            lines, problems = 0, share.folder_problems(self.root)
+        else:
+            lines, problems = self.sharing.verify_files()
         return dataclasses.replace(
             report, ok=report.ok and not problems, problems=(*report.problems, *problems), shared_lines=lines
         )

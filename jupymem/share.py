@@ -231,11 +231,13 @@ class Sharing:
         )
 
     def _read(self, names: list[str], now: datetime) -> dict[str, Reading]:
-        out = {}
-        with opened(self.root) as folder:
-            for name in names:
-                out[name] = _read_one(folder, name, now)
-        return out
+        if not names:  # .jupymem may be gone, or a link (refused): there is nothing to open
+            return {}
+        try:
+            with opened(self.root) as folder:
+                return {name: _read_one(folder, name, now) for name in names}
+        except LinkRefused:  # it became a link since it was listed: none of its files is read
+            return {name: _read_one(None, name, now) for name in names}
 
     def _sync(self, sig: Signature | None) -> None:
         if self._in_step(sig):
