@@ -408,8 +408,8 @@ class Sharing:
         """One write: a ``Journal`` inside a database transaction, and, when sharing is on,
         an exclusive lock on this writer's file, to which the journal's lines are appended
         (and fsynced) just before the transaction commits. A file whose end is not a line
-        this writer can follow (cut short, edited, full) is left as it is, and the write
-        goes to a new file."""
+        this writer can follow (cut short, edited, full, replaced by a link) is left as it
+        is, and the write goes to a new file."""
         if self.state() != ON:
             who_writes = identity(self.root)
             self.follow()
@@ -447,7 +447,13 @@ class Sharing:
             try:
                 with _filesystem(f"write {where}"), opened(self.root, create=True) as folder:
                     assert folder is not None
-                    fh = folder.append_log(name)
+                    folder.log(create=True)  # a log folder that is a link: no file of ours can help
+                    try:
+                        fh = folder.append_log(name)
+                    except LinkRefused:
+                        # Our file is a link now (someone committed one in its place): like a
+                        # damaged file, it is left alone (status names it) and we write a new one.
+                        continue
             except LinkRefused as exc:
                 raise SharingError(f"Nothing was recorded: {exc.message}") from None
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
