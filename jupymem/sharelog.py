@@ -384,11 +384,11 @@ def _parse(raw: bytes | None, size: int) -> tuple[_Line | None, str]:
     if not isinstance(obj, dict) or not {"uid", "payload", "prev", "hash"} <= obj.keys():
         return None, "is not a jupymem event (a hand edit or a merge conflict marker?)"
     if obj.get("v") != FORMAT:
-        shown = repr(obj.get("v"))[:20]
+        shown = validate.quoted(obj.get("v"), 20)
         return None, f"has format {shown}; this jupymem reads format {FORMAT} (upgrade jupymem?)"
     if obj.keys() != LINE_KEYS:
         extra = sorted(obj.keys() - LINE_KEYS)
-        what = f"a field the format does not have ({extra[0][:40]!r})" if extra else (
+        what = f"a field the format does not have ({validate.quoted(extra[0])})" if extra else (
             f"no {sorted(LINE_KEYS - obj.keys())[0]!r}")
         return None, f"has {what}"
     stated, prev = obj["hash"], obj["prev"]
@@ -450,7 +450,7 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(uid, str) or not _UID.match(uid):
         raise InvalidStatement("its uid is not 32 hex digits")
     if type_ not in SHARED_TYPES:
-        raise InvalidStatement(f"event type {str(type_)[:40]!r} is not one a shared file can carry")
+        raise InvalidStatement(f"event type {validate.quoted(type_)} is not one a shared file can carry")
     if not isinstance(at, str) or not _AT.match(at):
         raise InvalidStatement("its time is not a UTC timestamp like 2025-01-02T03:04:05.000000Z")
     if not isinstance(payload, dict):

@@ -51,12 +51,18 @@ def depth(raw: bytes) -> int:
     return deepest
 
 
+# A key is quoted in a message only when it could be a field of jupymem's own. Any other
+# key is whatever the file's author made it (a secret, say), and messages are kept and shown.
+_FIELD = re.compile(r"[a-z][a-z_]{0,31}")
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise StrictJSONError(f"repeats the key {dup[:40]!r} (a reader would see one value, jupymem apply another)")
+        key = f"the key {dup!r}" if _FIELD.fullmatch(dup) else "a key"
+        raise StrictJSONError(f"repeats {key} (a reader would see one value, jupymem apply another)")
     return out
 
 

@@ -42,7 +42,7 @@ from .text import hidden
 
 __all__ = [
     "EVENT_TYPES", "Known", "DatabaseKnown", "AnyId", "ANY_ID", "Replay", "check_event", "check_payload", "check_memory",
-    "check_events", "check_label", "problems",
+    "check_events", "check_label", "problems", "quoted",
 ]
 
 EVENT_TYPES = ("record", "supersede", "retire", "confirm", "gc")
@@ -151,6 +151,26 @@ def _type_name(value: Any) -> str:
     )
 
 
+def quoted(value: Any, limit: int = 40) -> str:
+    """How a message shows a value it refuses: its repr, clipped to ``limit`` characters.
+
+    The message about a refused line or field is kept and shown (a shared line's problem
+    is stored in the cache, printed by ``status`` and ``verify``, sent to the sidebar), so
+    a value holding a secret is never quoted, only named the way the scanner names it
+    (``a GitHub token (ghp_…q7R8)``). The whole value is scanned, not the clip: a secret
+    cut short by the clip would no longer look like one and be quoted in part."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = repr(value)
+    elif isinstance(value, str):
+        found = find_secrets(value)
+        if found:
+            return f"a text holding {found[0].label} ({found[0].masked})"
+        text = repr(value)
+    else:
+        return _type_name(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
 def _text(
     value: Any,
     field: str,
@@ -236,17 +256,13 @@ def _optional_statement(value: Any, field: str) -> str | None:
 
 def _choice(value: Any, field: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
-        shown = repr(value) if isinstance(value, str) and len(value) <= 40 else _type_name(value)
-        if isinstance(value, str) and len(value) > 40:
-            shown = f"{value[:37]!r}…"
-        raise _fail(field, f"{shown} is not one of: {', '.join(choices)}.")
+        raise _fail(field, f"{quoted(value)} is not one of: {', '.join(choices)}.")
     return value
 
 
 def _pattern(value: Any, field: str, pattern: re.Pattern[str], example: str) -> str:
     if not isinstance(value, str) or not pattern.fullmatch(value):
-        shown = f"{value[:40]!r}" if isinstance(value, str) else _type_name(value)
-        raise _fail(field, f"{shown} is not of the form {example}.")
+        raise _fail(field, f"{quoted(value)} is not of the form {example}.")
     return value
 
 
@@ -289,7 +305,7 @@ def _object(value: Any, field: str, allowed: set[str], required: set[str] = froz
     keys = value.keys()
     if not keys <= allowed:
         unknown = sorted(str(k) for k in keys - allowed)
-        raise _fail(field, f"has a field jupymem does not write: {unknown[0][:40]!r}.")
+        raise _fail(field, f"has a field jupymem does not write: {quoted(unknown[0])}.")
     if not required <= keys:
         raise _fail(field, f"lacks {sorted(required - keys)[0]!r}.")
     return value

@@ -199,7 +199,8 @@ def make_fake_home(clone: Any) -> Path:
     home = fake_home(clone)
     (home / ".ssh").mkdir(parents=True, exist_ok=True)
     (home / ".bashrc").write_text(f"# {clone.name}'s shell\nexport PATH=$HOME/bin:$PATH\n")
-    (home / ".ssh" / "authorized_keys").write_text(f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI {clone.name.lower()}@laptop\n")
+    key = f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI {clone.name.lower()}@laptop\n"
+    (home / ".ssh" / "authorized_keys").write_text(key)
     (home / ".ssh" / "id_ed25519").write_text(SSH_KEY)
     os.chmod(home / ".ssh" / "id_ed25519", 0o600)
     return home

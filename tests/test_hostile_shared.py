@@ -384,7 +384,8 @@ async def test_a_forged_pull_stops_no_one_and_hides_nothing(
             assert secret.encode() not in stored, f"a secret is stored under {home} or in the victim's own log"
 
     if attack.name in XFAIL:  # the one check it fails, last
-        assert ALICE[0][0] in done.get("block").stdout, f"the team's constraint is not in the block:\n{done.get('block').stdout}"
+        block = done.get("block").stdout
+        assert ALICE[0][0] in block, f"the team's constraint is not in the block:\n{block}"
     doctor = done.get("doctor")
     healthy = doctor.code == 0 and "lost" not in doctor.stdout
     if attack.name in DOCTOR_ELSEWHERE:
