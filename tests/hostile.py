@@ -256,6 +256,7 @@ class Attack:
     refused: frozenset[str] = frozenset()
     victim: str = "bob"
     bob_first: bool = False  # Bob records and pushes before Mallory plants
+    bob_before: tuple[tuple[str, ...], ...] = ()  # Bob's session (jm/git steps) before Mallory plants
     fresh_empty: bool = False  # the repository holds no shared memory any more: a fresh clone has none
     steps: Callable[[Scene], list[list[str]]] | None = None
     check: Callable[[Scene, Any], None] | None = None
@@ -337,6 +338,12 @@ def plant_log_file_link(s: Scene) -> None:
     s.link(f".jupymem/log/{_m(MALLORY['id'])}", s.to_victim_home(2, ".ssh/id_ed25519"))
 
 
+# Bob recorded on his own before the team's memory reached him (a checkout of the commit
+# before Alice shared), then came back to it: his database holds history of its own.
+LOCAL_FIRST = (("git", "checkout", "-q", "HEAD~1"), ("jm", "remember", "Bob's note from before the team shared"),
+               ("git", "checkout", "-q", "main"), ("jm", "list"))
+
+
 def plant_own_file_link(s: Scene) -> None:
     (bobs,) = [p for p in s.mallory_log().glob("bob-*.jsonl")]
     s.link(f".jupymem/log/{bobs.name}", s.to_victim_home(2, ".ssh/authorized_keys"))
@@ -355,6 +362,16 @@ def plant_cut_mid_line(s: Scene) -> None:
     data = path.read_bytes()
     last = data[:-1].rindex(b"\n") + 1
     path.write_bytes(data[: last + (len(data) - last) // 2])
+
+
+def check_cut_mid_line(s: Scene, session: Any) -> None:
+    # Alice's next write left her file as the pull brought it (what it holds may be
+    # committed: cutting it back would delete her line from the repository) and went to a
+    # new file, which is applied.
+    log = s.victim.path / ".jupymem" / "log"
+    assert (log / s.alice_file).read_bytes() == (s.mallory_log() / s.alice_file).read_bytes()
+    mine = [p for p in log.glob("alice-*.jsonl") if p.name != s.alice_file]
+    assert len(mine) == 1 and BOB_SAYS in mine[0].read_text()
 
 
 def plant_swapped_lines(s: Scene) -> None:
@@ -480,6 +497,9 @@ ATTACKS = (
            lost=frozenset(range(5)), refused=frozenset({"remember", "share"}), fresh_empty=True),
     Attack("folder_link", "committed symlinks", plant_folder_link, named=(".jupymem is a symbolic link",),
            lost=frozenset(range(5)), refused=frozenset({"share"}), fresh_empty=True),
+    Attack("folder_link_after_local_history", "committed symlinks", plant_folder_link, bob_before=LOCAL_FIRST,
+           named=(".jupymem is a symbolic link",), lost=frozenset(range(5)), refused=frozenset({"share"}),
+           fresh_empty=True),
     Attack("log_file_link", "committed symlinks", plant_log_file_link,
            named=(f"{_m('0123456789')}: is a symbolic link",)),
     Attack("own_file_link", "committed symlinks", plant_own_file_link, bob_first=True,
@@ -487,7 +507,7 @@ ATTACKS = (
     Attack("uid_reuse", "memory can be hidden", plant_uid_reuse,
            named=(f"a-{MALLORY['id']}.jsonl line 1", "{alice} line 1", "reuses the event id")),
     Attack("cut_mid_line", "memory can be hidden", plant_cut_mid_line, victim="alice",
-           named=("{alice} line 5", "incomplete"), lost=frozenset({4})),
+           named=("{alice} line 5", "incomplete"), lost=frozenset({4}), check=check_cut_mid_line),
     Attack("swapped_lines", "memory can be hidden", plant_swapped_lines, named=("{alice} line 2", "reordered")),
     Attack("acts_on_others", "accountability", plant_acts_on_others,
            named=(f"{_m('1123456789')} line 1", "confirm.by"), changed={1: "superseded", 3: "retired"},
