@@ -65,7 +65,7 @@ from traitlets import Int, Unicode
 
 import jupymem
 
-from .. import strictjson
+from .. import strictjson, validate
 from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Provenance, to_json
@@ -174,9 +174,8 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
             raise BadJson("The request body must be a JSON object.")
         unknown = sorted(k for k in parsed if k not in ("path", *fields))
         if unknown:
-            raise BadRequest(
-                f"{unknown[0][:40]!r} is not a field of this request; it takes: {', '.join(('path', *fields))}."
-            )
+            takes = ", ".join(("path", *fields))
+            raise BadRequest(f"{validate.quoted(unknown[0])} is not a field of this request; it takes: {takes}.")
         return parsed
 
     def arg_str(self, name: str, default: str | None = None) -> str | None:
