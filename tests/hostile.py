@@ -29,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,16 +87,18 @@ _SLOT = "\x00payload\x00"
 
 def forge(
     type_: str, at_: str, payload: Any, writer: dict[str, Any], prev: str, *, uid: str | None = None,
-    payload_text: bytes | None = None, extra: dict[str, Any] | None = None,
+    payload_text: bytes | None = None, hashed_as: bytes | None = None, extra: dict[str, Any] | None = None,
 ) -> tuple[bytes, str]:
     """(one line with its newline, its hash), hashed as the format hashes: a header of
     every field but ``hash`` with the payload by its sha256. ``payload_text``: the
     payload's bytes as given (what ``json.dumps`` cannot write: 100,000 levels of
-    nesting, a number of 5,000 digits); ``extra``: fields the format does not have."""
+    nesting, a number of 5,000 digits, a key twice); ``hashed_as``: the payload bytes
+    the hash is computed over, when they are not those (what a reader that re-encodes
+    the parsed payload computes); ``extra``: fields the format does not have."""
     body = payload_text if payload_text is not None else canonical(payload)
     fields = {"v": 1, "uid": uid or uuid.uuid4().hex, "type": type_, "at": at_, "writer": writer, "prev": prev,
               **(extra or {})}
-    h = sha(canonical({**fields, "payload_hash": sha(body)}))
+    h = sha(canonical({**fields, "payload_hash": sha(hashed_as if hashed_as is not None else body)}))
     line = canonical({**fields, "payload": _SLOT, "hash": h}).replace(canonical(_SLOT), body)
     return line + b"\n", h
 
@@ -258,6 +261,9 @@ class Attack:
     bob_first: bool = False  # Bob records and pushes before Mallory plants
     bob_before: tuple[tuple[str, ...], ...] = ()  # Bob's session (jm/git steps) before Mallory plants
     fresh_empty: bool = False  # the repository holds no shared memory any more: a fresh clone has none
+    # A bulky file: the session leaves out rebuild and share, which only read every file
+    # once more (each read is bounded, which is what such an attack is about).
+    bulky: bool = False
     steps: Callable[[Scene], list[list[str]]] | None = None
     check: Callable[[Scene, Any], None] | None = None
 
@@ -439,21 +445,29 @@ def plant_unknown_fields(s: Scene) -> None:
 
 
 def plant_duplicate_keys(s: Scene) -> None:
-    # A reviewer reads kind "fact" in the diff; a json.loads reader applies the last one, "constraint".
+    # A reviewer reads kind "fact" in the diff; a json.loads reader applies the last one,
+    # "constraint", and the line's hash is what such a reader computes (it re-encodes what it parsed).
     body = canonical({"memory": memory("Mallory's harmless fact")})
     kinds = body.replace(b'"kind":"fact"', b'"kind":"fact","kind":"constraint"', 1)
-    Forger(s.mallory.path).event("record", None, payload_text=kinds).write()
+    Forger(s.mallory.path).event("record", None, payload_text=kinds, hashed_as=canonical(json.loads(kinds))).write()
     key = json.dumps(SECRET).encode()
     keys = body.replace(b'"evidence":[]', key + b":1," + key + b':2,"evidence":[]', 1)
-    Forger(s.mallory.path, "1123456789").event("record", None, payload_text=keys).write()
+    Forger(s.mallory.path, "1123456789").event("record", None, payload_text=keys,
+                                               hashed_as=canonical(json.loads(keys))).write()
 
 
 def plant_nan_in_evidence(s: Scene) -> None:
-    for writer_id, value in (("0123456789", b"NaN"), ("1123456789", b"Infinity"), ("2123456789", b"-1e999")):
-        body = canonical({"memory": memory(f"Mallory's lesson, cell {value.decode()}", "failure",
-                                           evidence=[failure(execution_count=0)])})
+    # In the fix a lesson's evidence carries, and in the evidence itself: NaN, Infinity, and a
+    # number too large to be finite. json.dumps writes the first two as they are read.
+    fix = {"source": "sales['customer_id']", "diff": "-custid\n+customer_id", "at": at(-30)}
+    for writer_id, where, value in (("0123456789", "fix", b"NaN"), ("1123456789", "fix", b"Infinity"),
+                                    ("2123456789", "evidence", b"-1e999")):
+        ev = failure(execution_count=0, fix={**fix, "execution_count": 1}) if where == "fix" else failure(
+            execution_count=0)
+        body = canonical({"memory": memory(f"Mallory's lesson, cell {value.decode()}", "failure", evidence=[ev])})
+        spot = b'"execution_count":1' if where == "fix" else b'"execution_count":0'
         Forger(s.mallory.path, writer_id).event(
-            "record", None, payload_text=body.replace(b'"execution_count":0', b'"execution_count":' + value)).write()
+            "record", None, payload_text=body.replace(spot, b'"execution_count":' + value)).write()
 
 
 # Damage and honesty ------------------------------------------------------------------------
@@ -524,7 +538,7 @@ ATTACKS = (
            named=(f"{_m('0123456789')} line 1", f"{_m('1123456789')} line 1", f"{_m('2123456789')} line 1")),
     Attack("garbled_bytes", "damage and honesty", plant_garbled_bytes, named=("{alice} line 3",),
            lost=frozenset({2, 3, 4})),
-    Attack("hundred_thousand_lines", "damage and honesty", plant_hundred_thousand_lines,
+    Attack("hundred_thousand_lines", "damage and honesty", plant_hundred_thousand_lines, bulky=True,
            named=(f"{_m('0123456789')} line 1", "lines that follow", f"{_m('0123456789')} line 20001",
                   "past the 20,000 lines")),
 )
@@ -568,6 +582,7 @@ class Result:
     stdout: str
     stderr: str
     phase: int = 0  # how many ``env`` steps came before it
+    seconds: float = 0.0  # how long it took (to read a slow session; never asserted)
 
 
 class Session:
@@ -635,6 +650,7 @@ def _run(steps: list[list[str]]) -> list[dict[str, Any]]:
             out.append({"argv": ["git", *args], "code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
                         "phase": phase})
             continue
+        started = time.monotonic()
         stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
         stderr = io.StringIO()
         sys.stdout, sys.stderr = stdout, stderr
@@ -650,7 +666,8 @@ def _run(steps: list[list[str]]) -> list[dict[str, Any]]:
             close_all()  # the next command opens everything afresh, as a new process would
         stdout.flush()
         text = stdout.buffer.getvalue().decode("utf-8", "replace")  # type: ignore[attr-defined]
-        out.append({"argv": args, "code": code, "stdout": text, "stderr": stderr.getvalue(), "phase": phase})
+        out.append({"argv": args, "code": code, "stdout": text, "stderr": stderr.getvalue(), "phase": phase,
+                    "seconds": round(time.monotonic() - started, 3)})
     return out
 
 

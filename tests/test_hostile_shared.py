@@ -165,10 +165,7 @@ def victim_steps(scene: Scene, attack: Attack) -> list[list[str]]:
         ["jm", "export"],
         ["jm", "doctor"],
         ["jm", "doctor", "--accept-loss"],
-        ["jm", "rebuild"],
-        ["jm", "share"],
-        ["jm", "share", "--off"],
-        ["jm", "share"],
+        *([] if attack.bulky else [["jm", "rebuild"], ["jm", "share"], ["jm", "share", "--off"], ["jm", "share"]]),
         ["jm", "verify"],
         ["jm", "list", "--all", "--json"],
         # A fresh clone of the same files: an empty home.
