@@ -168,6 +168,7 @@ class Scene:
     alice_file: str
     alice_ids: list[str]
     alice_uids: list[str]
+    local_ids: set[str] = field(default_factory=set)  # what the victim recorded that stays on their machine
 
     @property
     def victim_home(self) -> Path:
@@ -264,6 +265,9 @@ class Attack:
     # A bulky file: the session leaves out rebuild and share, which only read every file
     # once more (each read is bounded, which is what such an attack is about).
     bulky: bool = False
+    # Sixty constraints: the kinds ranked below fill no place in the block, whoever wrote
+    # them; the team's constraint must keep its place.
+    floods: bool = False
     steps: Callable[[Scene], list[list[str]]] | None = None
     check: Callable[[Scene, Any], None] | None = None
 
@@ -322,6 +326,14 @@ def plant_backdated(s: Scene) -> None:
     _sixty_constraints(s, "2025")  # after clock.EARLIEST, before anything the team recorded
 
 
+def plant_backdated_many_files(s: Scene) -> None:
+    # The same sixty, one per file: sixty writers, as far as the files can tell.
+    for i in range(60):
+        Forger(s.mallory.path, f"{i:010d}").record(
+            f"Constraint {i:02d} from long ago: every report must be reviewed by the platform team first",
+            "constraint", at_=f"2025-01-01T00:00:{i:02d}.000000Z").write()
+
+
 # Committed symbolic links ----------------------------------------------------------------
 
 def plant_config_tmp_link(s: Scene) -> None:
@@ -347,7 +359,7 @@ def plant_log_file_link(s: Scene) -> None:
 # Bob recorded on his own before the team's memory reached him (a checkout of the commit
 # before Alice shared), then came back to it: his database holds history of its own.
 LOCAL_FIRST = (("git", "checkout", "-q", "HEAD~1"), ("jm", "remember", "Bob's note from before the team shared"),
-               ("git", "checkout", "-q", "main"), ("jm", "list"))
+               ("git", "checkout", "-q", "main"), ("jm", "list", "--all", "--json"))
 
 
 def plant_own_file_link(s: Scene) -> None:
@@ -503,7 +515,8 @@ ATTACKS = (
     Attack("year_9000", "time as a weapon", plant_year_9000,
            named=(f"{_m('0123456789')} line 1", "ahead of this machine's clock")),
     Attack("dated_1970", "time as a weapon", plant_dated_1970, named=(f"{_m('0123456789')} line 1",)),
-    Attack("backdated", "time as a weapon", plant_backdated),
+    Attack("backdated", "time as a weapon", plant_backdated, floods=True),
+    Attack("backdated_many_files", "time as a weapon", plant_backdated_many_files, floods=True),
     Attack("config_tmp_link", "committed symlinks", plant_config_tmp_link),
     Attack("config_dangling_link", "committed symlinks", plant_config_dangling_link,
            said=(("share", ".jupymem/config.json is a symbolic link"),), refused=frozenset({"share", "share --off"})),

@@ -51,26 +51,15 @@ from team import Clone, git, make_team
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 API = ("jupymem", "api")
-# doctor is another engineer's (branch i17-recovery, 824ea70: "doctor knows a shared project: its
-# database is a cache, rebuilt, never 'lost'"). Where this branch's doctor still fails an attack,
-# the attack's other checks are asserted first, then the test is an expected failure; it fails
-# outright once doctor passes, so that the entry is removed.
-DOCTOR_ELSEWHERE = {
-    "cut_mid_line": "doctor holds a shared cache to the registry's mark: a pull that shortens a file is 'lost'",
-}
+# Attacks whose one failing check is the team's constraint in the block: asserted last.
+CROWDED = {"backdated_many_files"}
 XFAIL = {
-    "folder_link_after_local_history": (
-        "opening._check_mark holds a database to the registry's mark unless the checkout has a .jupymem/log "
-        "now. Bob recorded before the team's memory reached him (the mark was set), the cache was then "
-        "replayed from the files; once .jupymem is a link (or a checkout has no folder) every command says "
-        "the database is lost. opening.py is the doctor/registry engineer's: the fix (marks never apply to a "
-        "database that is a shared cache, as its own meta says) is described in the report."
-    ),
-    "backdated": (
-        "The block orders memories of a kind oldest first, by the time a line claims. clock.EARLIEST refuses "
-        "1970, but sixty constraints dated 2025-01-01 (after it, before anything the team recorded) still take "
-        "the block's places before the team's real constraint. No bound on a claimed time fixes this; it needs a "
-        "decision on block order (say, this clone's arrival order, or a share per writer)."
+    "backdated_many_files": (
+        "The block gives each kind's places to sources in turn (this machine, each shared file), each in the "
+        "time order its lines claim. That bounds one file of sixty backdated constraints, but sixty files of "
+        "one each are sixty sources, all first in time order, and they still take every place before the "
+        "team's real constraint. A file name or a writer's name costs nothing to make up; the order needs "
+        "something a forger cannot claim (say, the order in which this clone first saw each file)."
     ),
 }
 
@@ -132,6 +121,7 @@ def build_scene(attack: Attack, base: Path, template: dict[str, Any]) -> Scene:
     if attack.bob_before:
         before = session(bob.path, scene.victim_home, bob.home, [list(step) for step in attack.bob_before])
         assert all(r.code == 0 for r in before), [(r.argv, r.stderr) for r in before]
+        scene.local_ids = {m["id"] for m in before.json("list", "--all")} - set(ids)
     if attack.bob_first:
         first = session(bob.path, scene.victim_home, bob.home, [["jm", "remember", "Bob's first note: use UTC"]])
         assert first.results[0].code == 0, first.results[0].stderr
@@ -180,9 +170,9 @@ def command(argv: list[str]) -> str:
     return " ".join(a for a in argv[:2] if a == argv[0] or a == "--off")
 
 
-def state(listed: list[dict[str, Any]], leave_out: str | None) -> list[tuple[Any, ...]]:
+def state(listed: list[dict[str, Any]], leave_out: set[str]) -> list[tuple[Any, ...]]:
     return sorted((m["id"], m["statement"], m["status"], m["standing"], m["superseded_by"], tuple(m["replacements"]))
-                  for m in listed if m["id"] != leave_out)
+                  for m in listed if m["id"] not in leave_out)
 
 
 def strict_json(text: str) -> Any:
@@ -229,14 +219,14 @@ def check_cli(scene: Scene, attack: Attack, done: Session) -> None:
             allowed = {0, 2}
         elif name == "verify":
             allowed = {1} if named else {0, 1}
-        elif name in ("rebuild", "doctor"):  # doctor: asserted last (see DOCTOR_ELSEWHERE)
+        elif name == "rebuild":
             allowed = {0, 1}
         elif name in attack.refused or (name in ("show", "history") and 0 in attack.lost):
             allowed = {1, 2}
         else:
             allowed = {0}
         assert r.code in allowed, shown
-        if r.code and name not in ("verify", "rebuild", "doctor"):
+        if r.code and name not in ("verify", "rebuild"):
             assert r.stderr.startswith("jupymem: ") and r.stderr.count("\n") == 1, shown
         clean(r.stdout + r.stderr, f"`jupymem {' '.join(r.argv)[:60]}`")
 
@@ -250,7 +240,7 @@ def check_cli(scene: Scene, attack: Attack, done: Session) -> None:
             continue
         assert memory_id in listed, f"Alice's {ALICE[i][0]!r} is gone"
         assert listed[memory_id]["status"] == attack.changed.get(i, "active"), listed[memory_id]
-        if listed[memory_id]["status"] == "active" and attack.name != "backdated":
+        if listed[memory_id]["status"] == "active" and attack.name not in CROWDED and (i == 0 or not attack.floods):
             assert ALICE[i][0] in block, f"Alice's {ALICE[i][0]!r} is not in the block:\n{block}"
     if 0 not in attack.lost:
         assert ALICE[0][0] in done.get("show").stdout
@@ -277,8 +267,13 @@ def check_cli(scene: Scene, attack: Attack, done: Session) -> None:
         if status["writer"]:
             file = status["writer"].rsplit("/", 1)[-1]
             assert not [line for line in done.all("verify")[-1].stdout.splitlines() if file in line]
+    # doctor finds nothing lost (the cache is the files'), and --accept-loss has nothing to settle.
+    doctor, accept_loss = done.all("doctor")
+    assert doctor.code == 0 and "lost" not in doctor.stdout, doctor.stdout
+    assert accept_loss.code == 0, accept_loss.stdout
     # A fresh clone of the same files holds the same memory.
-    assert state(fresh, mine and mine["id"]) == state(final, mine and mine["id"])
+    leave_out = scene.local_ids | {mine["id"]} if mine else scene.local_ids
+    assert state(fresh, leave_out) == state(final, leave_out)
 
 
 def own_files(scene: Scene, planted: set[str]) -> list[Path]:
@@ -306,7 +301,7 @@ def check_kernel(scene: Scene, attack: Attack, capsys: pytest.CaptureFixture[str
             assert "Traceback" not in out.out + out.err or isinstance(result.error_in_exec, UsageError), shown
             clean(out.out + out.err + str(result.error_in_exec or ""), cell)
             outputs.append(out.out + str(result.error_in_exec or ""))
-        if 0 not in attack.lost and attack.name != "backdated":
+        if 0 not in attack.lost and attack.name not in CROWDED:
             assert ALICE[0][0] in outputs[1], outputs[1]
         if attack.named and not attack.fresh_empty:  # a fresh clone of such a repository has no memory to show
             named = attack.named[0].replace("{alice}", scene.alice_file)
@@ -340,7 +335,7 @@ async def check_rest(scene: Scene, attack: Attack, jp_fetch: Any) -> None:
     assert code == 200, block
     if 0 not in attack.lost:
         assert scene.alice_ids[0] in ids
-        if attack.name != "backdated":
+        if attack.name not in CROWDED:
             assert ALICE[0][0] in block["text"]
     code, one = await call("memories", scene.alice_ids[0])
     assert code == (404 if 0 in attack.lost else 200), one
@@ -391,16 +386,9 @@ async def test_a_forged_pull_stops_no_one_and_hides_nothing(
         for secret in SECRETS:
             assert secret.encode() not in stored, f"a secret is stored under {home} or in the victim's own log"
 
-    if attack.name == "backdated":  # the one check it fails (XFAIL), last
+    if attack.name in CROWDED:  # the one check it fails (XFAIL), last
         block = done.get("block").stdout
         assert ALICE[0][0] in block, f"the team's constraint is not in the block:\n{block}"
-    doctor, accept_loss = done.all("doctor")
-    healthy = doctor.code == 0 and "lost" not in doctor.stdout
-    assert accept_loss.code == 0, accept_loss.stdout  # whatever doctor found, --accept-loss settles it
-    if attack.name in DOCTOR_ELSEWHERE:
-        assert not healthy, f"doctor passes {attack.name} now: remove it from DOCTOR_ELSEWHERE"
-        pytest.xfail(DOCTOR_ELSEWHERE[attack.name])
-    assert healthy, doctor.stdout
 
 
 # -- imports -----------------------------------------------------------------------------
