@@ -17,12 +17,17 @@ came from (this machine, and each writer's file of a shared repository): within 
 kind, sources take turns, each in its own time order. Times are written by whoever
 wrote a line, so in time order alone a file of sixty lines dated early would take
 every place before a team's real constraint; taking turns bounds any one file to its
-share. The block still lists what it shows in kind, time, id order.
+share. Within a turn, sources go in an order no line can claim (``SEEN``): this
+machine's own memories first, then files in the order this clone first saw them, then
+the sources holding more memories, so sixty one-line files arriving with a pull do
+not go before a teammate's established file. The block still lists what it shows in
+kind, time, id order.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from collections import Counter
@@ -46,6 +51,8 @@ _BREAKS = re.compile(r"[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029\t]+")
 # display in another order than it is read (Trojan Source): dropped.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACES = re.compile(r" {2,}")
+# meta key: {shared file: the pull in which this clone first saw it}; this clone's own file is -1.
+SEEN = "share_seen"
 
 
 def escape(text: str) -> str:
@@ -118,19 +125,28 @@ def _inventory(omitted: Sequence[Entry], budget: int) -> str:
     return f"(+{len(omitted)} more memories not shown; they are searched per prompt)"
 
 
-def _turns(ordered: Sequence[Entry]) -> list[Entry]:
+def _turns(ordered: Sequence[Entry], seen: dict[str, int]) -> list[Entry]:
     """``ordered`` (block order) re-ordered for filling: within each kind, the sources
     (this machine, each shared file) take turns, each giving its next memory in time
-    order, in the order the sources first appear. With one source, nothing moves."""
+    order; in each turn this machine first, then by when this clone first saw the file,
+    then the sources holding more memories, then by their first memory. With one
+    source, nothing moves."""
+    held = Counter(e.source for e in ordered)
+
+    def rank(source: str | None, first: int) -> tuple[int, int, int]:
+        return (-1 if source is None else seen.get(source, len(seen) + 1), -held[source], first)
+
     out: list[Entry] = []
     i = 0
     while i < len(ordered):
         kind = ordered[i].key[0]
         queues: dict[str | None, list[Entry]] = {}
+        firsts: dict[str | None, int] = {}
         while i < len(ordered) and ordered[i].key[0] == kind:
             queues.setdefault(ordered[i].source, []).append(ordered[i])
+            firsts.setdefault(ordered[i].source, i)
             i += 1
-        lists = list(queues.values())
+        lists = [queues[s] for s in sorted(queues, key=lambda s: rank(s, firsts[s]))]
         for turn in range(max(len(q) for q in lists)):
             out.extend(q[turn] for q in lists if turn < len(q))
     return out
@@ -141,8 +157,9 @@ def build_block(memories: Sequence[Memory], cap: int) -> Block:
     return assemble([entry(m.id, m.kind, m.statement, m.standing, m.created_at, m.topic) for m in memories], cap)
 
 
-def assemble(entries: Sequence[Entry], cap: int) -> Block:
-    """The block from rendered entries (any order): the one place its bytes are decided."""
+def assemble(entries: Sequence[Entry], cap: int, seen: dict[str, int] | None = None) -> Block:
+    """The block from rendered entries (any order): the one place its bytes are decided.
+    ``seen``: when this clone first saw each shared file (see ``SEEN``)."""
     ordered = sorted(entries)  # by key first: kind, time, id (unique, so nothing else is compared)
     head_len = len(f'<project_memory trust="untrusted" revision="{"0" * _REV_LEN}">\n'.encode())
     fixed = head_len + len(PREAMBLE.encode()) + 1 + len(CLOSE.encode())
@@ -155,7 +172,7 @@ def assemble(entries: Sequence[Entry], cap: int) -> Block:
         reserve = min(240, max(0, cap - fixed) // 3)
         budget = cap - fixed - reserve
         shown, omitted = [], []
-        for e in _turns(ordered):
+        for e in _turns(ordered, seen or {}):
             if e.size <= budget:
                 shown.append(e)
                 budget -= e.size
@@ -200,7 +217,8 @@ class BlockCache:
             ):
                 self._seq, self._entries = -1, {}
                 self._refresh(conn)
-            return assemble(list(self._entries.values()), cap)
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (SEEN,)).fetchone()
+            return assemble(list(self._entries.values()), cap, json.loads(row[0]) if row else None)
 
     def _refresh(self, conn: Any) -> None:
         rows = conn.execute(

@@ -46,6 +46,7 @@ from .damage import disk_full, os_reason
 from .errors import InvalidImport, JupymemError, SharingError
 from .folder import LinkRefused, opened, scan_log
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
+from .block import SEEN
 from .projection import Batch, clear
 from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
@@ -290,6 +291,7 @@ class Sharing:
             self._apply_new(todo)
         for name in changed:
             self._store_file(name, current[name], readings[name])
+        self._note_seen(list(current))
         store.set_meta(self.conn, _ROOT, str(self.root))
 
     def _apply_new(self, todo: list[tuple[Entry, str]]) -> None:
@@ -375,11 +377,23 @@ class Sharing:
             for name, size, mtime, ino in sig or ():
                 if name not in from_cache:
                     self._store_file(name, (size, mtime, ino), readings[name])
+            self._note_seen(names)
             store.set_meta(self.conn, _ROOT, str(self.root))
             self._seen = sig
             self._due = self._next_due()
         self._on_rebuild()
         return len(evts)
+
+    def _note_seen(self, names: list[str], *, own: bool = False) -> None:
+        """Remember when this clone first saw each file (one number per pull; its own
+        file -1), which orders the block's turns in a way no line can claim (block.SEEN)."""
+        seen: dict[str, int] = json.loads(store.get_meta(self.conn, SEEN) or "{}")
+        new = [name for name in names if name not in seen]
+        if not new:
+            return
+        batch = -1 if own else max((v for v in seen.values()), default=0) + 1
+        seen.update((name, batch) for name in new)
+        store.set_meta(self.conn, SEEN, json.dumps(seen, sort_keys=True))
 
     def _store_file(self, name: str, st: tuple[int, int, int], reading: Reading) -> None:
         applied = self.conn.execute(
@@ -495,6 +509,7 @@ class Sharing:
             if name is None:
                 name = file_name(new_writer_id(), who_writes.name if who_writes else None)
                 store.set_meta(self.conn, key, name)
+                self._note_seen([name], own=True)
         writer_id = writer_of(name) or name[: -len(SUFFIX)].rsplit("-", 1)[-1]
         fields = {"id": writer_id, "name": who_writes.name if who_writes else None,
                   "email": who_writes.email if who_writes else None}
