@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import IO
 
 from .errors import SharingError
+from .secrets_scan import find_secrets
+from .text import hidden
 
 __all__ = ["FOLDER", "LOG_DIR", "Folder", "LinkRefused", "open_folder", "scan_log"]
 
@@ -61,7 +63,8 @@ def _kind(dir_fd: int, name: str) -> str | None:
     if stat.S_ISLNK(st.st_mode):
         target = ""
         with contextlib.suppress(OSError):
-            target = f" (to {os.readlink(name, dir_fd=dir_fd)})"
+            to = os.readlink(name, dir_fd=dir_fd)
+            target = f" (to {to})" if shown(to) == to and len(to) <= 200 else ""
         return f"a symbolic link{target}"
     if stat.S_ISDIR(st.st_mode):
         return "a folder"
@@ -204,12 +207,24 @@ def open_folder(root: Path, *, create: bool = False) -> Folder | None:
     return Folder(root, fd) if fd is not None else None
 
 
+def shown(name: str) -> str:
+    """A name from the folder as a message may show it: a name is written by whoever
+    committed it, so one holding a secret or hidden characters is described, not quoted."""
+    found = find_secrets(name)
+    if found:
+        return f"<a name holding {found[0].label}>"
+    if hidden(name) or any(c < " " or c == "\x7f" for c in name):
+        return "<a name holding invisible or control characters>"
+    return name
+
+
 Stat = tuple[str, int, int, int]  # name, size, mtime_ns, inode
 
 
 def scan_log(folder: Folder, suffix: str) -> tuple[list[Stat], list[str]]:
     """The regular files in ``log/`` whose names end in ``suffix``, and the names of the
-    entries ending so that are not regular files (links, folders, FIFOs): refused."""
+    entries ending so that are not regular files (links, folders, FIFOs), or whose names
+    hold a secret or characters nobody can see: refused (show them with ``shown``)."""
     log = folder.log()
     if log is None:
         return [], []
@@ -219,7 +234,7 @@ def scan_log(folder: Folder, suffix: str) -> tuple[list[Stat], list[str]]:
             if not e.name.endswith(suffix):
                 continue
             st = e.stat(follow_symlinks=False)
-            if stat.S_ISREG(st.st_mode) and st.st_nlink <= 1:
+            if stat.S_ISREG(st.st_mode) and st.st_nlink <= 1 and shown(e.name) == e.name:
                 files.append((e.name, st.st_size, st.st_mtime_ns, st.st_ino))
             else:
                 refused.append(e.name)

@@ -78,6 +78,10 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
             )
         else:
             out["message"] = f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it."
+        # A committed .jupymem that is not read (a link, say) is why a clone shows nothing shared.
+        problems = share.folder_problems(root)
+        if problems:
+            out["message"] += " " + " ".join(problems)
         return out
     counts = proj.counts()
     blk = proj.block()

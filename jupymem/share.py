@@ -44,7 +44,7 @@ from typing import IO, Any
 from . import clock, store, strictjson
 from .damage import disk_full, os_reason
 from .errors import InvalidImport, JupymemError, SharingError
-from .folder import LinkRefused, opened, scan_log
+from .folder import LinkRefused, opened, scan_log, shown
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
 from .block import SEEN
 from .projection import Batch, clear
@@ -134,7 +134,8 @@ def folder_problems(root: Path) -> list[str]:
         return [exc.message]
     except OSError:
         return []
-    return [str(Problem(name, 0, "is a symbolic link or not a regular file, so it is not read")) for name in refused]
+    return [str(Problem(shown(name), 0, "is a symbolic link, not a regular file, or a name that must not be shown, so "
+                                       "it is not read")) for name in refused]
 
 
 README = """\

@@ -179,14 +179,14 @@ class Problem:
         if self.applied:
             tail = " It is applied."
         elif self.due:
-            tail = f" It and the {n} line{'s' if n != 1 else ''} after it wait until then." if n else " It waits until then."
+            tail = f" It and the {n:,} line{'s' if n != 1 else ''} after it wait until then." if n else " It waits until then."
         elif n:
-            lines = f"{n} line that follows" if n == 1 else f"{n} lines that follow"
+            lines = f"{n} line that follows" if n == 1 else f"{n:,} lines that follow"
             tail = f" It and the {lines} it in this writer's chain are not applied."
         else:
             tail = " It is not applied."
         where = f" line {self.line}" if self.line else ""
-        return f"{FOLDER}/{LOG_DIR}/{self.file}{where}: {self.message}.{tail}"
+        return f"{FOLDER}/{LOG_DIR}/{self.file}{where}: {self.message.rstrip('.')}.{tail}"
 
 
 @dataclass

@@ -164,3 +164,30 @@ def test_a_linked_or_dangling_file_is_never_opened_nor_created(tmp_path: Path, h
         folder.replace("notes.json", b"{}")
     assert _snapshot(home) == before
     assert (repo / ".jupymem" / "README.md").read_bytes() == b"# hello\n"
+
+
+def test_a_name_or_link_target_holding_a_secret_is_never_shown(tmp_path: Path) -> None:
+    from jupymem.share import folder_problems, signature
+
+    token = "glpat-" + "k3xq9wz7mv2pa8ln4rty"  # lower case: a file name can spell it
+    repo = tmp_path / "repo"
+    log = repo / ".jupymem" / "log"
+    log.mkdir(parents=True)
+    (log / f"{token}-0123456789.jsonl").write_text("")
+    (log / "ben-0123456789.jsonl").symlink_to(f"/tmp/{token}")
+    (log / "eve\u202e-0123456789.jsonl").write_text("")  # a bidi override in a file name
+    assert signature(repo) == ()  # none of them is read
+    said = "\n".join(folder_problems(repo))
+    assert token not in said and "\u202e" not in said and said.count("is not read") == 3
+    assert "GitLab" in said
+
+
+def test_a_clone_whose_jupymem_is_a_link_says_why_it_shows_nothing(tmp_path: Path) -> None:
+    import jupymem
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    (tmp_path / "elsewhere" / "log").mkdir(parents=True)
+    (repo / ".jupymem").symlink_to("../elsewhere", target_is_directory=True)
+    said = jupymem.status(repo)
+    assert said["memory"] is False and ".jupymem is a symbolic link" in said["message"]
