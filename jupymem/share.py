@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime

@@ -103,7 +103,7 @@ def putty(version: int, algorithm: str) -> str:
     head = _p("PuTTY-User-", f"Key-File-{version}: {algorithm}\n")
     head += f"Encryption: aes256-cbc\nComment: {algorithm}-key-20240613\nPublic-Lines: 2\n{lines(2)}\n"
     if version == 3:
-        head += f"Key-Derivation: Argon2id\nArgon2-Memory: 8192\nArgon2-Passes: 13\nArgon2-Parallelism: 1\n"
+        head += "Key-Derivation: Argon2id\nArgon2-Memory: 8192\nArgon2-Passes: 13\nArgon2-Parallelism: 1\n"
         head += f"Argon2-Salt: {hexs(32)}\n"
     return head + f"Private-Lines: 2\n{lines(1)}\n{b64(44)}\nPrivate-MAC: {hexs(64)}"
 
