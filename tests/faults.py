@@ -187,3 +187,24 @@ def read_only(home: Path) -> Iterator[str]:
         yield mechanism
     finally:
         undo()
+
+
+def spawn(code: str, *args: str, **kw: Any) -> subprocess.Popen:
+    """A real second process running ``code`` on this checkout (text pipes for its output)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **kw)
+
+
+# Another process recording in a loop, for tests that read while it writes: argv is the
+# repository, a statement prefix and the pause between records in seconds.
+WRITING_LOOP = """
+import sys, time, jupymem
+proj = jupymem.project(sys.argv[1])
+print("ready", flush=True)
+i = 0
+while True:
+    proj.remember(f"{sys.argv[2]} number {i} about table t{i % 11}", kind="note")
+    i += 1
+    time.sleep(float(sys.argv[3]))
+"""

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import jupymem
-from faults import jm, ok, overwrite, quiesce, refused
+from faults import WRITING_LOOP, jm, ok, overwrite, quiesce, refused, spawn
 
 N = 30
 BAD = 17  # the event garbled in each case
@@ -172,24 +169,10 @@ def test_a_payload_that_verifies_but_cannot_be_applied_is_named(filled):
 
 # -- verify reads one snapshot ---------------------------------------------------------------
 
-WRITER = """
-import sys, time, jupymem
-proj = jupymem.project(sys.argv[1])
-print("ready", flush=True)
-i = 0
-while True:
-    proj.remember(f"concurrent statement number {i} about table t{i % 11}", kind="note")
-    i += 1
-    time.sleep(0.002)
-"""
-
-
 def test_verify_while_another_process_writes_never_reports_false_damage(repo: Path):
     proj = jupymem.init(repo)
     proj.remember_many({"statement": f"statement {i} about the orders table", "kind": "fact"} for i in range(200))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(repo)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=env, text=True)
+    writer = spawn(WRITING_LOOP, str(repo), "concurrent statement", "0.002")
     try:
         assert writer.stdout.readline().strip() == "ready", writer.stderr.read()
         overlapped = 0

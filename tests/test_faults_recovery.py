@@ -11,11 +11,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,17 +21,11 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from faults import jm, ok, overwrite, page_size, quiesce, refused, root_page
+from faults import WRITING_LOOP, jm, ok, overwrite, page_size, quiesce, refused, root_page, spawn
 from jupymem import marks, store
 from team import Clone, make_team
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def spawn(code: str, *args: str, **kw) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-c", code, *args], env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **kw)
 
 
 # -- a lost WAL -------------------------------------------------------------------------------
@@ -102,17 +94,6 @@ def test_the_mark_beside_the_database_follows_every_kind_of_write(repo: Path) ->
     assert len(jupymem.project(repo).list()) == 5
 
 
-READER_RACE = """
-import sys, jupymem
-proj = jupymem.project(sys.argv[1])
-print("ready", flush=True)
-i = 0
-while True:
-    proj.remember(f"racing statement number {i} about the orders table", kind="note")
-    i += 1
-"""
-
-
 def test_opening_while_another_process_writes_never_calls_the_project_lost(repo: Path) -> None:
     # The mark is written after each commit and read before the database is asked: a writer
     # in another process can make it lag, never run ahead of what an opening sees.
@@ -120,7 +101,7 @@ def test_opening_while_another_process_writes_never_calls_the_project_lost(repo:
 
     jupymem.init(repo).remember("The first statement", kind="fact")
     quiesce()
-    writer = spawn(READER_RACE, str(repo), stdin=subprocess.DEVNULL)
+    writer = spawn(WRITING_LOOP, str(repo), "racing statement", "0", stdin=subprocess.DEVNULL)
     try:
         assert writer.stdout.readline().strip() == "ready", writer.stderr.read()
         seen = set()
