@@ -80,10 +80,9 @@ class Project:
         self._ndocs_cache: tuple[int, int] | None = None
         self._inactive_cache: tuple[int, frozenset[int]] | None = None
         # Retrieval state, created on first use (retrieval/index.py, retrieval/fuzzy.py).
-        self._dense_index: Any = None
+        self._tiers: Any = None
         self._vocab: Any = None
         self._postings: Any = None
-        self._dense_note: str | None = None  # why the dense leg is not answering, for status
         self._disputes_cache: tuple[int, dict[str, tuple[str, ...]]] | None = None
         self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
         # Run after every committed write (opening keeps the registry's history mark with it).
@@ -247,9 +246,12 @@ class Project:
         raises for any text.
 
         ``mode`` "hybrid" uses every leg that is ready now (the dense leg joins once its
-        encoder has loaded in the background; ``legs`` on the result says which ran);
-        "lexical" is the BM25 leg alone (with stems and typo-tolerant identifiers); "fts"
-        is plain FTS5 BM25, for evaluation.
+        encoder has loaded in the background, the transformer's once it has embedded every
+        memory; ``legs`` on the result says which ran); "lexical" is the BM25 leg alone
+        (with stems and typo-tolerant identifiers). For evaluation: "static" and
+        "transformer" are hybrid with that tier's dense leg only (lexical alone while it
+        cannot answer), "dense" the transformer's ranking alone and "fts" plain FTS5 BM25
+        (both rankings without abstention).
         """
         limit = max(1, min(int(limit), 200))
         legs = self._legs(mode, kinds)
@@ -301,7 +303,7 @@ class Project:
             from .retrieval.postings import Postings
 
             self._postings = Postings()
-        dense = self._dense_leg(rev) if mode == "hybrid" else None
+        dense = self._dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
         return {
             "n_docs": self._n_docs(rev), "dense": dense, "vocab": self._vocab, "postings": self._postings,
             "inactive": self._inactive(rev),
@@ -338,92 +340,37 @@ class Project:
 
     # -- the dense leg --------------------------------------------------------
 
-    def _encoder(self) -> Any:
-        from .retrieval.index import shared_encoder
+    @property
+    def tiers(self) -> Any:
+        """The dense leg's encoders and indexes (``retrieval.tiers``), made on first use."""
+        if self._tiers is None:
+            from .retrieval.tiers import Tiers
 
-        return shared_encoder(self.settings.encoder)
+            with self._cache_lock:
+                if self._tiers is None:
+                    self._tiers = Tiers(self.conn, self.settings.encoder, interactive=self.settings.interactive)
+        return self._tiers
 
-    def _dense_leg(self, rev: int) -> retrieve.DenseLeg | None:
-        """The dense leg if it can answer right now; never waits for it.
-
-        In a long-lived process (``settings.interactive``) the first search starts the
-        encoder loading in the background, at any project size; a one-shot command starts
-        it only through ``prepare_dense``. Vectors are written by a background backfill
-        (inline for a project small enough to embed in a few milliseconds), and rows
-        recorded since are embedded here, a bounded batch at a time.
-        """
-        from .retrieval import index
-
-        enc = self._encoder()
-        if enc.state == "off" and enc.reason == "JUPYMEM_ENCODER=none":
-            self._dense_note = "turned off (JUPYMEM_ENCODER=none)"
-            return None
-        if self.conn.readonly:  # vectors are written beside the memories: not here
-            self._dense_note = "the memory home is read-only, so no vectors can be stored"
-            return None
-        if enc.state == "off":
-            if not self.settings.interactive:
-                self._dense_note = "not loaded in a one-shot command; searches in a kernel or the server use it"
-                return None
-            enc.start()
-        if not enc.ready:
-            self._dense_note = f"encoder {enc.state}: {enc.reason}" if enc.state != "loading" else enc.reason
-            return None
-        ok, why = index.vec_route(self.conn)
-        if not ok:
-            self._dense_note = why
-            return None
-        if self._dense_index is None:
-            self._dense_index = index.DenseIndex(self.conn)
-        dense = self._dense_index
-        embedder = enc.embedder
-        if not dense.ready and not dense.fill_small(embedder, index.INLINE_BUDGET):
-            dense.start_backfill(embedder)
-            self._dense_note = dense.error or "embedding memories in the background"
-            return None
-        if dense.behind():
-            dense.sync(embedder, limit=index.INLINE_BUDGET, wait=False)
-            if dense.behind():
-                dense.start_backfill(embedder)
-        self._dense_note = None
-        return retrieve.DenseLeg(embedder, dense, rev)
+    def _dense_leg(self, rev: int, tier: str | None = None) -> retrieve.DenseLeg | None:
+        """The dense leg if it can answer right now (``retrieval.tiers``), of ``tier`` only
+        when one is named; never waits for it in a long-lived process, whose first search
+        starts the encoders loading."""
+        return self.tiers.leg(rev, retrieve.DenseLeg, only=tier)
 
     def prepare_dense(self, timeout: float | None = None) -> dict[str, Any]:
-        """Load the encoder and embed every memory now, waiting (evaluation, benchmarks,
+        """Load the encoders and embed every memory now, waiting (evaluation, benchmarks,
         tests). Searches never call this; returns ``dense_status()``."""
-        enc = self._encoder().start()
-        enc.wait(timeout)
-        rev = self.revision()
-        if self._dense_leg(rev) is None and self._dense_index is not None:
-            self._dense_index.wait(timeout)
-            self._dense_leg(rev)
-        if self._dense_index is not None and enc.ready and self._dense_index.ready:
-            self._dense_index.sync(enc.embedder)
+        self.tiers.prepare(self.revision, retrieve.DenseLeg, timeout)
         return self.dense_status()
 
     def dense_status(self) -> dict[str, Any]:
         """Which legs answer searches and, when the dense leg does not, why."""
-        from .retrieval import index
-
-        enc = self._encoder()
-        model, stored = index.vector_counts(self.conn)
-        dense = self._dense_index
-        answering = dense is not None and dense.ready and enc.ready and self._dense_note is None
-        return {
-            "legs": ["lexical", "fuzzy", "dense"] if answering else ["lexical", "fuzzy"],
-            "dense": "on" if answering else "off",
-            "reason": None if answering else (self._dense_note or enc.reason),
-            "encoder": enc.state,
-            "encoder_reason": enc.reason,
-            "encoder_load_seconds": enc.load_seconds,
-            "model": model,
-            "vectors": stored,
-            "driver": getattr(self.conn.module, "__name__", "sqlite3"),
-            # The lexical leg's in-memory index and the names typos are fixed against: a
-            # long-lived process builds them on its first searches (FTS5 answers until then).
-            "index": self._postings.state() if self._postings is not None else "not built",
-            "typos": self._vocab.state() if self._vocab is not None else "not read",
-        }
+        out = self.tiers.status()
+        # The lexical leg's in-memory index and the names typos are fixed against: a
+        # long-lived process builds them on its first searches (FTS5 answers until then).
+        out["index"] = self._postings.state() if self._postings is not None else "not built"
+        out["typos"] = self._vocab.state() if self._vocab is not None else "not read"
+        return out
 
     def block(self, cap: int | None = None) -> Block:
         """The ``<project_memory>`` block; rebuilt only when memory has changed."""
@@ -435,8 +382,8 @@ class Project:
         result = self._block_lines.build(self.conn, cap)
         with self._cache_lock:
             self._block_cache = (rev, cap, result)
-        if result.omitted and self.settings.interactive and self._encoder().state == "off":
-            self._encoder().start()  # memory outgrew the block: searches will want vectors
+        if result.omitted and self.settings.interactive:
+            self.tiers.start()  # memory outgrew the block: searches will want vectors
         return result
 
     def staged_evidence(self, session: str | None = None, limit: int = EVIDENCE_WINDOW) -> list[Evidence]:
@@ -670,8 +617,8 @@ class Project:
         self._ndocs_cache = None
         self._inactive_cache = None
         self._disputes_cache = None
-        if self._dense_index is not None:
-            self._dense_index.reset()  # row ids may have moved: look at every row again
+        if self._tiers is not None:
+            self._tiers.reset()  # row ids may have moved: look at every row again
         self._vocab = None
         self._postings = None  # row ids may have moved
 

@@ -47,7 +47,16 @@ from .config import Settings
 from .errors import JupymemError
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-METHODS = {"fts": "fts", "bm25": "lexical", "hybrid": "hybrid"}
+# method -> search mode: plain FTS5, the lexical leg, the default (best tier ready), each
+# tier's hybrid, and the transformer's ranking alone.
+METHODS = {
+    "fts": "fts", "bm25": "lexical", "hybrid": "hybrid", "static": "static", "transformer": "transformer",
+    "dense": "dense",
+}
+DEFAULT_METHODS = ("fts", "bm25", "hybrid")
+# ``jupymem eval`` compares every method a person or a tier can get, side by side.
+COMPARED = ("fts", "bm25", "static", "transformer", "dense")
+DENSE_METHODS = frozenset({"hybrid", "static", "transformer", "dense"})
 K = 10
 NEGATIVES = ("cross-scope",)
 SIZES = ((10, "1-10"), (1000, "11-1000"), (None, ">1000"))  # project sizes reported apart
@@ -203,7 +212,7 @@ def size_band(n: int) -> str:
 def run_suite(
     suite: Suite,
     *,
-    methods: Sequence[str] = tuple(METHODS),
+    methods: Sequence[str] = DEFAULT_METHODS,
     encoder: str | None = None,
     negatives: str | None = None,
     workdir: Path | None = None,
@@ -239,7 +248,7 @@ def run_suite(
             project, ids = open_scope(suite, scope, base, settings)
             project.prepare_lexical()
             timings["load_seconds"] += time.perf_counter() - t0
-            if "hybrid" in methods:
+            if DENSE_METHODS.intersection(methods):
                 t0 = time.perf_counter()
                 dense_state[scope or "(default)"] = project.prepare_dense()
                 timings["dense_seconds"] += time.perf_counter() - t0
@@ -280,7 +289,7 @@ def run_suite(
     }
     if negatives:
         report["negatives"] = negatives
-    if "hybrid" in methods:
+    if DENSE_METHODS.intersection(methods):
         report["dense_seconds"] = round(timings["dense_seconds"], 2)
         report["dense"] = dense_state
     return report
@@ -352,8 +361,8 @@ def add_arguments(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N queries")
     p.add_argument(
-        "--methods", default=",".join(METHODS), metavar="LIST",
-        help=f"comma-separated methods to score (default: {','.join(METHODS)})",
+        "--methods", default=",".join(COMPARED), metavar="LIST",
+        help=f"comma-separated methods to score, of {','.join(METHODS)} (default: {','.join(COMPARED)})",
     )
     p.add_argument(
         "--negatives", choices=NEGATIVES, help="add generated unanswerable queries: each query asked in another scope"
@@ -370,7 +379,7 @@ def eval_command(args: argparse.Namespace, *, stdout: IO[str] | None = None, std
     err = stderr or sys.stderr
     try:
         suite = load_suite(args.suite, limit=args.limit)
-        methods = _methods(getattr(args, "methods", None) or ",".join(METHODS))
+        methods = _methods(getattr(args, "methods", None) or ",".join(COMPARED))
         bar = _Bar(err) if err.isatty() else None
         report = run_suite(
             suite, methods=methods, encoder=Settings.from_env().encoder, negatives=getattr(args, "negatives", None),

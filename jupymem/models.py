@@ -185,7 +185,8 @@ class Hit(_Plain):
 
 @dataclass(frozen=True)
 class SearchResult(_Plain):
-    """``status`` is "ok" or "abstained"; ``full`` is set when one hit clearly wins;
+    """``status`` is "ok" or "abstained" (``hits`` empty, ``closest`` the nearest ones);
+    ``full`` is set when one hit clearly wins;
     ``legs`` are the retrieval legs that ran (no "dense" when the encoder was not ready,
     e.g. in a one-shot command)."""
 
@@ -195,6 +196,9 @@ class SearchResult(_Plain):
     full: Memory | None = None
     reason: str | None = None  # why it abstained, for people
     legs: tuple[str, ...] = ()
+    # When it abstained: the nearest memories all the same, for people to judge (faces
+    # show them under "no memory answers this confidently"); never handed to assistants.
+    closest: tuple[Hit, ...] = ()
 
     @property
     def abstained(self) -> bool:

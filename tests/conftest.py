@@ -52,11 +52,16 @@ def jupymem_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 @pytest.fixture
 def real_encoder(jupymem_home: Path, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    """Turn the dense leg back on: the bundled model, or JUPYMEM_TEST_MODEL's folder."""
-    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
-    if TEST_MODEL:
-        monkeypatch.setenv("JUPYMEM_ENCODER", TEST_MODEL)
+    """Turn the dense leg back on with the static tier: the bundled model2vec model, or
+    JUPYMEM_TEST_MODEL's folder (``transformer_encoder`` is the default two-tier setting)."""
+    monkeypatch.setenv("JUPYMEM_ENCODER", TEST_MODEL or "static")
     return TEST_MODEL
+
+
+@pytest.fixture
+def transformer_encoder(jupymem_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """JUPYMEM_ENCODER unset: the default, static first and the bundled transformer after."""
+    monkeypatch.delenv("JUPYMEM_ENCODER", raising=False)
 
 
 @pytest.fixture

@@ -280,7 +280,7 @@ def test_supersede_and_retire_keep_the_dense_leg_in_step(project: Project) -> No
     assert _rids(project)[new.id] in _vector_rows(project)
     project.retire(new.id, reason="no more GPUs")
     assert new.id not in [h.memory.id for h in project.search("reserve graphics cards before a long training job").hits]
-    near = project._dense_index.nearest(
+    near = project.tiers.static_index().nearest(
         index.shared_encoder(project.settings.encoder).embedder.embed_batch(["L4 GPUs calendar"])[0], 5, revision=project.revision(), include_inactive=True
     )
     assert _rids(project)[new.id] in [rid for rid, _ in near]  # still there for history searches
@@ -322,7 +322,7 @@ def test_a_vec_less_writer_leaves_rows_for_backfill(repo: Path, dense_settings: 
     conn.close()
     assert len(_vector_rows(first)) == 6
     first.search("credit notes and negative invoices")
-    first._dense_index.wait(30)
+    first.tiers.wait(30)
     first.search("credit notes and negative invoices")
     assert len(_vector_rows(first)) == len(STATEMENTS)
 

@@ -44,7 +44,8 @@ TINY = [
 
 def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
     out = io.StringIO()
-    assert evaluate.run_eval(["--suite", str(_suite(tmp_path, TINY)), "--json"], stdout=out, stderr=io.StringIO()) == 0
+    argv = ["--suite", str(_suite(tmp_path, TINY)), "--json", "--methods", "fts,bm25,hybrid"]
+    assert evaluate.run_eval(argv, stdout=out, stderr=io.StringIO()) == 0
     report = json.loads(out.getvalue())
     assert report["queries"] == 4
     assert list(report["methods"]) == ["fts", "bm25", "hybrid"]  # plain FTS5 BM25 on every suite
@@ -63,7 +64,8 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
 def test_text_report_and_no_progress_bar_off_a_terminal(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert evaluate.run_eval(["--suite", str(_suite(tmp_path, TINY))], stdout=out, stderr=err) == 0
-    assert "bm25" in out.getvalue() and "hybrid" in out.getvalue() and "ndcg@10" in out.getvalue()
+    # every method side by side: plain FTS5, the lexical leg, each tier's hybrid, the transformer alone
+    assert all(m in out.getvalue() for m in ("fts", "bm25", "static", "transformer", "dense", "ndcg@10"))
     assert err.getvalue() == ""
 
 
@@ -75,7 +77,7 @@ class _Terminal(io.StringIO):
 def test_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     err = _Terminal()
     assert evaluate.run_eval(["--suite", str(_suite(tmp_path, TINY))], stdout=io.StringIO(), stderr=err) == 0
-    assert "\r[" in err.getvalue() and "100%" in err.getvalue() and "12/12 searches" in err.getvalue()
+    assert "\r[" in err.getvalue() and "100%" in err.getvalue() and "20/20 searches" in err.getvalue()  # 4 queries x 5 methods
 
 
 def test_cross_scope_negatives_ask_each_question_in_another_project(tmp_path: Path) -> None:
@@ -220,7 +222,7 @@ def test_scifact_hybrid_is_not_below_lexical_nor_lexical_below_plain_bm25() -> N
     ranks and never abstains; the lexical leg's Recall@10 is above it by 0.0015 only
     (0.8034 / 0.8019), and hybrid's MRR above the lexical leg's by 0.001."""
     out = io.StringIO()
-    code = evaluate.run_eval(["--suite", str(SCIFACT), "--json"], stdout=out, stderr=io.StringIO())
+    code = evaluate.run_eval(["--suite", str(SCIFACT), "--json", "--methods", "fts,bm25,hybrid"], stdout=out, stderr=io.StringIO())
     assert code == 0
     report = json.loads(out.getvalue())
     fts, bm25, hybrid = (report["methods"][m] for m in ("fts", "bm25", "hybrid"))

@@ -149,8 +149,13 @@ def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
                     query, 50, include_inactive=past.value, kinds=[kind.value] if kind.value else None
                 )
                 if result.abstained:
-                    note.value = f"<i>Abstained: nothing in memory really matches “{_e(query)}”.</i>"
-                    options: list[tuple[str, str]] = []
+                    # A verdict never hides memory from a person: the nearest, said to be unsure.
+                    note.value = (
+                        "<i>No memory answers this confidently. Closest memories:</i>"
+                        if result.closest
+                        else f"<i>Abstained: nothing in memory really matches “{_e(query)}”.</i>"
+                    )
+                    options: list[tuple[str, str]] = [(_label(h.memory), h.memory.id) for h in result.closest]
                 else:
                     note.value = _plural(len(result.hits), "match", "matches")
                     options = [(_label(h.memory), h.memory.id) for h in result.hits]

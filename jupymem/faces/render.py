@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import (
-    KINDS, UNCONFIRMED, Block, Evidence, Fix, HistoryEntry, Memory, Recorded, SearchResult, Similar,
+    KINDS, UNCONFIRMED, Block, Evidence, Fix, HistoryEntry, Hit, Memory, Recorded, SearchResult, Similar,
     kind_rank,
 )
 
@@ -487,18 +487,29 @@ def _legs_note(result: SearchResult) -> str:
     return ""
 
 
-def search_text(result: SearchResult) -> str:
-    if result.abstained:
-        return f"No match (abstained): {result.reason or 'nothing matches closely enough'}."
-    n = len(result.hits)
-    lines = [f"{n} {'match' if n == 1 else 'matches'}{_legs_note(result)}:"]
-    for hit in result.hits:
+NOT_CONFIDENT = "No memory answers this confidently."
+
+
+def _hit_lines(hits: Sequence[Hit]) -> list[str]:
+    lines = []
+    for hit in hits:
         m = hit.memory
         marks = " ".join(_marks(m))
         lines.append(
             f"  {m.id}  {m.kind:<10}  {confidence_word(hit.confidence):<6} {hit.confidence:.2f}  "
             f"{marks + ' ' if marks else ''}{_clip(_one_line(m.statement), LINE_CHARS)}"
         )
+    return lines
+
+
+def search_text(result: SearchResult) -> str:
+    if result.abstained:
+        if not result.closest:
+            return f"No match (abstained): {result.reason or 'nothing matches closely enough'}."
+        # A verdict never hides memory from a person: the nearest ones, said to be unsure.
+        return "\n".join([f"{NOT_CONFIDENT} Closest memories{_legs_note(result)}:", *_hit_lines(result.closest)])
+    n = len(result.hits)
+    lines = [f"{n} {'match' if n == 1 else 'matches'}{_legs_note(result)}:", *_hit_lines(result.hits)]
     if result.full is not None:
         lines += ["", "Best match:", memory_text(result.full)]
     return "\n".join(lines)
@@ -517,9 +528,25 @@ def _confidence_bar(confidence: float) -> str:
 
 def search_html(result: SearchResult) -> str:
     if result.abstained:
-        return f"<div><b>No match</b> (abstained): {_e(result.reason or 'nothing matches closely enough')}.</div>"
+        if not result.closest:
+            return f"<div><b>No match</b> (abstained): {_e(result.reason or 'nothing matches closely enough')}.</div>"
+        note = _legs_note(result)
+        return (
+            f"<div><b>{_e(NOT_CONFIDENT)}</b> Closest memories{_e(note)}:</div>"
+            + _hits_table(result.closest)
+        )
+    out = _hits_table(result.hits)
+    note = _legs_note(result)
+    if note:
+        out = f"<div style='opacity:.7'>{_e(note.strip(' ()'))}</div>" + out
+    if result.full is not None:
+        out += f"<div style='margin-top:.4em'><b>Best match</b></div>{memory_html(result.full)}"
+    return out
+
+
+def _hits_table(hits: Sequence[Hit]) -> str:
     rows = []
-    for hit in result.hits:
+    for hit in hits:
         m = hit.memory
         marks = _marks_html(m)
         rows.append(
@@ -531,13 +558,7 @@ def search_html(result: SearchResult) -> str:
                 _confidence_bar(hit.confidence),
             )
         )
-    out = _table(rows, header=("kind", "id", "statement", "standing", "confidence"))
-    note = _legs_note(result)
-    if note:
-        out = f"<div style='opacity:.7'>{_e(note.strip(' ()'))}</div>" + out
-    if result.full is not None:
-        out += f"<div style='margin-top:.4em'><b>Best match</b></div>{memory_html(result.full)}"
-    return out
+    return _table(rows, header=("kind", "id", "statement", "standing", "confidence"))
 
 
 # -- history and evidence ------------------------------------------------------

@@ -717,12 +717,21 @@ _MODELS = {
 }
 
 
-def model_for(*, hybrid: bool, band: str) -> Model:
+# The transformer tier's models, by band (its cosines have their own scale); fitted by
+# benchmarks/fit_answerability.py. A band without one uses the static hybrid model.
+_TRANSFORMER_MODELS: dict[str, Model] = {}
+
+
+def model_for(*, hybrid: bool, band: str, tier: str | None = None) -> Model:
+    if hybrid and tier == "transformer":
+        got = _TRANSFORMER_MODELS.get(band)
+        if got is not None:
+            return got
     return _MODELS[(hybrid, band)]
 
 
-def confidence(x: Sequence[float], *, hybrid: bool, band: str) -> float:
-    model = model_for(hybrid=hybrid, band=band)
+def confidence(x: Sequence[float], *, hybrid: bool, band: str, tier: str | None = None) -> float:
+    model = model_for(hybrid=hybrid, band=band, tier=tier)
     return model.confidence(x[: len(model.features)])
 
 

@@ -272,12 +272,19 @@ def _locate(spec: str, *, allow_download: bool) -> Path:
 def resolve_encoder(spec: str | None, *, allow_download: bool = False) -> Embedder | None:
     """The embedder a ``JUPYMEM_ENCODER`` value names.
 
-    ``None`` (unset): the bundled model. ``"none"``: no embedder, the dense leg is off.
-    Anything else: a model2vec folder or hub name (see ``Model2VecEmbedder``).
+    ``None``, ``""`` or ``"static"``: the bundled static model. ``"transformer"``: the
+    bundled transformer (``transformer.TransformerEmbedder``). ``"none"``: no embedder, the
+    dense leg is off. Anything else: a model2vec folder or hub name (``Model2VecEmbedder``).
+    ``JUPYMEM_ENCODER`` itself is read by ``tiers.plan``, which runs two of these.
     """
-    if spec is not None and spec.strip().lower() == "none":
+    low = spec.strip().lower() if spec is not None else ""
+    if low == "none":
         return None
-    if spec is None or not spec.strip():
+    if low == "transformer":
+        from .transformer import TransformerEmbedder
+
+        return TransformerEmbedder()
+    if not low or low == "static":
         path = bundled_model_path()
         if not (path / "model.safetensors").is_file():
             raise JupymemError(
@@ -289,7 +296,10 @@ def resolve_encoder(spec: str | None, *, allow_download: bool = False) -> Embedd
 
 
 def _describe(spec: str | None) -> str:
-    return "the bundled model" if spec is None or not spec.strip() else spec.strip()
+    low = spec.strip().lower() if spec is not None else ""
+    if low == "transformer":
+        return "the bundled transformer"
+    return "the bundled model" if not low or low == "static" else spec.strip()  # type: ignore[union-attr]
 
 
 class BackgroundEncoder:

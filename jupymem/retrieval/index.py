@@ -50,6 +50,13 @@ VEC_TABLE = "memory_vectors"
 MAP_TABLE = "memory_vector_rows"
 META_MODEL = "vector_model"
 META_DIMS = "vector_dimensions"
+META_FORMAT = "vector_format"
+
+# Two tiers keep their vectors side by side (``Slot``), so that the static model answers
+# while the transformer embeds a project in the background, and a project whose
+# transformer vectors exist is searched by a one-shot command without re-embedding.
+STATIC = "static"
+TRANSFORMER = "transformer"
 
 # Rows embedded per transaction by the backfill (encode outside the lock, write inside).
 BATCH = 512
@@ -88,13 +95,59 @@ def _has_table(conn: store.Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
 
-def vector_counts(conn: store.Connection) -> tuple[str | None, int]:
+@dataclass(frozen=True)
+class Slot:
+    """Where one tier's vectors live: its tables, its meta keys, and how they are stored.
+
+    The static tier keeps the names it always had (a project embedded before the
+    transformer tier keeps its vectors). The transformer's 384 dimensions are stored as
+    int8 (sqlite-vec's ``int8[]``, a quarter of float32's bytes: 38 MB at 100,000
+    memories), each vector scaled by its largest component: cosine is blind to scale,
+    and rounding costs under 0.001 of it (``tests/test_dense.py``)."""
+
+    tier: str
+    vec_table: str
+    map_table: str
+    meta_model: str
+    meta_dims: str
+    int8: bool = False
+
+    @property
+    def meta_format(self) -> str:
+        return META_FORMAT if self.tier == STATIC else f"{META_FORMAT}_{self.tier}"
+
+    @property
+    def format(self) -> str:
+        return "int8" if self.int8 else "float"
+
+
+SLOTS = {
+    STATIC: Slot(STATIC, VEC_TABLE, MAP_TABLE, META_MODEL, META_DIMS),
+    TRANSFORMER: Slot(
+        TRANSFORMER, "memory_vectors_transformer", "memory_vector_rows_transformer",
+        "vector_model_transformer", "vector_dimensions_transformer", int8=True,
+    ),
+}
+
+
+def vector_counts(conn: store.Connection, tier: str = STATIC) -> tuple[str | None, int]:
     """(model, rows with a vector for it) as recorded; readable without the extension."""
-    model = store.get_meta(conn, META_MODEL)
-    if model is None or not _has_table(conn, MAP_TABLE):
+    slot = SLOTS[tier]
+    model = store.get_meta(conn, slot.meta_model)
+    if model is None or not _has_table(conn, slot.map_table):
         return model, 0
-    n = conn.execute(f"SELECT count(*) FROM {MAP_TABLE} WHERE model = ?", (model,)).fetchone()[0]
+    n = conn.execute(f"SELECT count(*) FROM {slot.map_table} WHERE model = ?", (model,)).fetchone()[0]
     return model, n
+
+
+def quantize(vectors: np.ndarray) -> np.ndarray:
+    """Unit rows as int8, each scaled so that its largest component is 127 (a zero row
+    stays zero). Cosine ignores the scale; ``_Copy`` keeps each row's inverse norm."""
+    np = arrays.np()
+
+    peak = np.abs(vectors).max(axis=1, keepdims=True)
+    scaled = np.divide(vectors * 127.0, peak, out=np.zeros_like(vectors), where=peak > 0)
+    return np.clip(np.rint(scaled), -127, 127).astype(np.int8)
 
 
 @dataclass
@@ -103,21 +156,32 @@ class _Copy:
 
     dims: int
     rids: Any  # int64 (capacity,)
-    vecs: Any  # float16 (capacity, dims)
+    vecs: Any  # float16 or int8 (capacity, dims)
     bits: Any  # uint64 (words, capacity): one contiguous row a word, XORed whole
+    inverse: Any  # float32 (capacity,): 1 / the row's norm as stored (int8 rows are not unit)
     size: int = 0
 
     @classmethod
-    def empty(cls, dims: int, capacity: int = 1024) -> _Copy:
+    def empty(cls, dims: int, capacity: int = 1024, *, int8: bool = False) -> _Copy:
         np = arrays.np()
 
         words = (dims + 63) // 64
         return cls(
             dims,
             np.zeros(capacity, dtype=np.int64),
-            np.zeros((capacity, dims), dtype=np.float16),
+            np.zeros((capacity, dims), dtype=np.int8 if int8 else np.float16),
             np.zeros((words, capacity), dtype=np.uint64),
+            np.ones(capacity, dtype=np.float32),
         )
+
+    def rows_as_float(self, rows: Any) -> Any:
+        """Stored rows as unit float32 vectors (as near as their storage keeps them)."""
+        np = arrays.np()
+
+        vecs = self.vecs[rows]
+        if vecs.dtype == np.int8:
+            return vecs.astype(np.float32) * self.inverse[rows][:, None]
+        return _as_float32(vecs)
 
 
 _HALF: Any = None  # every float16 bit pattern's float32 value (256 KB), made on first use
@@ -167,8 +231,9 @@ class DenseIndex:
     by the backfill thread. Everything here is safe to call from several threads.
     """
 
-    def __init__(self, conn: store.Connection):
+    def __init__(self, conn: store.Connection, tier: str = STATIC):
         self.conn = conn
+        self.slot = SLOTS[tier]
         self._lock = threading.RLock()  # the copy: held briefly, by searches too
         self._sync_lock = threading.Lock()  # embedding and writing: searches never wait on it
         self._copy: _Copy | None = None
@@ -180,6 +245,9 @@ class DenseIndex:
         self._thread: threading.Thread | None = None
         self._backfill_error: str | None = None
         self.ready = False
+        # The backfill's progress, for status: rows embedded of rows to embed (0, 0 when idle).
+        self.progress: tuple[int, int] = (0, 0)
+        self.last_backfill_seconds: float | None = None
         # Exact scoring up to this many rows; above, only the `rescore` Hamming-nearest
         # (settable, so a test can take the large-project path with a few rows).
         self.exact_max = EXACT_MAX
@@ -188,23 +256,25 @@ class DenseIndex:
     # -- writing --------------------------------------------------------------
 
     def _ensure_tables(self, embedder: Embedder) -> None:
-        """Create the tables for ``embedder``; a different model or size starts them afresh."""
-        conn = self.conn
-        model = store.get_meta(conn, META_MODEL)
-        dims = store.get_meta(conn, META_DIMS)
-        same = model == embedder.name and dims == str(embedder.dimensions)
+        """Create the tables for ``embedder``; a different model, size or format starts them afresh."""
+        conn, slot = self.conn, self.slot
+        model = store.get_meta(conn, slot.meta_model)
+        dims = store.get_meta(conn, slot.meta_dims)
+        fmt = store.get_meta(conn, slot.meta_format) or "float"
+        same = model == embedder.name and dims == str(embedder.dimensions) and fmt == slot.format
         with store.transaction(conn):
-            if not same or not _has_table(conn, VEC_TABLE):
-                conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
-                conn.execute(f"DROP TABLE IF EXISTS {MAP_TABLE}")
+            if not same or not _has_table(conn, slot.vec_table):
+                conn.execute(f"DROP TABLE IF EXISTS {slot.vec_table}")
+                conn.execute(f"DROP TABLE IF EXISTS {slot.map_table}")
                 conn.execute(
-                    f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0("
-                    f"embedding float[{int(embedder.dimensions)}] distance_metric=cosine)"
+                    f"CREATE VIRTUAL TABLE {slot.vec_table} USING vec0("
+                    f"embedding {slot.format}[{int(embedder.dimensions)}] distance_metric=cosine)"
                 )
-                store.set_meta(conn, META_MODEL, embedder.name)
-                store.set_meta(conn, META_DIMS, str(embedder.dimensions))
+                store.set_meta(conn, slot.meta_model, embedder.name)
+                store.set_meta(conn, slot.meta_dims, str(embedder.dimensions))
+                store.set_meta(conn, slot.meta_format, slot.format)
             conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {MAP_TABLE} ("
+                f"CREATE TABLE IF NOT EXISTS {slot.map_table} ("
                 "rid INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, model TEXT NOT NULL)"
             )
 
@@ -214,7 +284,7 @@ class DenseIndex:
         where = f" AND NOT {stored}" if only_missing else ""
         params: tuple[Any, ...] = (model, after, model, limit) if only_missing else (model, after, limit)
         return self.conn.execute(
-            f"SELECT m.rid, m.id, m.statement, m.topic, {stored} FROM memories m LEFT JOIN {MAP_TABLE} v"
+            f"SELECT m.rid, m.id, m.statement, m.topic, {stored} FROM memories m LEFT JOIN {self.slot.map_table} v"
             f" ON v.rid = m.rid WHERE m.rid > ?{where} ORDER BY m.rid LIMIT ?",
             params,
         ).fetchall()
@@ -228,39 +298,43 @@ class DenseIndex:
             return 0
         vectors = embedder.embed_batch([embed_text(r[2], r[3]) for r in rows])
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        slot = self.slot
+        stored_form = quantize(vectors) if slot.int8 else vectors
+        value = "vec_int8(?)" if slot.int8 else "?"
         store_idx = [i for i, r in enumerate(rows) if not r[4]]  # another process stored the rest
         if store_idx:
             rids = [rows[i][0] for i in store_idx]
             with store.transaction(self.conn):
                 marks = ",".join("?" * len(rids))
-                old = self.conn.execute(f"SELECT rid FROM {MAP_TABLE} WHERE rid IN ({marks})", rids).fetchall()
+                old = self.conn.execute(f"SELECT rid FROM {slot.map_table} WHERE rid IN ({marks})", rids).fetchall()
                 for (rid,) in old:  # a stale vector (rebuild moved the row): vec0 has no upsert
-                    self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rid,))
+                    self.conn.execute(f"DELETE FROM {slot.vec_table} WHERE rowid = ?", (rid,))
                 self.conn.executemany(
-                    f"INSERT INTO {VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
-                    [(rows[i][0], vectors[i].tobytes()) for i in store_idx],
+                    f"INSERT INTO {slot.vec_table} (rowid, embedding) VALUES (?, {value})",
+                    [(rows[i][0], stored_form[i].tobytes()) for i in store_idx],
                 )
                 self.conn.executemany(
-                    f"INSERT OR REPLACE INTO {MAP_TABLE} (rid, memory_id, model) VALUES (?, ?, ?)",
+                    f"INSERT OR REPLACE INTO {slot.map_table} (rid, memory_id, model) VALUES (?, ?, ?)",
                     [(rows[i][0], rows[i][1], embedder.name) for i in store_idx],
                 )
-        self._add([r[0] for r in rows], vectors)
+        self._add([r[0] for r in rows], stored_form)
         return len(store_idx)
 
     def _drop_dangling(self) -> None:
         """Forget vectors of rows that left ``memories`` (gc)."""
+        slot = self.slot
         gone = [
             r[0]
             for r in self.conn.execute(
-                f"SELECT rid FROM {MAP_TABLE} WHERE rid NOT IN (SELECT rid FROM memories)"
+                f"SELECT rid FROM {slot.map_table} WHERE rid NOT IN (SELECT rid FROM memories)"
             ).fetchall()
         ]
         if not gone:
             return
         with store.transaction(self.conn):
             for rid in gone:
-                self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rid,))
-                self.conn.execute(f"DELETE FROM {MAP_TABLE} WHERE rid = ?", (rid,))
+                self.conn.execute(f"DELETE FROM {slot.vec_table} WHERE rowid = ?", (rid,))
+                self.conn.execute(f"DELETE FROM {slot.map_table} WHERE rid = ?", (rid,))
 
     def sync(self, embedder: Embedder, *, limit: int | None = None, full: bool = False, wait: bool = True) -> int:
         """Embed rows that have no vector for ``embedder`` yet; returns how many.
@@ -279,6 +353,9 @@ class DenseIndex:
             top = self.conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
             after = 0 if full else self._synced_rid
             done = 0
+            if limit is None:  # a backfill: count what it has to do, for status
+                todo = self.conn.execute("SELECT count(*) FROM memories WHERE rid > ?", (after,)).fetchone()[0]
+                self.progress = (0, max(0, todo - (self.size if full else 0)))
             while True:
                 take = BATCH if limit is None else min(BATCH, limit - done)
                 if take <= 0:
@@ -289,11 +366,15 @@ class DenseIndex:
                     break
                 done += self._write(embedder, rows)
                 after = rows[-1][0]
+                if limit is None:
+                    self.progress = (min(done, self.progress[1]), self.progress[1])
             self._synced_rid = max(self._synced_rid, after)
             if full:
                 self._drop_dangling()
             return done
         finally:
+            if limit is None:
+                self.progress = (0, 0)
             self._sync_lock.release()
 
     def behind(self) -> bool:
@@ -307,19 +388,20 @@ class DenseIndex:
         """Read every stored vector of this model into the copy."""
         np = arrays.np()
 
-        dims = embedder.dimensions
+        dims, slot = embedder.dimensions, self.slot
         rows = self.conn.execute(
-            f"SELECT v.rowid, v.embedding FROM {VEC_TABLE} v JOIN {MAP_TABLE} r ON r.rid = v.rowid"
+            f"SELECT v.rowid, v.embedding FROM {slot.vec_table} v JOIN {slot.map_table} r ON r.rid = v.rowid"
             " JOIN memories m ON m.rid = r.rid AND m.id = r.memory_id WHERE r.model = ?",
             (embedder.name,),
         ).fetchall()
-        copy = _Copy.empty(dims, max(1024, len(rows) * 5 // 4))
+        copy = _Copy.empty(dims, max(1024, len(rows) * 5 // 4), int8=slot.int8)
         with self._lock:
             self._copy, self._row, self._model = copy, {}, embedder.name
             self._inactive_rev = -1
         if rows:
             rids = [r[0] for r in rows]
-            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
+            dtype = np.int8 if slot.int8 else np.float32
+            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=dtype).reshape(len(rows), dims)
             self._add(rids, vecs)
         self._synced_rid = 0
 
@@ -333,13 +415,18 @@ class DenseIndex:
             need = copy.size + len(new)
             if need > len(copy.rids):
                 cap = max(need, 2 * len(copy.rids))
-                grown = _Copy.empty(copy.dims, cap)
+                grown = _Copy.empty(copy.dims, cap, int8=copy.vecs.dtype == np.int8)
                 grown.rids[: copy.size] = copy.rids[: copy.size]
                 grown.vecs[: copy.size] = copy.vecs[: copy.size]
                 grown.bits[:, : copy.size] = copy.bits[:, : copy.size]
+                grown.inverse[: copy.size] = copy.inverse[: copy.size]
                 grown.size = copy.size
                 self._copy = copy = grown
             bits = sign_bits(vectors)
+            int8 = copy.vecs.dtype == np.int8
+            if int8:
+                norms = np.linalg.norm(vectors.astype(np.float32), axis=1)
+                inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
             for i, rid in enumerate(rids):
                 row = self._row.get(rid)
                 if row is None:
@@ -347,8 +434,10 @@ class DenseIndex:
                     copy.size += 1
                     self._row[rid] = row
                     copy.rids[row] = rid
-                copy.vecs[row] = vectors[i].astype(np.float16)
+                copy.vecs[row] = vectors[i] if int8 else vectors[i].astype(np.float16)
                 copy.bits[:, row] = bits[i]
+                if int8:
+                    copy.inverse[row] = inverse[i]
             self._inactive_rev = -1
 
     def _inactive_mask(self, revision: int) -> Any:
@@ -390,7 +479,7 @@ class DenseIndex:
                 for j in range(1, len(qbits)):
                     distance += np.bitwise_count(copy.bits[j, :n] ^ qbits[j])
                 rows = _nearest_rows(distance, self.rescore)
-            sims = _as_float32(copy.vecs[rows]) @ q
+            sims = copy.rows_as_float(rows) @ q
             if not include_inactive:
                 sims = np.where(self._inactive_mask(revision)[rows], -2.0, sims)
             take = min(k, len(rows))
@@ -409,7 +498,7 @@ class DenseIndex:
             if not known:
                 return {}
             rows = np.array([r for _, r in known])
-            sims = _as_float32(copy.vecs[rows]) @ np.asarray(query, dtype=np.float32).reshape(-1)
+            sims = copy.rows_as_float(rows) @ np.asarray(query, dtype=np.float32).reshape(-1)
             return {rid: float(s) for (rid, _), s in zip(known, sims)}
 
     @property
@@ -489,7 +578,9 @@ _encoders_lock = threading.Lock()
 
 
 def _key(spec: str | None) -> str | None:
-    return spec.strip() if spec and spec.strip() else None
+    """The bundled static model has one key however it is named (unset, "", "static")."""
+    value = spec.strip() if spec else ""
+    return None if not value or value.lower() == "static" else value
 
 
 def register_encoder(spec: str | None, encoder: BackgroundEncoder) -> None:

@@ -55,6 +55,8 @@ CLEAR_WINNER = 1.5
 # Hybrid mode: the same, as a lead in fused score over the runner-up.
 CLEAR_LEAD = 0.25
 MAX_QUERY_CHARS = 20_000
+# An abstention still shows people this many of the nearest memories (``SearchResult.closest``).
+CLOSEST = 5
 
 # Fusion (see module docstring). Chosen on held-apart data; benchmarks/tune_fusion.py.
 LEXICAL_WEIGHT = 0.45
@@ -66,7 +68,11 @@ DENSE_ONLY_MARGIN = 0.0
 # score this much lower than an active one's.
 PAST_FACTOR = 0.8
 
-MODES = ("hybrid", "lexical", "fts")
+MODES = ("hybrid", "lexical", "fts", "static", "transformer", "dense")
+DENSE_MODES = frozenset({"hybrid", "static", "transformer", "dense"})
+MODE_TIER = {"static": "static", "transformer": "transformer", "dense": "transformer"}
+# Rankings measured as they are, without abstention (baselines for evaluation).
+RANKING_ONLY = frozenset({"fts", "dense"})
 
 _NOW = re.compile(r"\b(?:current|currently|nowadays|presently)\b", re.IGNORECASE)
 
@@ -78,6 +84,17 @@ class DenseLeg:
     embedder: Embedder
     index: DenseIndex
     revision: int
+    # The static model, for answerability's word-level signals when ``embedder`` is the
+    # transformer (``tiers`` module docstring); None when ``embedder`` gives them itself.
+    words: Embedder | None = None
+
+    @property
+    def tier(self) -> str:
+        return self.index.slot.tier
+
+    @property
+    def word_embedder(self) -> Embedder:
+        return self.words if self.words is not None else self.embedder
 
 
 @dataclass
@@ -201,8 +218,9 @@ class Ranking:
     hybrid: bool = False
     reason: str | None = None  # why there is nothing to rank
     n_docs: int = 0
-    embedder: Embedder | None = None  # the dense leg's, for word-level signals
+    embedder: Embedder | None = None  # the dense leg's word-level encoder (``DenseLeg.word_embedder``)
     index: Postings | None = None  # the in-memory index, when it answered
+    tier: str | None = None  # the dense leg's tier ("static", "transformer"), when it ran
 
 
 def without_now_words(text: str) -> tuple[str, bool]:
@@ -232,13 +250,17 @@ def rank(
     ``inactive``: the project's superseded and retired rows, when the caller keeps them."""
     text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
     query = query if isinstance(query, str) else ""
-    if mode != "hybrid":
+    if mode not in DENSE_MODES:
         dense = None
     legs = ("fts",) if mode == "fts" else ("lexical", "fuzzy") if vocab is not None else ("lexical",)
+    if mode == "dense":
+        legs = ()
     if dense is not None:
         legs += ("dense",)
     if not text.strip():
         return Ranking(query, [], legs, reason="empty query")
+    if mode == "dense":
+        return _dense_only(conn, query, text, dense, legs, depth, include_inactive, kinds, n_docs)
     text, now = without_now_words(text)
     index = postings if postings is not None and mode != "fts" and postings.refresh(conn, n_docs) else None
     q = _plan(conn, text, n_docs, mode, vocab, index)
@@ -271,8 +293,27 @@ def rank(
     reason = None
     if not candidates:
         reason = "no word of the query occurs in memory" if not plan.selected and dense is None else "no memory matches"
-    embedder = dense.embedder if dense is not None else None
-    return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder, index)
+    embedder = dense.word_embedder if dense is not None else None
+    tier = dense.tier if dense is not None else None
+    return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder, index, tier)
+
+
+def _dense_only(
+    conn: Any, query: str, text: str, dense: DenseLeg | None, legs: tuple[str, ...], depth: int,
+    include_inactive: bool, kinds: tuple[str, ...] | None, n_docs: int,
+) -> Ranking:
+    """The dense leg's nearest memories by cosine alone (a reference, not a face's search)."""
+    if dense is None:
+        return Ranking(query, [], legs, reason="the transformer is not ready")
+    np = arrays.np()
+
+    qv = dense.embedder.embed_batch([text])[0]
+    if not np.any(qv):
+        return Ranking(query, [], legs, reason="the query has nothing to encode")
+    near = dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=include_inactive)
+    keep = _admitted(conn, [rid for rid, _ in near], include_inactive, kinds)
+    candidates = [Candidate(rid, 0.0, None, cosine=s, score=s, legs=("dense",)) for rid, s in near if rid in keep]
+    return Ranking(query, candidates, legs, None, True, None, n_docs, dense.word_embedder, None, dense.tier)
 
 
 def _unmatched(
@@ -349,7 +390,8 @@ def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     for c, doc, (_, own, compared), at in zip(chosen, docs, known, found):
         c.signals = answerable.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at)
         c.confidence = answerable.confidence(
-            c.signals, hybrid=ranking.hybrid, band=answerable.band(ranking.n_docs, len(c.memory.statement))
+            c.signals, hybrid=ranking.hybrid, band=answerable.band(ranking.n_docs, len(c.memory.statement)),
+            tier=ranking.tier,
         )
 
 
@@ -417,7 +459,7 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     # hits nobody will see was most of their time.
     first = answerable.ANSWER_K if all(c.score > 0 for c in ranking.candidates) else count
     judge(conn, ranking, min(first, count))
-    if ranking.legs == ("fts",):
+    if ranking.legs in (("fts",), ("dense",)):
         judge(conn, ranking, count, start=first)
         # The plain FTS5 baseline has no notion of an answer: it ranks, and is measured as
         # a ranking; our abstention would only take its hits away.
@@ -429,7 +471,13 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     candidates = [c for c in ranking.candidates if c.score > 0 or _unscored_counts(c, hybrid=ranking.hybrid)]
     decisive = candidates[: answerable.ANSWER_K] + [c for c in candidates if c.score <= 0]
     if not any(c.confidence >= answerable.ANSWER_AT for c in decisive):
-        return SearchResult(query=query, status="abstained", reason="nothing matches closely enough", legs=legs)
+        if CLOSEST > first:  # candidates are best first, so these are the ones shown
+            judge(conn, ranking, CLOSEST, start=first)
+        shown = [c for c in candidates if c.score > 0][: min(limit, CLOSEST)]
+        closest = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in shown)
+        return SearchResult(
+            query=query, status="abstained", reason="nothing matches closely enough", legs=legs, closest=closest
+        )
     judge(conn, ranking, count, start=first)
     hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in candidates[:limit])
     return SearchResult(

@@ -128,6 +128,8 @@ export interface ISearchResult {
   hits: IHit[];
   full: IMemory | null;
   reason: string | null;
+  /** When it abstained: the nearest memories all the same, for a person to judge (absent from older servers). */
+  closest?: IHit[];
 }
 
 export interface IBlock {

@@ -287,11 +287,14 @@ export function SearchResults(props: {
   focusId?: string | null;
 }): JSX.Element {
   const r = props.result;
+  const abstained = r.status === 'abstained';
+  // A verdict never hides memory from a person: an abstention still lists the nearest ones.
+  const hits = abstained ? r.closest ?? [] : r.hits;
   const roving = useRovingRows(
-    r.hits.map(h => h.memory.id),
+    hits.map(h => h.memory.id),
     props.focusId
   );
-  if (r.status === 'abstained') {
+  if (abstained && hits.length === 0) {
     return (
       <div className="jp-jupymem-abstained" role="status">
         <b>Abstained:</b> nothing in memory really matches “{r.query}”.
@@ -299,16 +302,16 @@ export function SearchResults(props: {
       </div>
     );
   }
-  return (
+  const list = (
     <ul
       className="jp-jupymem-rows jp-jupymem-results"
-      aria-label="Search results"
+      aria-label={abstained ? 'Closest memories' : 'Search results'}
       ref={el => {
         roving.container.current = el;
       }}
       onKeyDown={roving.onKeyDown}
     >
-      {r.hits.map(h => (
+      {hits.map(h => (
         <MemoryRow
           key={h.memory.id}
           memory={h.memory}
@@ -320,6 +323,17 @@ export function SearchResults(props: {
         />
       ))}
     </ul>
+  );
+  if (!abstained) {
+    return list;
+  }
+  return (
+    <div>
+      <div className="jp-jupymem-abstained" role="status">
+        <b>No memory answers this confidently.</b> Closest memories:
+      </div>
+      {list}
+    </div>
   );
 }
 
