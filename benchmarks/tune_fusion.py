@@ -33,13 +33,14 @@ def split_of(query_id: str) -> str:
     return "report" if int(hashlib.sha1(query_id.encode()).hexdigest(), 16) % 3 == 0 else "tune"
 
 
-def dump(suite_path: str, out: str, encoder: str | None, limit: int | None) -> None:
+def dump(suite_path: str, out: str, encoder: str | None, limit: int | None, mode: str = "hybrid") -> None:
     from jupymem.config import Settings
     from jupymem.evaluate import load_suite, open_scope
     from jupymem.opening import close_all
     from jupymem.retrieval import retrieve
 
     retrieve.DENSE_ONLY_MARGIN = -2.0  # record every neighbour; the gate is replayed in tune()
+    retrieve.DENSE_K = max(retrieve.DENSE_K, 50)  # and more of them than search takes
     suite = load_suite(suite_path, limit=limit)
     base = Path(tempfile.mkdtemp(prefix="jupymem-tune-"))
     settings = Settings(home=base / "home", encoder=encoder, language="source")
@@ -51,10 +52,13 @@ def dump(suite_path: str, out: str, encoder: str | None, limit: int | None) -> N
         by_rid = dict(project.conn.execute("SELECT rid, id FROM memories").fetchall())
         for q in (q for q in suite.queries if q.scope == scope):
             relevant = sorted(ids[r] for r in q.relevant if r in ids)
-            ranking = project.explain(q.query, 0, mode="hybrid")
+            ranking = project.explain(q.query, 0, mode=mode)
             rows.append({
                 "id": q.id, "category": q.category, "relevant": relevant, "size": len(by_rid),
                 "background": ranking.side.background if ranking.side else None,
+                # The query's own weight (its terms' IDF summed): BM25 over it is about how
+                # much of the query a memory covers, on the same scale for every query.
+                "qweight": next((c.plan.total_weight for c in ranking.candidates if c.plan is not None), None),
                 "candidates": [[by_rid[c.rid], c.bm25, c.cosine] for c in ranking.candidates],
             })
     close_all()
@@ -135,12 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--out", required=True)
     d.add_argument("--encoder")
     d.add_argument("--limit", type=int)
+    d.add_argument("--mode", default="hybrid", help="hybrid (the best tier ready), static or transformer")
     t = sub.add_parser("tune")
     t.add_argument("features")
     t.add_argument("--split", default="tune", choices=("tune", "report", "all"))
     a = p.parse_args(argv)
     if a.cmd == "dump":
-        dump(a.suite, a.out, a.encoder, a.limit)
+        dump(a.suite, a.out, a.encoder, a.limit, a.mode)
     else:
         tune(a.features, a.split)
     return 0

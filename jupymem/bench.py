@@ -206,8 +206,36 @@ def _db_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
+def _encoders(spec: str | None, texts: Sequence[str], short: Sequence[str]) -> dict[str, Any]:
+    """Each tier's encoder on its own: load (here and cold), embedding throughput over
+    ``texts`` (at most 1,000 of them, in the backfill's batches) and the cost of encoding
+    one short query (p50/p95), the part of a hybrid search that the dense leg adds first."""
+    from .retrieval import tiers
+    from .retrieval.embed import BackgroundEncoder
+    from .retrieval.index import BATCH
+
+    plan = tiers.plan(spec)
+    wanted = [] if plan.off else [("static", plan.static)] + ([("transformer", tiers.TRANSFORMER_SPEC)] if plan.transformer else [])
+    out: dict[str, Any] = {}
+    for tier, key in wanted:
+        t = time.perf_counter()
+        enc = BackgroundEncoder(key).start()
+        enc.wait()
+        row: dict[str, Any] = {"state": enc.state, "reason": enc.reason, "load_seconds": round(time.perf_counter() - t, 3),
+                               "cold_load_seconds": _cold_load_seconds(key)}
+        if enc.ready:
+            sample = list(texts[:1000])
+            t = time.perf_counter()
+            for i in range(0, len(sample), BATCH):
+                enc.embedder.embed_batch(sample[i : i + BATCH])
+            row["embed_per_second"] = round(len(sample) / (time.perf_counter() - t), 1)
+            row["query_encoding"] = _latency(lambda q: enc.embedder.embed_batch([q]), short)
+        out[tier] = row
+    return out
+
+
 def _cold_load_seconds(spec: str | None) -> float | None:
-    """Encoder load in a fresh interpreter: importing model2vec and reading the model."""
+    """Encoder load in a fresh interpreter: importing the runtime and reading the model."""
     code = (
         "import time,sys; t=time.perf_counter(); from jupymem.retrieval.embed import resolve_encoder; "
         "e=resolve_encoder(sys.argv[1] if len(sys.argv)>1 else None); print(time.perf_counter()-t)"
@@ -221,7 +249,7 @@ def _cold_load_seconds(spec: str | None) -> float | None:
 
 
 def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, singles: int = 200) -> dict[str, Any]:
-    from .retrieval import index
+    from .retrieval import index, tiers
     from .retrieval.embed import BackgroundEncoder
     from .evaluate import _make_repo
     from .opening import close_all, init_project
@@ -237,14 +265,18 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
         short, prompts = queries(n_queries)
         report["prompt_words_median"] = statistics.median(len(p.split()) for p in prompts)
 
-        # The encoder: load time warm (this process) and cold (a new one).
+        # Each tier's encoder alone; then the best tier's (the transformer by default) embeds
+        # the whole corpus, as a kernel's background backfill does.
+        report["encoders"] = _encoders(encoder, batch, short)
+        plan = tiers.plan(encoder)
+        best = index.TRANSFORMER if plan.transformer else index.STATIC
         t = time.perf_counter()
-        enc = BackgroundEncoder(encoder).start()
+        enc = BackgroundEncoder(tiers.TRANSFORMER_SPEC if plan.transformer else plan.static).start()
         enc.wait()
         report["encoder"] = {
-            "state": enc.state, "reason": enc.reason,
+            "tier": best, "state": enc.state, "reason": enc.reason,
             "load_seconds": round(time.perf_counter() - t, 3),
-            "cold_load_seconds": _cold_load_seconds(encoder),
+            "cold_load_seconds": report["encoders"].get(best, {}).get("cold_load_seconds"),
         }
 
         project = init_project(_make_repo(base / "repo"), settings)
@@ -259,7 +291,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
 
         embed_seconds = None
         if enc.ready:
-            dense = index.DenseIndex(project.conn)
+            dense = index.DenseIndex(project.conn, best)
             ok, why = index.vec_route(project.conn)
             if ok:
                 t = time.perf_counter()
@@ -297,14 +329,22 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
         # built in the background (searches meanwhile use FTS5 and skip typo fixes); let that
         # finish before timing.
         project.prepare_lexical(timeout=600)
+        # Plain FTS5 BM25 in the same run: the baseline every other figure is compared with.
+        search["fts_short"] = _latency(lambda q: project.search(q, mode="fts"), short)
+        search["fts_prompt"] = _latency(lambda q: project.search(q, mode="fts"), prompts)
         search["lexical_short"] = _latency(lambda q: project.search(q, mode="lexical"), short)
         search["lexical_prompt"] = _latency(lambda q: project.search(q, mode="lexical"), prompts)
+        t0 = time.perf_counter()
         status = project.prepare_dense()
+        report["prepare_dense_seconds"] = round(time.perf_counter() - t0, 3)
         if status["dense"] == "on":
-            for q in short[:3] + prompts[:3]:
-                project.search(q)
-            search["hybrid_short"] = _latency(lambda q: project.search(q), short)
-            search["hybrid_prompt"] = _latency(lambda q: project.search(q), prompts)
+            for mode in ("static", "transformer"):
+                if project.search(short[0], mode=mode).tier != mode:
+                    continue  # that tier is not in use (JUPYMEM_ENCODER)
+                for q in short[:3] + prompts[:3]:
+                    project.search(q, mode=mode)
+                search[f"{mode}_short"] = _latency(lambda q, m=mode: project.search(q, mode=m), short)
+                search[f"{mode}_prompt"] = _latency(lambda q, m=mode: project.search(q, mode=m), prompts)
         else:
             search["hybrid"] = {"skipped": status["reason"]}
         report["search"] = search
@@ -325,7 +365,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
             "dense": status["dense"],
             "next_search_p50_ms": round(statistics.median(after), 3) if after else None,
         }
-        report["dense"] = {k: status[k] for k in ("dense", "reason", "model", "vectors", "driver")}
+        report["dense"] = {k: status[k] for k in ("dense", "tier", "reason", "model", "vectors", "driver")}
         if hasattr(os, "getloadavg"):
             report["load_average_after"] = round(os.getloadavg()[0], 2)
     finally:
@@ -340,8 +380,12 @@ def format_report(r: dict[str, Any]) -> str:
     lines = [f"{r['documents']:,} memories, {r['queries']} queries of each length (seed {r['seed']})"]
     if "load_average_before" in r:
         lines.append(f"machine load average: {r['load_average_before']} before, {r.get('load_average_after')} after")
-    enc = r.get("encoder", {})
-    lines.append(f"encoder: {enc.get('state')} - load {enc.get('load_seconds')} s here, {enc.get('cold_load_seconds')} s cold")
+    for tier, enc in (r.get("encoders") or {}).items():
+        said = f"{tier} encoder: {enc.get('state')} - load {enc.get('load_seconds')} s here, {enc.get('cold_load_seconds')} s cold"
+        if "embed_per_second" in enc:
+            q = enc["query_encoding"]
+            said += f"; embeds {enc['embed_per_second']:,.0f} texts/s; a short query encodes in p50 {q['p50_ms']} ms"
+        lines.append(said)
     lines.append(f"ingest batched: {r['ingest_batched']['per_second']:,.0f} memories/s")
     e = r.get("ingest_batched_with_embeddings", {})
     if "per_second" in e:

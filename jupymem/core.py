@@ -64,6 +64,10 @@ _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 _KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {kind_rank(k)}" for k in KINDS) + f" ELSE {len(KINDS)} END"
 _LANGUAGE_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "pt": "Portuguese", "it": "Italian", "nl": "Dutch"}
 MAX_TOPIC_CHARS = 80
+# What ``applicable`` hands over: the kinds of memory that say how to do a task right,
+# and how far above a request's dense background one must be (benchmarks/bench_lessons.py).
+LESSON_KINDS = frozenset({"correction", "constraint", "procedure", "failure"})
+LESSON_MARGIN = 0.15
 
 
 class Project:
@@ -337,6 +341,21 @@ class Project:
             self.conn, statement, n_docs=self._n_docs(rev), dense=self._dense_leg(rev),
             exclude=frozenset(exclude), limit=limit,
         )
+
+    def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Memory]:
+        """Lessons that may apply to a request (``LESSON_KINDS``: corrections, constraints,
+        procedures, failure lessons), nearest by meaning, whether or not memory answers
+        the request: "write the code to merge orders with clients" asks nothing that a
+        memory answers, yet "join on customer_id, email repeats" is what the code must get
+        right. Empty without the dense leg. ``inject`` hands them to assistants."""
+        from .retrieval.retrieve import nearest_of_kinds
+
+        dense = self._dense_leg(self.revision())
+        if dense is None or not (prompt or "").strip():
+            return []
+        skip = set(exclude)
+        found = nearest_of_kinds(self.conn, prompt, dense, LESSON_KINDS, limit + len(skip), LESSON_MARGIN)
+        return [m for m, _ in found if m.id not in skip][:limit]
 
     # -- the dense leg --------------------------------------------------------
 

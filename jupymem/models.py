@@ -199,6 +199,7 @@ class SearchResult(_Plain):
     # When it abstained: the nearest memories all the same, for people to judge (faces
     # show them under "no memory answers this confidently"); never handed to assistants.
     closest: tuple[Hit, ...] = ()
+    tier: str | None = None  # the dense leg's encoder when it ran: "static" or "transformer"
 
     @property
     def abstained(self) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from jupymem import bench
 
 
-pytestmark = pytest.mark.usefixtures("real_encoder")
+pytestmark = pytest.mark.usefixtures("transformer_encoder")  # the default: both tiers
 
 
 def test_the_corpus_is_deterministic_and_distinct() -> None:
@@ -38,15 +38,21 @@ def test_bench_reports_every_measurement() -> None:
     assert r["block_build"]["p50_ms"] > 0 and r["block_build"]["omitted"] > 0
     assert r["db_bytes_per_memory"]["with_vectors"] > r["db_bytes_per_memory"]["lexical"] > 0
     assert r["encoder"]["state"] == "ready" and r["encoder"]["load_seconds"] > 0
-    assert r["encoder"]["cold_load_seconds"] is not None
-    for name in ("lexical_short", "lexical_prompt", "hybrid_short", "hybrid_prompt"):
+    assert r["encoder"]["cold_load_seconds"] is not None and r["encoder"]["tier"] == "transformer"
+    for tier in ("static", "transformer"):  # each tier alone: load, throughput, a query's encoding
+        enc = r["encoders"][tier]
+        assert enc["state"] == "ready" and enc["cold_load_seconds"] is not None and enc["embed_per_second"] > 0
+        assert enc["query_encoding"]["p50_ms"] > 0
+    names = ("fts", "lexical", "static", "transformer")
+    for name in (f"{n}_{length}" for n in names for length in ("short", "prompt")):
         assert r["search"][name]["p95_ms"] >= r["search"][name]["p50_ms"] > 0
-    assert r["dense"]["dense"] == "on"
+    assert (r["dense"]["dense"], r["dense"]["tier"]) == ("on", "transformer")
 
 
 def test_bench_text_report_and_bad_arguments() -> None:
     out = io.StringIO()
     assert bench.run_bench_cli(["--documents", "50", "--queries", "2"], stdout=out) == 0
     assert "search lexical_prompt" in out.getvalue() and "memories/s" in out.getvalue()
+    assert "transformer encoder: ready" in out.getvalue() and "search transformer_short" in out.getvalue()
     err = io.StringIO()
     assert bench.bench_command(bench.build_parser().parse_args(["--documents", "0"]), stdout=io.StringIO(), stderr=err) == 2

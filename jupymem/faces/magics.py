@@ -170,8 +170,12 @@ class MemoryMagics(Magics):
         _display(_render().recorded_text(done), _render().recorded_html(done))
 
     def _search(self, args: Any) -> None:
-        result = self._need().search(args.query, limit=args.limit, include_inactive=args.all, kinds=args.kind)
+        project = self._need()
+        result = project.search(args.query, limit=args.limit, include_inactive=args.all, kinds=args.kind)
         _display(_render().search_text(result), _render().search_html(result))
+        from .progress import show_embedding
+
+        show_embedding(project)  # a large project's transformer vectors being made
 
     def _block(self, args: Any) -> None:
         print(self._need().block(args.cap).text)

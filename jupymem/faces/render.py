@@ -480,10 +480,12 @@ def confidence_word(confidence: float) -> str:
 
 
 def _legs_note(result: SearchResult) -> str:
-    """Said when the dense leg did not run (a one-shot command, the encoder still loading
-    or turned off)."""
+    """Which legs ran: said when the dense leg did not (a one-shot command before a kernel
+    made the transformer's vectors, the encoder still loading, or turned off)."""
     if result.legs and "dense" not in result.legs and "fts" not in result.legs:
         return " (words only: the semantic leg did not run; status says why)"
+    if result.tier:
+        return f" (words and meaning: {result.tier} encoder)"
     return ""
 
 
@@ -684,7 +686,16 @@ def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
 def _search_line(r: dict[str, Any]) -> str:
     """Which legs answer a search now, and what is still being built."""
     legs = " + ".join(r.get("legs") or ["lexical"])
-    parts = ["in this process " + (legs if r.get("dense") == "on" else f"{legs} (no dense leg: {r.get('reason') or 'off'})")]
+    if r.get("dense") == "on":
+        said = f"{legs} ({r.get('tier') or 'static'} encoder)"
+        if r.get("reason"):  # the static tier answers while the transformer gets ready
+            said += f"; {r['reason']}"
+    else:
+        said = f"{legs} (no dense leg: {r.get('reason') or 'off'})"
+    parts = ["in this process " + said]
+    embedding = r.get("embedding")
+    if embedding and embedding.get("total"):
+        parts.append(f"embedding {embedding['done']:,} of {embedding['total']:,} memories")
     parts.append(f"index {r.get('index', 'not built')}")
     parts.append(f"typo names {r.get('typos', 'not read')}")
     return "; ".join(parts)

@@ -63,6 +63,11 @@ LEXICAL_WEIGHT = 0.45
 DENSE_WEIGHT = 1.0 - LEXICAL_WEIGHT
 LEXICAL_DEPTH = 100  # lexical candidates the dense leg re-scores (40 lost SciFact MRR: tune_fusion.py)
 DENSE_K = 20  # nearest neighbours the dense leg proposes
+# The transformer tier's fusion (``_transformer_score``); chosen on the tune split of every
+# suite, reported on the others (benchmarks/tune_fusion.py, benchmarks/README.md).
+TX_BEST_WEIGHT = 0.05
+TX_COVER_WEIGHT = 0.3
+TX_COVER_POWER = 2.0
 DENSE_ONLY_MARGIN = 0.0
 # With history included, a question about the current value ranks a closed memory's
 # score this much lower than an active one's.
@@ -316,6 +321,26 @@ def _dense_only(
     return Ranking(query, candidates, legs, None, True, None, n_docs, dense.word_embedder, None, dense.tier)
 
 
+def nearest_of_kinds(
+    conn: Any, text: str, dense: DenseLeg, kinds: frozenset[str], limit: int, margin: float, depth: int = 200,
+) -> list[tuple[Memory, float]]:
+    """The active memories of ``kinds`` nearest ``text`` by meaning alone, at least
+    ``margin`` above the text's dense background: [(memory, cosine)], nearest first.
+    (Lessons for a request that no memory answers: ``Project.applicable``.)"""
+    np = arrays.np()
+
+    qv = dense.embedder.embed_batch([text[:MAX_QUERY_CHARS]])[0]
+    if not np.any(qv):
+        return []
+    background = answerable.background(dense.embedder, qv)
+    near = [(rid, s) for rid, s in dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=False)
+            if s - background >= margin]
+    keep = _admitted(conn, [rid for rid, _ in near], False, tuple(sorted(kinds)))
+    chosen = [(rid, s) for rid, s in near if rid in keep][:limit]
+    found = _memories(conn, [rid for rid, _ in chosen])
+    return [(found[rid], s) for rid, s in chosen if rid in found]
+
+
 def _unmatched(
     conn: Any, found: Sequence[Candidate], plan: lexical.QueryPlan, *, include_inactive: bool,
     kinds: tuple[str, ...] | None, inactive: frozenset[int] | None = None,
@@ -461,10 +486,11 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     judge(conn, ranking, min(first, count))
     if ranking.legs in (("fts",), ("dense",)):
         judge(conn, ranking, count, start=first)
+        materialize(conn, ranking.candidates[:limit])  # judge reads none without a query side
         # The plain FTS5 baseline has no notion of an answer: it ranks, and is measured as
         # a ranking; our abstention would only take its hits away.
         hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in ranking.candidates[:limit])
-        return SearchResult(query=query, status="ok", hits=hits, legs=legs)
+        return SearchResult(query=query, status="ok", hits=hits, legs=legs, tier=ranking.tier)
     # A candidate no leg scored (a small project's) counts only when confident, and without
     # the dense leg only when it holds some word of the query (a singular for a plural):
     # nothing else speaks for a memory that shares no word with the question.
@@ -476,12 +502,13 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
         shown = [c for c in candidates if c.score > 0][: min(limit, CLOSEST)]
         closest = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in shown)
         return SearchResult(
-            query=query, status="abstained", reason="nothing matches closely enough", legs=legs, closest=closest
+            query=query, status="abstained", reason="nothing matches closely enough", legs=legs, closest=closest, tier=ranking.tier
         )
     judge(conn, ranking, count, start=first)
     hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in candidates[:limit])
     return SearchResult(
-        query=query, status="ok", hits=hits, full=_full(candidates, hybrid=ranking.hybrid), legs=legs
+        query=query, status="ok", hits=hits, full=_full(candidates, hybrid=ranking.hybrid), legs=legs,
+        tier=ranking.tier,
     )
 
 
@@ -499,6 +526,19 @@ def _full(candidates: list[Candidate], *, hybrid: bool) -> Memory | None:
     second = candidates[1].score
     clear = top.score - second >= CLEAR_LEAD if hybrid else top.score >= CLEAR_WINNER * second
     return top.memory if clear else None
+
+
+def _transformer_score(c: Candidate, best: float, weight: float) -> float:
+    """The transformer tier's fusion: its cosine orders, the words add a bonus. Its cosine
+    says more than the static model's, and BM25 over the query's best is 1 for the
+    best lexical candidate of any query, even one that shares only a common word with
+    memory (a paraphrase); the query's covered weight (BM25 over the query's own IDF
+    weight) is what the words really say, on one scale for every query."""
+    cosine = max(0.0, c.cosine or 0.0)
+    if c.bm25 <= 0:
+        return cosine
+    cover = min(1.0, c.bm25 / weight) if weight > 0 else 0.0
+    return cosine + TX_BEST_WEIGHT * (c.bm25 / best) + TX_COVER_WEIGHT * cover**TX_COVER_POWER
 
 
 def _fuse(
@@ -532,12 +572,17 @@ def _fuse(
         keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds)  # read: see _admitted
         out += [Candidate(rid, 0.0, None, cosine=s, legs=("dense",)) for rid, s in fresh if rid in keep]
     best = max((c.bm25 for c in lex), default=0.0) or 1.0
+    transformer = dense.tier == "transformer"
+    weight = next((c.plan.total_weight for c in lex if c.plan is not None), 0.0)
     for c in out:
         if c.cosine is None:
             c.cosine = cos.get(c.rid)
         if c.cosine is not None and c.bm25 > 0:
             c.legs = (*c.legs, "dense")
-        c.score = LEXICAL_WEIGHT * (c.bm25 / best) + DENSE_WEIGHT * max(0.0, c.cosine or 0.0)
+        if transformer:
+            c.score = _transformer_score(c, best, weight)
+        else:
+            c.score = LEXICAL_WEIGHT * (c.bm25 / best) + DENSE_WEIGHT * max(0.0, c.cosine or 0.0)
         if c.bm25 <= 0 and (c.cosine or 0.0) - background < DENSE_ONLY_MARGIN:
             c.score = 0.0  # a small project's memory below the background
     out.sort(key=lambda c: (-c.score, c.rid))

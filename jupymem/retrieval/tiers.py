@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 # The JUPYMEM_ENCODER value that names the bundled transformer (the shared encoder's key).
 TRANSFORMER_SPEC = "transformer"
 STATIC_SPEC = "static"
+NOT_MADE = (
+    "the transformer's vectors are not made yet (a kernel or the server makes them in the background); "
+    "a command here searches without the dense leg until then"
+)
 
 
 @dataclass(frozen=True)
@@ -164,10 +168,7 @@ class Tiers:
             return None
         if not self.interactive and tx.state == "off":
             if not self._vectors_exist():
-                self.note = (
-                    "the transformer's vectors are not made yet (a kernel or the server makes them); "
-                    "this command searched without the dense leg"
-                )
+                self.note = NOT_MADE
                 return None
             tx.start()
             tx.wait()
@@ -227,13 +228,14 @@ class Tiers:
         for enc in encoders:
             if enc is not None:
                 enc.wait(timeout)
-        for _ in range(2):  # the static tier, then the transformer's
-            if self.leg(rev(), make) is None:
-                for dense in list(self._indexes.values()):
-                    dense.wait(timeout)
-        for tier, enc in ((index.STATIC, encoders[0]), (index.TRANSFORMER, encoders[1])):
+        wanted = [index.STATIC] + ([index.TRANSFORMER] if self.plan.transformer else [])
+        for tier, enc in zip(wanted, encoders):  # each tier's vectors: evaluation compares them
+            if enc is None or not enc.ready:
+                continue
+            if self.leg(rev(), make, only=tier) is None and tier in self._indexes:
+                self._indexes[tier].wait(timeout)
             dense = self._indexes.get(tier)
-            if dense is not None and enc is not None and enc.ready and dense.ready:
+            if dense is not None and dense.ready:
                 dense.sync(enc.embedder)
         self.leg(rev(), make)
 
@@ -246,6 +248,8 @@ class Tiers:
         if tier is not None and not (tier in self._indexes and self._indexes[tier].ready):
             tier = None  # reset since the last search (a rebuild): the copy is read again
         answering = tier is not None
+        if self.note is None and not answering and not self.interactive:
+            self.note = self._one_shot_note()
         shown = index.TRANSFORMER if tier == index.TRANSFORMER or (tier is None and tx is not None) else index.STATIC
         model, stored = index.vector_counts(self.conn, shown)
         enc = tx if shown == index.TRANSFORMER and tx is not None else static
@@ -266,6 +270,16 @@ class Tiers:
             "vectors": stored,
             "driver": getattr(self.conn.module, "__name__", "sqlite3"),
         }
+
+    def _one_shot_note(self) -> str:
+        """What a search in this one-shot command would use, without loading anything."""
+        if self.plan.off:
+            return "turned off (JUPYMEM_ENCODER=none)"
+        if self.plan.transformer and not self.conn.readonly:
+            if self._vectors_exist():
+                return "a search here loads the transformer: its vectors exist"
+            return NOT_MADE
+        return "not loaded in a one-shot command; searches in a kernel or the server use it"
 
     def wait(self, timeout: float | None = None) -> None:
         for dense in list(self._indexes.values()):
