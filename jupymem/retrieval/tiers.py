@@ -141,6 +141,8 @@ class Tiers:
         static = self.static_encoder()
         words = static.embedder  # word-level signals, in both tiers (module docstring)
         tx_leg = self._transformer_leg(rev, make, words) if only != index.STATIC else None
+        if tx_leg is not None and only is None:
+            self._drop_static_copy()
         if tx_leg is not None or only == index.TRANSFORMER:
             return tx_leg
         tx_note = self.note if only is None else None
@@ -156,6 +158,14 @@ class Tiers:
         self.note = tx_note  # the static tier answers; say why the transformer does not (yet)
         self.tier = index.STATIC
         return make(static.embedder, got, rev, words=None)
+
+    def _drop_static_copy(self) -> None:
+        """Once the transformer answers, the static tier's in-process copy is dead weight
+        (51 MB at 100,000 memories): free it. Its vectors stay stored; asking for the
+        static tier by name reads them again."""
+        static = self._indexes.get(index.STATIC)
+        if static is not None and static.size:
+            static.reset()
 
     def _spec_said(self) -> str:
         p = self.plan

@@ -1,0 +1,69 @@
+"""Meaning, on the examples that were found wrong outside the project: a paraphrase found
+first among 800 other memories, and confident answers to questions memory does not hold
+labelled for what they are. Real models, real projects, ``Project.search`` as every face.
+(Whole suites are scored by ``jupymem eval`` and ``benchmarks/fit_answerability.py``.)"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from jupymem import bench
+from jupymem.config import Settings
+from jupymem.evaluate import load_suite, open_scope
+from jupymem.opening import close_all, init_project
+
+from conftest import make_repo
+
+pytestmark = pytest.mark.usefixtures("transformer_encoder")
+
+PARAPHRASE = Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "own" / "paraphrase.gold.jsonl"
+
+
+@pytest.fixture(scope="module")
+def sentences():
+    """The paraphrase suite's one project: 864 short statements, both tiers ready."""
+    suite = load_suite(PARAPHRASE)
+    base = Path(tempfile.mkdtemp(prefix="jupymem-meaning-"))
+    project, ids = open_scope(suite, "sentences", base, Settings(home=base / "home", language="source"))
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600)["tier"] == "transformer"
+    yield project, ids
+    close_all()
+
+
+def _first(result):
+    shown = result.hits or result.closest
+    return shown[0] if shown else None
+
+
+def test_a_paraphrase_is_found_first_among_800_others(sentences) -> None:
+    project, ids = sentences
+    result = project.search("Which project exists to condense the hazard walkthroughs done every seven days?")
+    assert _first(result).memory.id == ids["s-linnet"]
+    # The static tier and the words alone do not find it: this is the transformer's doing.
+    lexical = project.search("Which project exists to condense the hazard walkthroughs done every seven days?",
+                             mode="lexical")
+    assert _first(lexical) is None or _first(lexical).memory.id != ids["s-linnet"]
+
+
+@pytest.mark.parametrize("mode", ["transformer", "static", "lexical"])
+def test_a_question_about_a_model_nobody_owns_is_not_answered_with_confidence(sentences, mode: str) -> None:
+    project, ids = sentences
+    result = project.search("who owns the forecasting model?", mode=mode)
+    assert result.abstained or result.hits[0].confidence < 0.5, [(h.memory.statement, h.confidence) for h in result.hits[:3]]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_one_shared_word_is_never_a_strong_answer(repo: Path, mode: str) -> None:
+    from jupymem.retrieval.answerable import STRONG
+
+    project = init_project(repo, Settings.from_env())
+    project.remember_many({"statement": s, "kind": "note"} for s in bench.corpus(1000))
+    project.prepare_lexical()
+    project.prepare_dense(timeout=600)
+    result = project.search("quarterly revenue forecast methodology", mode=mode)
+    strong = [h for h in result.hits if h.confidence >= STRONG]
+    assert not strong, [(h.memory.statement, h.confidence) for h in strong]
