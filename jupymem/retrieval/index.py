@@ -552,6 +552,9 @@ class DenseIndex:
         except Exception as err:  # a background thread reports instead of dying silently
             self._backfill_error = f"{type(err).__name__}: {err}"
             log.warning("jupymem: embedding memories failed: %s", self._backfill_error)
+        release = getattr(embedder, "release", None)  # the transformer's batches leave freed memory
+        if release is not None:
+            release()
 
     def wait(self, timeout: float | None = None) -> bool:
         thread = self._thread

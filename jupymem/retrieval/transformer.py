@@ -62,7 +62,10 @@ TRANSFORMER_NAME = "jupymem/all-MiniLM-L6-v2-onnx-int8"
 INSTALL_HINT = "onnxruntime and tokenizers are not installed: pip install onnxruntime tokenizers"
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (it was trained on 128-token pieces)
-BATCH_SIZE = 32
+BATCH_SIZE = 64
+# At most this many (text x token x token) cells of attention a batch: 4 texts of 256
+# tokens, 64 of 64 (``TransformerEmbedder._batches``).
+ATTENTION_BUDGET = 262_144
 
 
 def bundled_transformer_path() -> Path:
@@ -119,6 +122,11 @@ class TransformerEmbedder:
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # No arena: onnxruntime's CPU arena keeps the largest batch's activations for the life
+        # of the session (600 MB after a batch of 32 abstracts, measured), in a kernel that
+        # must stay light; without it a batch's memory goes back to the allocator.
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
         options.log_severity_level = 3  # errors only: no warnings on the notebook's stderr
         try:
             self._session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
@@ -170,8 +178,7 @@ class TransformerEmbedder:
         ids = [e.ids for e in encodings]
         rows = [i for i, x in enumerate(ids) if self._has_content(x)]
         rows.sort(key=lambda i: len(ids[i]))
-        for start in range(0, len(rows), self.batch_size):
-            chunk = rows[start : start + self.batch_size]
+        for chunk in self._batches(rows, [len(x) for x in ids]):
             width = max(len(ids[i]) for i in chunk)
             input_ids = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
@@ -190,8 +197,46 @@ class TransformerEmbedder:
         np.divide(out, norms, out=out, where=norms > 0)
         return out
 
+    def _batches(self, rows: Sequence[int], lengths: Sequence[int]) -> list[list[int]]:
+        """``rows`` (sorted by length) cut into batches of at most ``batch_size`` texts whose
+        count times their width squared stays within ``ATTENTION_BUDGET``: attention holds
+        a (heads, width, width) matrix per text, so 32 abstracts of 256 tokens would take
+        100 MB at once while 32 short notes take 2."""
+        out: list[list[int]] = []
+        start = 0
+        while start < len(rows):
+            end = start + 1
+            while (
+                end < len(rows) and end - start < self.batch_size
+                and (end - start + 1) * lengths[rows[end]] ** 2 <= ATTENTION_BUDGET
+            ):
+                end += 1
+            out.append(list(rows[start:end]))
+            start = end
+        return out
+
+    def release(self) -> None:
+        """Hand memory freed by finished batches back to the system (glibc keeps it
+        otherwise); the index calls it when a backfill ends."""
+        release_memory()
+
     def __repr__(self) -> str:
         return f"TransformerEmbedder(name={self.name!r}, dimensions={self.dimensions}, threads={self.threads})"
+
+
+def release_memory() -> None:
+    """``malloc_trim(0)`` where the C library is glibc: freed arenas go back to the system
+    (after a backfill, 100 MB and more of a kernel's resident memory)."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl)
+        return
+    trim(0)
 
 
 def _one_line(err: BaseException) -> str:
