@@ -45,6 +45,12 @@ def test_browser_searches_lists_shows_and_curates(repo: Path, settings: jupymem.
     assert ui["note"].value == "1 match"
     ui["search"].value = "kubernetes ingress annotations"
     assert ui["list"].options == () and "Abstained" in ui["note"].value
+    # An abstention with near memories still lists them, said to be unsure.
+    result = proj.search("what is the revenue of the Lisbon office?")
+    assert result.abstained and [h.memory.id for h in result.closest] == [eur.id]
+    ui["search"].value = "what is the revenue of the Lisbon office?"
+    assert "No memory answers this confidently" in ui["note"].value
+    assert [v for _, v in ui["list"].options] == [eur.id]
 
     ui["search"].value = ""
     ui["list"].value = april.id

@@ -5,7 +5,7 @@
  * server.
  */
 import { KINDS } from './tokens';
-import type { IEvidence, IFix, IHistoryEntry, IMemory, ISharing, IStatus } from './tokens';
+import type { IEvidence, IFix, IHistoryEntry, IMemory, IRetrieval, ISharing, IStatus } from './tokens';
 
 const KIND_RANK = new Map<string, number>(KINDS.map((k, i) => [k, i]));
 
@@ -359,8 +359,30 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, wait: nu
  * What the sidebar watches in `GET status`: memory's revision, and the staged
  * failures' own counter (a failure or its fix is not an event in memory's log).
  */
-export function statusToken(s: Pick<IStatus, 'revision' | 'staged_revision'>): string {
-  return `${s.revision}/${s.staged_revision ?? 0}`;
+export function statusToken(s: Pick<IStatus, 'revision' | 'staged_revision' | 'retrieval'>): string {
+  // The transformer's progress and take-over change what the panel says, not memory.
+  const r = s.retrieval;
+  const base = `${s.revision}/${s.staged_revision ?? 0}`;
+  return r ? `${base}/${r.tier ?? ''}:${r.embedding?.done ?? ''}` : base;
+}
+
+/** What the panel says about search: which legs answer, and the transformer's progress. */
+export function meaningView(r: IRetrieval | null | undefined): { label: string; done?: number; total?: number } {
+  if (!r) {
+    return { label: '' };
+  }
+  if (r.embedding && r.embedding.total > 0) {
+    const { done, total } = r.embedding;
+    return {
+      label: `Search: the transformer is embedding memories, ${done.toLocaleString()} of ${total.toLocaleString()}; the static model answers meanwhile`,
+      done,
+      total
+    };
+  }
+  if (r.dense === 'on') {
+    return { label: `Search: words and meaning (${r.tier ?? 'static'} encoder)` };
+  }
+  return { label: `Search: words only${r.reason ? ` (${r.reason})` : ''}` };
 }
 
 export interface IPollerOptions {

@@ -23,7 +23,7 @@ import type {
   ISearchResult,
   IStatus
 } from './tokens';
-import { BlockPreview, Detail, Failures, GroupedList, Header, SearchResults, SharingBar } from './views';
+import { BlockPreview, Detail, Failures, GroupedList, Header, MeaningLine, SearchResults, SharingBar } from './views';
 
 export interface ISidebarOptions {
   api: JupymemApi;
@@ -328,6 +328,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
             busy={busy}
             onShare={on => void act(() => api.share(pathRef.current, on), r => setNotice(r.message))}
           />
+          <MeaningLine status={status} />
           {detail ? (
             <Detail
               detail={detail}

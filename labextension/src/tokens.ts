@@ -175,6 +175,19 @@ export interface IShareResult {
 }
 
 /** `GET status`: the core's status plus where the repository sits for the server. */
+/** Which search legs answer in the server's process, and the transformer's progress. */
+export interface IRetrieval {
+  legs: string[];
+  dense: 'on' | 'off';
+  /** The dense leg's encoder when it answers: "static" or "transformer". */
+  tier?: string | null;
+  /** Why the dense leg is off, or why the transformer does not answer yet. */
+  reason?: string | null;
+  transformer?: string;
+  /** The transformer's background embedding, while it runs. */
+  embedding?: { done: number; total: number } | null;
+}
+
 export interface IStatus {
   path: string; // the path asked about, relative to the server root
   git: boolean;
@@ -191,6 +204,7 @@ export interface IStatus {
   registry?: 'ok' | 'corrupt';
   message?: string; // the core's own explanation, for people
   sharing?: ISharing | null;
+  retrieval?: IRetrieval | null;
   /** The repository root relative to the server root ("" for the root itself), or null when it is above it. */
   root_path: string | null;
   /** The server root relative to the repository root, when the repository encloses the server root. */

@@ -19,6 +19,7 @@ import {
   fixedIn,
   groupByKind,
   lessonDraft,
+  meaningView,
   nextRow,
   notebookLink,
   replacementMark,
@@ -133,6 +134,22 @@ export function SharingBar(props: { status: IStatus; busy: boolean; onShare: (on
           ))}
         </ul>
       )}
+    </div>
+  );
+}
+
+/** Which search legs answer, and a bar while the transformer embeds memories. */
+export function MeaningLine(props: { status: IStatus }): JSX.Element | null {
+  const view = meaningView(props.status.retrieval);
+  if (!view.label) {
+    return null;
+  }
+  return (
+    <div className="jp-jupymem-muted jp-jupymem-meaning" role="status">
+      {view.total !== undefined && (
+        <progress max={view.total} value={view.done} aria-label="Memories embedded by the transformer" />
+      )}{' '}
+      {view.label}
     </div>
   );
 }

@@ -27,6 +27,7 @@ import {
   sharingView,
   shortTime,
   statusToken,
+  meaningView,
   validStatement
 } from '../src/logic';
 import type { IMemory, ISharing, IStatus } from '../src/tokens';
@@ -439,6 +440,22 @@ describe('statusToken', () => {
     expect(statusToken({ revision: 3, staged_revision: 7 })).toBe('3/7');
     expect(statusToken({ revision: 3, staged_revision: 8 })).not.toBe(statusToken({ revision: 3, staged_revision: 7 }));
     expect(statusToken({ revision: 3 })).toBe('3/0');
+  });
+  it('changes as the transformer embeds and takes over, so the panel says so', () => {
+    const embedding = { legs: ['lexical', 'fuzzy', 'dense'], dense: 'on' as const, tier: 'static' };
+    const a = statusToken({ revision: 3, retrieval: { ...embedding, embedding: { done: 512, total: 9000 } } });
+    const b = statusToken({ revision: 3, retrieval: { ...embedding, embedding: { done: 1024, total: 9000 } } });
+    const c = statusToken({ revision: 3, retrieval: { ...embedding, tier: 'transformer', embedding: null } });
+    expect(new Set([a, b, c]).size).toBe(3);
+  });
+  it('says which legs answer and how far the transformer is', () => {
+    expect(meaningView(null).label).toBe('');
+    const on = meaningView({ legs: ['lexical', 'fuzzy', 'dense'], dense: 'on', tier: 'transformer' });
+    expect(on.label).toBe('Search: words and meaning (transformer encoder)');
+    const busy = meaningView({ legs: [], dense: 'on', tier: 'static', embedding: { done: 1000, total: 4000 } });
+    expect(busy.total).toBe(4000);
+    expect(busy.label).toContain('1,000 of 4,000');
+    expect(meaningView({ legs: ['lexical'], dense: 'off', reason: 'turned off' }).label).toBe('Search: words only (turned off)');
   });
 });
 
