@@ -57,6 +57,7 @@ DEFAULT_METHODS = ("fts", "bm25", "hybrid")
 # ``jupymem eval`` compares every method a person or a tier can get, side by side.
 COMPARED = ("fts", "bm25", "static", "transformer", "dense")
 DENSE_METHODS = frozenset({"hybrid", "static", "transformer", "dense"})
+RANKING_ONLY = frozenset({"fts", "dense"})  # rankings without a verdict: no labels to score
 K = 10
 NEGATIVES = ("cross-scope",)
 SIZES = ((10, "1-10"), (1000, "11-1000"), (None, ">1000"))  # project sizes reported apart
@@ -238,6 +239,9 @@ def run_suite(
     per_cat: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {m: [] for m in methods})
     per_size: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {m: [] for m in methods})
     latency: dict[str, list[float]] = {m: [] for m in methods}
+    # Per method and label (strong / likely / weak): the answered searches whose first hit
+    # wore that label, and how many of those first hits were right (``label_precision``).
+    labels: dict[str, dict[str, list[int]]] = {m: defaultdict(lambda: [0, 0]) for m in methods}
     timings: dict[str, Any] = {"load_seconds": 0.0, "dense_seconds": 0.0}
     dense_state: dict[str, Any] = {}
     total = len(queries) * len(methods)
@@ -263,6 +267,10 @@ def run_suite(
                     metrics = score_ranking(ranked, relevant) if relevant else None
                     row = (metrics, result.abstained)
                     per_method[method].append(row)
+                    if result.hits and METHODS[method] not in RANKING_ONLY:
+                        tally = labels[method][level(result.hits[0].confidence)]
+                        tally[0] += 1
+                        tally[1] += bool(relevant) and ranked[0] in relevant
                     per_cat[q.category or "uncategorized"][method].append(row)
                     per_size[band][method].append(row)
                     if details is not None:
@@ -283,6 +291,10 @@ def run_suite(
         "by_category": {c: {m: summarize(rows[m]) for m in methods} for c, rows in sorted(per_cat.items())},
         "by_size": {b: {m: summarize(rows[m]) for m in methods} for b, rows in per_size.items()},
         "search_ms": {m: _percentiles(latency[m]) for m in methods},
+        "label_precision": {
+            m: {lab: {"n": n, "precision": round(ok / n, 4)} for lab, (n, ok) in sorted(labels[m].items())}
+            for m in methods if labels[m]
+        },
         "memories": sum(len(v) for v in suite.memories.values()),
         "scopes": len({q.scope for q in queries}),
         "load_seconds": round(timings["load_seconds"], 2),
@@ -293,6 +305,12 @@ def run_suite(
         report["dense_seconds"] = round(timings["dense_seconds"], 2)
         report["dense"] = dense_state
     return report
+
+
+def level(confidence: float) -> str:
+    from .retrieval.answerable import level as said
+
+    return said(confidence)
 
 
 def _percentiles(seconds: list[float]) -> dict[str, float | None]:
@@ -340,6 +358,9 @@ def format_report(report: dict[str, Any]) -> str:
             for m, row in methods.items():
                 lines.append(f"{(prefix + cat)[:23]:24}{m:8}" + "".join(f"{fmt(row[c]):>16}" for c in cols))
     lines.append("search p50 ms: " + ", ".join(f"{m} {v['p50']}" for m, v in report["search_ms"].items()))
+    for m, by_label in (report.get("label_precision") or {}).items():
+        said = ", ".join(f"{lab} {v['precision']:.3f} of {v['n']}" for lab, v in by_label.items())
+        lines.append(f"first hit right, by its label ({m}): {said}")
     for scope, st in (report.get("dense") or {}).items():
         lines.append(f"dense leg ({scope}): {st.get('dense')} ({st.get('reason') or st.get('model')})")
     return "\n".join(lines)

@@ -59,6 +59,11 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
     assert report["by_category"]["abstain"]["bm25"]["recall@10"] is None  # nothing to recall
     assert report["by_category"]["typo"]["bm25"]["hit@1"] == 1.0
     assert report["methods"]["bm25"]["mrr"] == 1.0
+    # How often a first hit labelled strong / likely / weak is right, per method with a verdict.
+    assert set(report["label_precision"]) <= {"bm25", "hybrid"} and "fts" not in report["label_precision"]
+    for by_label in report["label_precision"].values():
+        assert set(by_label) <= {"strong", "likely", "weak"}
+        assert all(v["n"] > 0 and 0.0 <= v["precision"] <= 1.0 for v in by_label.values())
 
 
 def test_text_report_and_no_progress_bar_off_a_terminal(tmp_path: Path) -> None:
