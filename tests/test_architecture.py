@@ -30,7 +30,8 @@ FACES_DIR = PACKAGE / "faces"
 MEASURING = frozenset({"jupymem.evaluate", "jupymem.bench", "jupymem.__main__"})
 FRONT_END_LIBRARIES = frozenset({"IPython", "ipywidgets", "ipykernel", "tornado", "jupyter_server", "argparse",
                                  "litellm", "jupyter_ai", "jupyter_ai_persona_manager"})
-HEAVY = ("numpy", "model2vec", "sqlite_vec", "litellm", "IPython", "tornado", "jupyter_server", "rapidfuzz")
+HEAVY = ("numpy", "model2vec", "sqlite_vec", "litellm", "IPython", "tornado", "jupyter_server", "rapidfuzz",
+         "onnxruntime", "tokenizers")
 
 
 def _dotted(path: Path) -> str:
