@@ -331,16 +331,11 @@ def onnx_encoder(folder: Path, threads: int = 2):
 
 
 def load_suite(path: Path):
-    ids, texts, queries = [], [], []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            if row["type"] == "memory":
-                ids.append(row["id"])
-                texts.append(row["text"])
-            elif row["type"] == "query" and row.get("relevant"):
-                queries.append((row["id"], row["query"], set(row["relevant"])))
-    return ids, texts, queries
+    """build_model.py's reader (memories' ids and texts, answerable queries)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from build_model import load_suite as read
+
+    return read(path)
 
 
 def agreement_texts(suite: Path) -> list[str]:

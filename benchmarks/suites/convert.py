@@ -202,20 +202,30 @@ def _doc_text(title: str, body: str) -> str:
     return f"{title}. {body}" if title else body
 
 
-def cisi(args: argparse.Namespace) -> None:
-    src = Path(args.src)
-    docs = _smart_records(src / "CISI.ALL")
-    queries = _smart_records(src / "CISI.QRY")
+def _smart(src: Path, names: tuple[str, str, str], judged) -> tuple[list[dict], list[dict], dict[str, list[str]]]:
+    """A SMART-format collection: its documents, its queries, and query -> relevant doc ids
+    from the judgement file, one line at a time through ``judged`` (its split fields ->
+    (query, doc) or None)."""
+    docs = _smart_records(src / names[0])
+    queries = _smart_records(src / names[1])
     rel: dict[str, list[str]] = defaultdict(list)
-    for line in (src / "CISI.REL").read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            rel[parts[0]].append(parts[1])
+    for line in (src / names[2]).read_text(encoding="utf-8").splitlines():
+        pair = judged(line.split())
+        if pair:
+            rel[pair[0]].append(pair[1])
+    return docs, queries, rel
+
+
+def _write_docs(w: Writer, docs: list[dict]) -> set[str]:
+    """Each document as a memory ("title. body"); the ids written (empty ones are left out)."""
+    return {d["I"] for d in docs if w.memory(d["I"], _doc_text(d.get("T", ""), d.get("W", "")))}
+
+
+def cisi(args: argparse.Namespace) -> None:
+    docs, queries, rel = _smart(Path(args.src), ("CISI.ALL", "CISI.QRY", "CISI.REL"),
+                                lambda parts: (parts[0], parts[1]) if len(parts) >= 2 else None)
     w = Writer(args.out)
-    ids = set()
-    for d in docs:
-        if w.memory(d["I"], _doc_text(d.get("T", ""), d.get("W", ""))):
-            ids.add(d["I"])
+    ids = _write_docs(w, docs)
     for q in queries:
         relevant = [r for r in dict.fromkeys(rel.get(q["I"], [])) if r in ids]
         if relevant:  # CISI queries without judgements are unjudged, not unanswerable
@@ -224,20 +234,11 @@ def cisi(args: argparse.Namespace) -> None:
 
 
 def cranfield(args: argparse.Namespace) -> None:
-    src = Path(args.src)
-    docs = _smart_records(src / "cran.all.1400")
-    queries = _smart_records(src / "cran.qry")
-    rel: dict[str, list[str]] = defaultdict(list)
-    for line in (src / "cranqrel").read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        # grades 1 (complete answer) .. 4 (minimum interest) are relevant; -1 is "no interest"
-        if len(parts) >= 3 and int(parts[2]) > 0:
-            rel[parts[0]].append(parts[1])
+    # grades 1 (complete answer) .. 4 (minimum interest) are relevant; -1 is "no interest"
+    docs, queries, rel = _smart(Path(args.src), ("cran.all.1400", "cran.qry", "cranqrel"),
+                                lambda parts: (parts[0], parts[1]) if len(parts) >= 3 and int(parts[2]) > 0 else None)
     w = Writer(args.out)
-    ids = set()
-    for d in docs:
-        if w.memory(d["I"], _doc_text(d.get("T", ""), d.get("W", ""))):
-            ids.add(d["I"])
+    ids = _write_docs(w, docs)
     # cranqrel numbers the queries 1..225 in file order, not by their '.I' labels
     for n, q in enumerate(queries, 1):
         relevant = [r for r in dict.fromkeys(rel.get(str(n), [])) if r in ids]

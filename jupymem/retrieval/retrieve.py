@@ -31,9 +31,11 @@ active memory ranks before the ones it replaced.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import re
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -303,6 +305,30 @@ def rank(
     return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder, index, tier)
 
 
+# The last few query vectors, per encoder: an assistant's request is encoded for its search
+# and again for the lessons that may apply (``nearest_of_kinds``); with the transformer that
+# is a few milliseconds a prompt, paid once.
+_QUERY_VECTORS: collections.OrderedDict[tuple[int, str], tuple[Any, Any]] = collections.OrderedDict()
+_QUERY_VECTORS_MAX = 16
+_query_lock = threading.Lock()
+
+
+def query_vector(embedder: Embedder, text: str) -> Any:
+    """``embedder``'s vector for ``text`` (read-only: callers never write into it)."""
+    key = (id(embedder), text)
+    with _query_lock:
+        held = _QUERY_VECTORS.get(key)
+        if held is not None and held[0] is embedder:
+            _QUERY_VECTORS.move_to_end(key)
+            return held[1]
+    vector = embedder.embed_batch([text])[0]
+    with _query_lock:
+        _QUERY_VECTORS[key] = (embedder, vector)
+        while len(_QUERY_VECTORS) > _QUERY_VECTORS_MAX:
+            _QUERY_VECTORS.popitem(last=False)
+    return vector
+
+
 def _dense_only(
     conn: Any, query: str, text: str, dense: DenseLeg | None, legs: tuple[str, ...], depth: int,
     include_inactive: bool, kinds: tuple[str, ...] | None, n_docs: int,
@@ -312,7 +338,7 @@ def _dense_only(
         return Ranking(query, [], legs, reason="the transformer is not ready")
     np = arrays.np()
 
-    qv = dense.embedder.embed_batch([text])[0]
+    qv = query_vector(dense.embedder, text)
     if not np.any(qv):
         return Ranking(query, [], legs, reason="the query has nothing to encode")
     near = dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=include_inactive)
@@ -329,7 +355,7 @@ def nearest_of_kinds(
     (Lessons for a request that no memory answers: ``Project.applicable``.)"""
     np = arrays.np()
 
-    qv = dense.embedder.embed_batch([text[:MAX_QUERY_CHARS]])[0]
+    qv = query_vector(dense.embedder, text[:MAX_QUERY_CHARS])
     if not np.any(qv):
         return []
     background = answerable.background(dense.embedder, qv)
@@ -557,7 +583,7 @@ def _fuse(
     shown only when answerability finds them confident (``decide``)."""
     np = arrays.np()
 
-    qv = dense.embedder.embed_batch([text])[0]
+    qv = query_vector(dense.embedder, text)
     if not np.any(qv):
         for c in lex:
             c.score = c.bm25
