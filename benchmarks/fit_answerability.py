@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import re
 import sys
 import tempfile
@@ -815,7 +816,9 @@ def main(argv: list[str] | None = None) -> int:
     labelled = [f for f in families if f in OWN + ("scifact",)]
     strong_labelled = choose_strong(scored, margins, labelled)
     print(f"STRONG by mode, every family: {strong_by_mode}; on {labelled} only: {strong_labelled}", file=sys.stderr)
-    strong = max(strong_by_mode.values())
+    # Rounded up to the precision a hit's confidence is given in (``retrieve``: 4 decimals),
+    # so that the word a person sees agrees with the number beside it.
+    strong = math.ceil(max(strong_by_mode.values()) * 10_000) / 10_000
     models = shifted(fit_all(rows), margins)
     for (mode, band), m in sorted(models.items()):
         print(f"{mode}/{band}: intercept {m.intercept}, " + ", ".join(f"{n} {c}" for n, c in zip(m.features, m.coef)))

@@ -172,9 +172,12 @@ def test_the_gold_suite_is_what_it_claims() -> None:
 # Measured levels (README, "Retrieval, measured"). False abstention meets its target (3%)
 # on both suites in both modes; correct abstention on the suites' own unanswerable
 # questions (off-topic, swapped entity, absent attribute) is far from its 80% and the
-# bounds below are what is measured now, so that getting worse fails.
+# bounds below are what is measured now, so that getting worse fails. They fell (gold
+# 0.34/0.29 to 0.13/0.09) when the verdict's margins were set leave-one-suite-out, so that
+# the worst suite held out of the fit abstains falsely on at most 4% of its answerable
+# questions (benchmarks/answerability.md): a suite the models never saw is answered.
 @pytest.mark.parametrize(
-    ("path", "correct_bm25", "correct_hybrid"), [(GOLD, 0.34, 0.29), (SMALL, 0.55, 0.57)], ids=["gold", "small-projects"]
+    ("path", "correct_bm25", "correct_hybrid"), [(GOLD, 0.13, 0.09), (SMALL, 0.42, 0.54)], ids=["gold", "small-projects"]
 )
 def test_own_suites_hybrid_is_never_below_lexical_nor_lexical_below_plain_bm25(
     path: Path, correct_bm25: float, correct_hybrid: float
@@ -207,9 +210,10 @@ def test_the_held_out_suite() -> None:
     assert bm25["false_abstain"] <= 0.03 and hybrid["false_abstain"] <= 0.03
     small = report["by_size"]["1-10"]
     assert small["hybrid"]["abstain_accuracy"] >= 0.8  # the target, met on projects of 1-10 memories
-    assert small["bm25"]["abstain_accuracy"] >= 0.79  # a miss by one question in a hundred
+    assert small["bm25"]["abstain_accuracy"] >= 0.75  # 0.79 before the leave-one-suite-out margins
     larger = report["by_size"]["11-1000"]  # one project of 36 memories: far from the target
-    assert larger["hybrid"]["abstain_accuracy"] >= 0.25 and larger["bm25"]["abstain_accuracy"] >= 0.22
+    # 0.25 and 0.22 before the leave-one-suite-out margins (see above)
+    assert larger["hybrid"]["abstain_accuracy"] >= 0.11 and larger["bm25"]["abstain_accuracy"] >= 0.11
 
 
 def test_gold_suite_categories() -> None:

@@ -61,10 +61,9 @@ def test_a_question_about_a_model_nobody_owns_is_not_answered_with_confidence(se
     assert result.abstained or result.hits[0].confidence < 0.5, [(h.memory.statement, h.confidence) for h in result.hits[:3]]
 
 
-# Not yet with the shipped models (strong from 0.8): three of the query's four words
-# ("revenue", "forecast", "quarter") are in such notes; a STRONG that holds 90% precision on
-# every held-out suite sits near 0.9997 (benchmarks/answerability.md), not shipped yet.
-@pytest.mark.xfail(strict=True, reason="'strong' is not yet calibrated leave-one-suite-out")
+# Three of the query's four words ("revenue", "forecast", "quarter") are in such notes; a
+# "strong" that holds 90% precision on every held-out suite (benchmarks/answerability.md)
+# is not given to them.
 @pytest.mark.parametrize("mode", ["hybrid", "lexical"])
 def test_one_shared_word_is_never_a_strong_answer(repo: Path, mode: str) -> None:
     from jupymem.retrieval.answerable import STRONG

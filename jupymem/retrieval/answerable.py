@@ -94,7 +94,7 @@ if TYPE_CHECKING:
 ANSWER_K = 3
 ANSWER_AT = 0.5
 # Words for people: STRONG and above, "strong"; ANSWER_AT and above, "likely"; else "weak".
-STRONG = 0.8
+STRONG = 0.9998
 # A long memory's words compared one by one with the query's (hybrid mode): its rarest
 # ones. Statements are shorter; a long abstract or prompt costs no more than one this long.
 COMPARED_WORDS = 64
@@ -135,33 +135,48 @@ class Model:
 # BEGIN FITTED: written by benchmarks/fit_answerability.py --write; do not edit by hand.
 HYBRID_DOCUMENT = Model(
     HYBRID_FEATURES,
-    (0.6727, 0.4785, -0.0981, 2.5915, 0.3029, -1.22, -0.7721, -1.3802, -0.5025, -0.3138, -0.5813, 1.8444, -0.5753, 3.1158, 5.6332, 0.6263, 0.8324, 0.1344),
-    -2.1895,
+    (1.0866, -0.5902, -0.5963, 1.8513, 0.146, -1.3201, -0.8288, -0.5395, -0.4304, 0.1588, -0.5382, 2.0594, -0.5019, 3.1041, 4.089, 2.0822, 0.3692, -1.1169),
+    -0.3142,
 )
 HYBRID_LARGE = Model(
     HYBRID_FEATURES,
-    (0.4542, 0.7799, -0.4708, 4.9369, -0.9764, -2.0359, -1.0489, -1.5951, -0.7413, -0.8169, 0.1568, 2.159, -0.2252, 2.5064, 1.3312, 1.6831, -0.2785, -1.0946),
-    -0.3205,
+    (0.8141, 0.1965, -0.3986, 1.3386, -0.7045, -1.2476, -1.31, -1.1298, -1.3086, 0.3953, -0.4846, 1.7587, -0.3073, 2.3006, 1.7079, 2.1211, -0.0538, -2.262),
+    1.8938,
 )
 HYBRID_SMALL = Model(
     HYBRID_FEATURES,
-    (0.7676, 0.8373, 0.3127, 0.5306, -2.4153, -1.1202, -3.4761, -3.3236, -0.6727, -0.4941, -1.0135, 0.0, -0.3973, 2.1218, 1.7228, 2.7914, 0.2284, -0.6585),
-    -0.9676,
+    (1.4483, 1.1118, -0.5419, 0.1495, -2.1049, -1.1913, -3.5021, -2.9204, -1.3613, -0.3368, -0.5799, 0.0, 0.0159, 1.4458, 1.1398, 2.7649, 0.8312, -0.9905),
+    -0.7379,
 )
 LEXICAL_DOCUMENT = Model(
     LEXICAL_FEATURES,
-    (1.7686, 1.4438, 0.4544, 4.4441, 0.5158, -1.2507, -0.9349, -0.829, -0.9015, 0.139, -1.0679, 1.4315, -0.8943),
-    -0.1019,
+    (2.1413, 1.8027, -0.6204, 3.0858, -0.0934, -0.8166, -1.1901, -0.3335, -0.5389, 0.6255, -2.3901, 2.0122, -0.4697),
+    0.9612,
 )
 LEXICAL_LARGE = Model(
     LEXICAL_FEATURES,
-    (1.5732, 2.1995, -0.5472, 6.0013, -1.1236, -2.1419, -1.5886, -1.7475, -0.6437, -0.7004, -0.6806, 1.8043, -0.2133),
-    0.1728,
+    (3.4977, 2.4983, -0.0629, 1.8787, -1.1667, -0.9377, -0.731, -1.2378, -1.288, 0.5322, -1.3857, 1.6803, -0.1441),
+    0.719,
 )
 LEXICAL_SMALL = Model(
     LEXICAL_FEATURES,
-    (2.3873, 2.2997, -0.4712, 1.2553, -2.6945, -1.1916, -3.5755, -3.1829, -0.6977, -0.2684, -1.8141, 0.0, -0.1616),
-    0.804,
+    (3.0278, 2.5706, -1.1131, 0.7489, -2.4704, -1.2932, -3.5439, -2.9631, -1.4577, -0.2087, -1.552, 0.0, 0.1069),
+    0.7331,
+)
+TRANSFORMER_DOCUMENT = Model(
+    HYBRID_FEATURES,
+    (0.8953, 0.5528, -0.5417, 1.3769, 0.2299, -1.2848, -0.9357, -0.2012, -0.5138, 0.2048, -0.2527, 2.0248, -1.0549, 4.6566, 5.7076, 0.8001, 0.7536, -0.5207),
+    -1.5393,
+)
+TRANSFORMER_LARGE = Model(
+    HYBRID_FEATURES,
+    (0.0675, 0.0599, -0.1956, -0.5046, -0.6658, -1.7352, -1.6479, -1.33, -0.3063, 0.1726, 0.0084, 1.5326, -0.742, 3.6873, 3.3258, 0.917, 1.5493, -1.9157),
+    1.4029,
+)
+TRANSFORMER_SMALL = Model(
+    HYBRID_FEATURES,
+    (1.0502, 0.6406, -0.5692, -0.2909, -1.803, -1.1124, -3.2903, -2.5379, -1.5098, -0.3039, -0.2141, 0.0, -0.0096, 3.0333, 2.9621, 2.0724, 1.3323, -0.7477),
+    -2.2601,
 )
 # END FITTED
 
@@ -717,9 +732,11 @@ _MODELS = {
 }
 
 
-# The transformer tier's models, by band (its cosines have their own scale); fitted by
-# benchmarks/fit_answerability.py. A band without one uses the static hybrid model.
-_TRANSFORMER_MODELS: dict[str, Model] = {}
+# The transformer tier's models, by band: its cosines have their own scale, so they are
+# fitted on its own signals (benchmarks/fit_answerability.py, the "transformer" mode).
+_TRANSFORMER_MODELS: dict[str, Model] = {
+    "small": TRANSFORMER_SMALL, "large": TRANSFORMER_LARGE, "document": TRANSFORMER_DOCUMENT,
+}
 
 
 def model_for(*, hybrid: bool, band: str, tier: str | None = None) -> Model:

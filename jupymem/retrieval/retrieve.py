@@ -515,7 +515,7 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
         materialize(conn, ranking.candidates[:limit])  # judge reads none without a query side
         # The plain FTS5 baseline has no notion of an answer: it ranks, and is measured as
         # a ranking; our abstention would only take its hits away.
-        hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in ranking.candidates[:limit])
+        hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 4)) for c in ranking.candidates[:limit])
         return SearchResult(query=query, status="ok", hits=hits, legs=legs, tier=ranking.tier)
     # A candidate no leg scored (a small project's) counts only when confident, and without
     # the dense leg only when it holds some word of the query (a singular for a plural):
@@ -526,12 +526,12 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
         if CLOSEST > first:  # candidates are best first, so these are the ones shown
             judge(conn, ranking, CLOSEST, start=first)
         shown = [c for c in candidates if c.score > 0][: min(limit, CLOSEST)]
-        closest = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in shown)
+        closest = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 4)) for c in shown)
         return SearchResult(
             query=query, status="abstained", reason="nothing matches closely enough", legs=legs, closest=closest, tier=ranking.tier
         )
     judge(conn, ranking, count, start=first)
-    hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 3)) for c in candidates[:limit])
+    hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 4)) for c in candidates[:limit])
     return SearchResult(
         query=query, status="ok", hits=hits, full=_full(candidates, hybrid=ranking.hybrid), legs=legs,
         tier=ranking.tier,
