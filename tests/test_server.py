@@ -17,6 +17,7 @@ import pytest
 import jupymem
 from jupymem.models import Evidence
 from jupymem.faces.server import resolve_path, to_json
+from jupymem.retrieval.transformer import TRANSFORMER_NAME
 
 from conftest import make_repo
 
@@ -376,3 +377,38 @@ async def test_a_record_names_the_active_memories_it_nearly_repeats(fetch: Any, 
     code, newer = await fetch("memories", method="POST",
                               body={"path": "proj", "statement": "Plots use cividis.", "supersedes": other["id"]})
     assert code == 201 and newer["kind"] == "preference" and newer["supersedes"] == other["id"]
+
+
+@pytest.mark.usefixtures("transformer_encoder")
+async def test_the_server_hands_over_to_the_transformer_and_says_so(fetch: Any, served_repo: Path) -> None:
+    """The server is a long-lived process, so it runs the default two tiers: the static
+    model answers first and the transformer takes over once every memory has its vector.
+    REST says which tier answered, and a paraphrase that shares no word with its memory is
+    found first once the transformer answers."""
+    import asyncio
+    import time
+
+    from test_tiers import STATEMENTS
+
+    nb = "proj/nb/analysis.ipynb"
+    await fetch("init", method="POST", body={"path": nb})
+    for statement in STATEMENTS:
+        code, _ = await fetch("memories", method="POST", body={"path": nb, "statement": statement, "kind": "fact"})
+        assert code == 201
+    question = "Which project exists to condense the hazard walkthroughs done every seven days?"
+    deadline = time.monotonic() + 120
+    seen = []
+    while True:
+        code, found = await fetch("memories", params={"path": nb, "q": question})
+        assert code == 200
+        _, status = await fetch("status", params={"path": nb})
+        seen.append(status["retrieval"]["tier"])
+        if seen[-1] == "transformer":
+            break
+        assert time.monotonic() < deadline, status["retrieval"]
+        await asyncio.sleep(0.2)
+    assert status["retrieval"]["vectors"] == len(STATEMENTS), status["retrieval"]
+    assert status["retrieval"]["model"] == TRANSFORMER_NAME
+    code, found = await fetch("memories", params={"path": nb, "q": question})
+    assert found["status"] == "ok", found
+    assert found["hits"][0]["memory"]["statement"] == STATEMENTS[0]
