@@ -1,8 +1,8 @@
 """Fit the answerability models (``jupymem/retrieval/answerable.py``), leaving one suite family out.
 
     python benchmarks/fit_answerability.py            # collect (cached), fit, report
-    python benchmarks/fit_answerability.py --write    # ... and write the coefficients and STRONG into
-                                                      # answerable.py, the report into benchmarks/answerability.md
+    python benchmarks/fit_answerability.py --write    # ... and write the models and STRONG into
+                                                      # jupymem/data/answerability.json, the report into benchmarks/answerability.md
     python benchmarks/fit_answerability.py --cache DIR --json report.json
 
 One command re-fits after anything that changes the signals' scale (the lexical leg's
@@ -65,7 +65,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from jupymem.evaluate import Query, Suite, cross_scope_negatives, load_suite, open_scope  # noqa: E402
-from jupymem.retrieval import answerable  # noqa: E402
+from jupymem.retrieval import answerable, signals  # noqa: E402
 
 MODES = ("lexical", "hybrid", "transformer")
 # Per band, the share of each training suite's answerable queries the calibrated threshold
@@ -429,7 +429,7 @@ def collect(families: list[str], cache: Path, jobs: int) -> list[dict]:
 
 
 def _features(mode: str) -> tuple[str, ...]:
-    return answerable.LEXICAL_FEATURES if mode == "lexical" else answerable.HYBRID_FEATURES
+    return signals.LEXICAL_FEATURES if mode == "lexical" else signals.HYBRID_FEATURES
 
 
 def _width(mode: str) -> int:
@@ -728,28 +728,17 @@ def markdown(result: dict, families: list[str]) -> str:
 
 
 def write_models(models: dict[tuple[str, str], answerable.Model], strong: float) -> None:
-    path = ROOT / "jupymem" / "retrieval" / "answerable.py"
-    text = path.read_text(encoding="utf-8")
-    body = ""
-    for (mode, band), model in sorted(models.items()):
-        features = "LEXICAL_FEATURES" if mode == "lexical" else "HYBRID_FEATURES"
-        body += f"{mode.upper()}_{band.upper()} = Model(\n    {features},\n    {model.coef!r},\n    {model.intercept!r},\n)\n"
-    pattern = re.compile(r"(# BEGIN FITTED[^\n]*\n)(.*?)(# END FITTED)", re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"no FITTED block in {path}")
-    text = pattern.sub(lambda m: m.group(1) + body + m.group(3), text)
-    text = re.sub(r"^STRONG = [0-9.]+$", f"STRONG = {strong!r}", text, count=1, flags=re.M)
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote the coefficients into {path}", file=sys.stderr)
+    """The models and STRONG as the data file ``answerable`` loads (``answerable.FITTED``)."""
+    data = {"strong": strong, "models": {f"{mode}/{band}": {"intercept": m.intercept, "coef": list(m.coef)}
+                                         for (mode, band), m in sorted(models.items())}}
+    answerable.FITTED.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote the models into {answerable.FITTED}", file=sys.stderr)
 
 
 def install(models: dict[tuple[str, str], answerable.Model], strong: float) -> None:
     """Make this process search with ``models`` (for the checks before --write)."""
     answerable.STRONG = strong
-    for band in answerable.BANDS:
-        answerable._MODELS[(True, band)] = models[("hybrid", band)]
-        answerable._MODELS[(False, band)] = models[("lexical", band)]
-        answerable._TRANSFORMER_MODELS[band] = models[("transformer", band)]
+    answerable.MODELS.update(models)
 
 
 def checks() -> dict[str, dict]:
@@ -793,7 +782,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="folder of the collected rows, one JSON file a family (reused when present)")
     p.add_argument("--jobs", type=int, default=2, help="families collected at a time")
     p.add_argument("--collect-one", metavar="FAMILY", help=argparse.SUPPRESS)
-    p.add_argument("--write", action="store_true", help="write the coefficients and STRONG into answerable.py, "
+    p.add_argument("--write", action="store_true", help="write the models and STRONG into jupymem/data/answerability.json, "
                    "and the report into benchmarks/answerability.md")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     p.add_argument("--no-checks", action="store_true", help="skip the two examples")

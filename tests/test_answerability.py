@@ -16,7 +16,7 @@ from conftest import make_repo
 from jupymem.config import Settings
 from jupymem.core import Project
 from jupymem.opening import init_project
-from jupymem.retrieval import answerable
+from jupymem.retrieval import answerable, wording
 
 
 def _project(path: Path, statements: list[str], settings: Settings, *, dense: bool) -> Project:
@@ -177,7 +177,7 @@ def test_explain_shows_the_signals_behind_a_confidence(tmp_path: Path, settings:
     proj = _project(tmp_path / "r", TEAM, settings, dense=True)
     ranking = proj.explain("what is Greta Olsen's email address?", 3)
     top = ranking.candidates[0]
-    signals = dict(zip(answerable.HYBRID_FEATURES, top.signals))
+    signals = top.signals._asdict()
     assert signals["attribute_missed"] == 1.0  # she is named, her email is not
     assert top.confidence < answerable.ANSWER_AT
 
@@ -200,31 +200,31 @@ def test_explain_shows_the_signals_behind_a_confidence(tmp_path: Path, settings:
     ],
 )
 def test_salient_words(text: str, salient: list[str]) -> None:
-    assert answerable.salient_words(text) == salient
+    assert wording.salient_words(text) == salient
 
 
 def test_other_languages_capitalise_nouns_so_only_codes_are_salient() -> None:
-    assert answerable.salient_words("Welche Zeitzone haben die Zeitstempel im Warehouse?", english=False) == []
-    assert answerable.salient_words("Wie viele GPUs hat das Team?", english=False) == ["gpus"]
+    assert wording.salient_words("Welche Zeitzone haben die Zeitstempel im Warehouse?", english=False) == []
+    assert wording.salient_words("Wie viele GPUs hat das Team?", english=False) == ["gpus"]
 
 
 def test_the_names_a_memory_writes_and_who_stands_beside_whom() -> None:
     words = {"lena", "park", "reviews", "pricing", "scores", "monday", "utc", "crm", "team", "weekly", "data",
              "greta", "olsen", "etl", "jose", "ready"}
-    assert answerable.names("Lena Park reviews every change to the pricing model.", words) == {"lena": {1}, "park": {-1}}
-    got = answerable.names("Scores are ready on Monday at 06:00 UTC; the CRM team reads them. Weekly runs.", words)
+    assert wording.names("Lena Park reviews every change to the pricing model.", words) == {"lena": {1}, "park": {-1}}
+    got = wording.names("Scores are ready on Monday at 06:00 UTC; the CRM team reads them. Weekly runs.", words)
     assert got == {"monday": set(), "utc": set(), "crm": set()}  # "Scores", "Weekly" start sentences
-    assert answerable.names("The Data Team. Greta Olsen owns it.", words) == {
+    assert wording.names("The Data Team. Greta Olsen owns it.", words) == {
         "data": {1}, "team": {-1}, "greta": {1}, "olsen": {-1}}  # no name across a full stop
-    assert answerable.names("The ETL failed on 2024-02-29.", words) == {"etl": set()}  # "The" names nothing
-    assert answerable.names("We ask José Núñez, or ETL-Ops.", words) == {"jose": {1}}  # folded; a part of a word is not it
-    assert answerable.names("Lena Park reviews it.", {"reviews"}) == {}  # only names, only the wanted
+    assert wording.names("The ETL failed on 2024-02-29.", words) == {"etl": set()}  # "The" names nothing
+    assert wording.names("We ask José Núñez, or ETL-Ops.", words) == {"jose": {1}}  # folded; a part of a word is not it
+    assert wording.names("Lena Park reviews it.", {"reviews"}) == {}  # only names, only the wanted
 
 
 def test_the_attribute_asked_of_a_name() -> None:
-    assert answerable.attribute_words("what is Lena Park's email?") == ["email"]
-    assert answerable.attribute_words("What is Lucía’s phone extension?") == ["phone"]
-    assert answerable.attribute_words("what does the model's threshold do?") == []
+    assert wording.attribute_words("what is Lena Park's email?") == ["email"]
+    assert wording.attribute_words("What is Lucía’s phone extension?") == ["phone"]
+    assert wording.attribute_words("what does the model's threshold do?") == []
 
 
 @pytest.mark.parametrize(
@@ -241,7 +241,7 @@ def test_the_attribute_asked_of_a_name() -> None:
     ],
 )
 def test_what_a_question_asks_for(text: str, wanted: str | None) -> None:
-    assert answerable.wanted_type(text) == wanted
+    assert wording.wanted_type(text) == wanted
 
 
 @pytest.mark.parametrize(
@@ -257,14 +257,14 @@ def test_what_a_question_asks_for(text: str, wanted: str | None) -> None:
     ],
 )
 def test_the_noun_a_question_asks_for(text: str, focus: list[str]) -> None:
-    assert answerable.focus_words(text) == focus
+    assert wording.focus_words(text) == focus
 
 
 def test_a_version_is_a_version_number_not_any_number(tmp_path: Path, settings: Settings) -> None:
     proj = _project(tmp_path / "r", ["Hyperparameters are tuned with Optuna for at most 100 trials.",
                                      "Optuna 3.6.1 is pinned in environment.yml."], settings, dense=False)
     ranking = proj.explain("Which version of Optuna do we use?", 3, mode="lexical")
-    by_statement = {c.memory.statement: dict(zip(answerable.LEXICAL_FEATURES, c.signals)) for c in ranking.candidates}
+    by_statement = {c.memory.statement: c.signals._asdict() for c in ranking.candidates}
     assert by_statement["Hyperparameters are tuned with Optuna for at most 100 trials."]["type_missed"] == 1.0
     assert by_statement["Optuna 3.6.1 is pinned in environment.yml."]["type_missed"] == 0.0
 
@@ -275,11 +275,11 @@ def test_a_swapped_word_ending_in_ing_counts_when_memory_knows_it(tmp_path: Path
     proj = _project(tmp_path / "r", ["Do not call the CRM API from notebooks; it has a rate limit of 10 requests.",
                                      "monthly_charges is in the customer's billing currency."], settings, dense=False)
     ranking = proj.explain("What is the rate limit of the billing API?", 3, mode="lexical")
-    top = dict(zip(answerable.LEXICAL_FEATURES, ranking.candidates[0].signals))
+    top = ranking.candidates[0].signals._asdict()
     assert "CRM API" in ranking.candidates[0].memory.statement and top["neighbour_swapped"] == 1.0
     one = _project(tmp_path / "s", ["Impute age with the median of its cohort."], settings, dense=False)
     ranking = one.explain("what do we do about missing ages?", 3, mode="lexical")
-    assert dict(zip(answerable.LEXICAL_FEATURES, ranking.candidates[0].signals))["neighbour_swapped"] == 0.0
+    assert ranking.candidates[0].signals._asdict()["neighbour_swapped"] == 0.0
 
 
 def test_a_model_is_a_logistic_function_of_its_signals() -> None:

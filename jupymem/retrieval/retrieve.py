@@ -16,7 +16,7 @@ to how close it really is. The lexical score is BM25 divided by the best BM25 of
 the query, so both terms lie in [0, 1]. The dense leg re-scores the lexical
 candidates and proposes its nearest neighbours; one of those that the lexical leg
 did not find enters when it stands ``DENSE_ONLY_MARGIN`` above the query's dense
-background (``answerable.background``). Weights were chosen on a tuning split held
+background (``wordvec.background``). Weights were chosen on a tuning split held
 apart from the queries we report (``benchmarks/README.md``).
 
 Whether the best candidates *answer* the question is a separate decision
@@ -41,7 +41,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import answerable, arrays, lexical
+from . import answerable, arrays, lexical, wordvec
+from . import signals as pair
 from .postings import COLUMN_WEIGHTS
 from ..models import ACTIVE, Hit, Memory, SearchResult
 from ..projection import MEMORY_COLUMNS, memory_from_row
@@ -114,7 +115,7 @@ class Candidate:
     score: float = 0.0
     legs: tuple[str, ...] = ("lexical",)
     confidence: float = 0.0  # filled by judge(), for the few looked at
-    signals: tuple[float, ...] = ()
+    signals: pair.Signals | None = None
 
 
 def _memories(conn: Any, rids: Sequence[int]) -> dict[int, Memory]:
@@ -221,7 +222,7 @@ class Ranking:
     query: str
     candidates: list[Candidate]
     legs: tuple[str, ...]  # the legs that ran
-    side: answerable.QuerySide | None = None
+    side: pair.QuerySide | None = None
     hybrid: bool = False
     reason: str | None = None  # why there is nothing to rank
     n_docs: int = 0
@@ -281,7 +282,7 @@ def rank(
     if q.fixed:
         for c in candidates:
             c.legs = ("lexical", "fuzzy")
-    side = answerable.query_side(plan, text, q.fixed)
+    side = pair.query_side(plan, text, q.fixed)
     small = 0 < n_docs <= answerable.SMALL_PROJECT
     if dense is not None:
         candidates, background = _fuse(
@@ -358,7 +359,7 @@ def nearest_of_kinds(
     qv = query_vector(dense.embedder, text[:MAX_QUERY_CHARS])
     if not np.any(qv):
         return []
-    background = answerable.background(dense.embedder, qv)
+    background = wordvec.background(dense.embedder, qv)
     near = [(rid, s) for rid, s in dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=False)
             if s - background >= margin]
     keep = _admitted(conn, [rid for rid, _ in near], False, tuple(sorted(kinds)))
@@ -400,7 +401,7 @@ def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     if start == 0:  # the names memory writes, however the query spells them (``with_names``)
         first = ranking.candidates[: answerable.ANSWER_K]
         materialize(conn, first)
-        ranking.side = answerable.with_names(ranking.side, ranking.query, [c.memory.statement for c in first])
+        ranking.side = pair.with_names(ranking.side, ranking.query, [c.memory.statement for c in first])
     n = max(ranking.n_docs, 1)
     texts = [" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original))) for c in chosen]
     docs = [lexical.doc_terms(text) for text in texts]
@@ -410,9 +411,9 @@ def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     # the others: from the in-memory index when it answered (fts5vocab walks a word's
     # postings to count them), else from FTS5, held across the read since another thread's
     # commit would abort an open fts5vocab cursor.
-    found = [answerable.spans(ranking.side, doc) for doc in docs]
+    found = [pair.spans(ranking.side, doc) for doc in docs]
     words = list(dict.fromkeys(
-        w for doc, got, at in zip(docs, known, found) for w in (doc if got is None else answerable.matched_words(doc, at))
+        w for doc, got, at in zip(docs, known, found) for w in (doc if got is None else pair.matched_words(doc, at))
     ))
     if ranking.index is not None:
         df = ranking.index.word_frequencies(words)
@@ -435,11 +436,11 @@ def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
             if len(weighed) >= _WEIGHED_MAX:
                 weighed.clear()
             weighed[text] = known[i]
-    vectors = answerable.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
+    vectors = wordvec.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
     if vectors is not None:
         vectors.table([t.word for t in ranking.side.terms], (w for got in known for w in got[2]))
     for c, doc, (_, own, compared), at in zip(chosen, docs, known, found):
-        c.signals = answerable.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at)
+        c.signals = pair.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at)
         c.confidence = answerable.confidence(
             c.signals, hybrid=ranking.hybrid, band=answerable.band(ranking.n_docs, len(c.memory.statement)),
             tier=ranking.tier,
@@ -539,7 +540,7 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
 
 
 def _unscored_counts(c: Candidate, *, hybrid: bool) -> bool:
-    coverage = c.signals[0] if c.signals else 0.0
+    coverage = c.signals.coverage if c.signals else 0.0
     return c.confidence >= answerable.ANSWER_AT and (hybrid or coverage > 0)
 
 
@@ -588,7 +589,7 @@ def _fuse(
         for c in lex:
             c.score = c.bm25
         return lex, None
-    background = answerable.background(dense.embedder, qv)
+    background = wordvec.background(dense.embedder, qv)
     near = dense.index.nearest(qv, DENSE_K, revision=dense.revision, include_inactive=include_inactive)
     cos = dense.index.cosines(qv, [c.rid for c in lex])
     by_rid = {c.rid: c for c in lex}
