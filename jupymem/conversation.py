@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import registry, store
+from . import clock, store
 from .retrieval import lexical
 from .capture import redact
 
@@ -149,7 +149,7 @@ class Conversation:
         text = redact(content or "").strip()
         if len(text) > MAX_STORED_CHARS:
             text = text[: MAX_STORED_CHARS - 1] + "…"
-        at = registry.now_iso()
+        at = clock.now_at()
         with store.transaction(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO conversation (notebook, role, content, created_at) VALUES (?, ?, ?, ?)",
@@ -189,7 +189,7 @@ class Conversation:
                 "INSERT INTO conversation_summary (notebook, summary, folded, updated_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT(notebook) DO UPDATE SET summary = excluded.summary, folded = excluded.folded,"
                 " updated_at = excluded.updated_at",
-                (self.notebook, text, folded + len(fold), registry.now_iso()),
+                (self.notebook, text, folded + len(fold), clock.now_at()),
             )
             self.conn.execute(
                 "DELETE FROM conversation WHERE notebook = ? AND id <= ?", (self.notebook, fold[-1].id)

@@ -37,7 +37,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import marks, recovery, registry, share, store
+from . import clock, marks, recovery, registry, share, store
 from .config import Settings
 from .core import Project
 from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
@@ -258,7 +258,7 @@ def init_project(path: str | Path, settings: Settings) -> Project:
                 records = reg.projects
             else:
                 pid = registry.new_project_id()
-                records = (*reg.projects, registry.ProjectRecord(pid, commit, registry.now_iso(), 0, store.GENESIS))
+                records = (*reg.projects, registry.ProjectRecord(pid, commit, clock.now_at(), 0, store.GENESIS))
             reg = registry.Registry((*reg.bindings, registry.Binding(str(root), pid)), records)
             _ensure_database(home, pid, root, reg)
             registry.write_registry(home, reg)
@@ -309,7 +309,7 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
                 if store.get_meta(conn, "project_id") is None:
                     store.set_meta(conn, "project_id", pid)
                     store.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
-                    store.set_meta(conn, "created_at", record.created_at if record else registry.now_iso())
+                    store.set_meta(conn, "created_at", record.created_at if record else clock.now_at())
                 if str(root) not in roots:
                     store.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
         finally:
@@ -349,7 +349,7 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
         try:
             pid = store.get_meta(conn, "project_id") or db.parent.name
             commit = store.get_meta(conn, "root_commit") or None
-            created = store.get_meta(conn, "created_at") or registry.now_iso()
+            created = store.get_meta(conn, "created_at") or clock.now_at()
             roots = json.loads(store.get_meta(conn, "roots") or "[]")
             n_events = store.last_seq(conn)
             last = store.last_hash(conn)
@@ -381,7 +381,7 @@ def _bind_as_found(
     migrations (one from a newer jupymem): no mark, since its history is not ours to count."""
     meta = recovery.identity_in(db)
     pid = meta.get("project_id") or db.parent.name
-    created = meta.get("created_at") or registry.now_iso()
+    created = meta.get("created_at") or clock.now_at()
     projects.append(registry.ProjectRecord(pid, meta.get("root_commit") or None, created))
     for r in recovery.roots_in(db):
         if r and Path(r).exists() and registry.find_git_root(r) == Path(r):

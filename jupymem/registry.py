@@ -43,11 +43,6 @@ DB_FILE = "memory.sqlite"
 _VERSION = 1
 
 
-def now_iso() -> str:
-    """UTC time with microseconds: sortable, and distinct for events in a burst."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 # -- git --------------------------------------------------------------------
 
 
