@@ -596,7 +596,10 @@ def _rebuild_cache(
 ) -> dict[str, Any]:
     _forget(path.parent.parent.parent, pid)
     own = recovery.read_own(path) if path.exists() else None
-    moved, events = recovery.rebuild_cache(path, own, recovery.identity_of(record, roots or [str(root)]), root)
+    moved, events = recovery.rebuild_cache(
+        path, own, recovery.identity_of(record, roots or [str(root)]),
+        lambda conn: share.Sharing(conn, root, on_rebuild=lambda: None).rebuild(),  # as a read rebuilds it
+    )
     kept = f" The damaged file is kept at {moved}." if moved else ""
     if own is None:
         return {"state": "recovered", "events": events, "message": (

@@ -25,6 +25,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,6 @@ from typing import Any
 from . import registry, store
 from .errors import CorruptLog
 from .maintenance import applicable, event_columns, event_from_row, rebuild
-from .share import Sharing
 
 _COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash, writer, source"
 _CHUNK = 500
@@ -305,10 +306,14 @@ def _verified_item(row: tuple[Any, ...]) -> store.LogItem:
     return (ev.uid, ev.type, ev.at, ev.payload, body, ev.payload_hash, scope, source, ev.writer)
 
 
-def rebuild_cache(path: Path, own: Own | None, identity: dict[str, str], root: Path) -> tuple[Path | None, int]:
-    """Write a new cache at ``path``: the files of ``root``'s ``.jupymem/log`` and ``own``
-    (None: the old file is gone), replayed in (time, uid) order as every read does. Returns
-    where the old file went and how many events the new cache holds."""
+def rebuild_cache(
+    path: Path, own: Own | None, identity: dict[str, str], replay_shared: Callable[[sqlite3.Connection], int]
+) -> tuple[Path | None, int]:
+    """Write a new cache at ``path``: ``own`` (None: the old file is gone) and then the
+    shared log, which ``replay_shared`` replays into the new database in (time, uid) order
+    as every read does, returning how many events the cache then holds. The shared log is
+    sharing's business, a room above this one, so the caller (``opening``) passes its
+    replay in. Returns where the old file went and how many events the new cache holds."""
     tmp = _fresh(path)
     conn = store.open_database(tmp, create=True, check=False)
     try:
@@ -317,7 +322,7 @@ def rebuild_cache(path: Path, own: Own | None, identity: dict[str, str], root: P
                 store.set_meta(conn, key, value)
             if own and own.events:
                 store.append_many(conn, sorted(own.events, key=lambda i: (i[2], i[0])), prev=store.GENESIS)
-        n = Sharing(conn, root, on_rebuild=lambda: None).rebuild()  # as a read rebuilds it
+        n = replay_shared(conn)
     finally:
         conn.close()
     return _swap(path, tmp), n
