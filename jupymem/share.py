@@ -45,14 +45,13 @@ from .damage import disk_full, os_reason
 from .errors import InvalidImport, JupymemError, SharingError
 from .folder import LinkRefused, opened, scan_log, shown
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
-from .block import SEEN
 from .projection import Batch, clear
 from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
 )
 from .store import LOCAL, PRIVATE, SHARED
 
-__all__ = ["CONFIG", "NONE", "OFF", "ON", "Identity", "Journal", "Sharing", "folder_problems", "has_log", "identity",
+__all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log", "identity",
            "signature", "state"]
 
 CONFIG = "config.json"
@@ -60,6 +59,9 @@ ON, OFF, NONE = "on", "off", "none"
 _ROOT = "share_root"  # the clone the cache was last built for
 MAX_SHOWN_PROBLEMS = 20  # per file, in status
 _CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
+# meta key: {shared file: the pull in which this clone first saw it}; this clone's own file is -1.
+# Written here, read by the block (block.py), which orders its turns by it.
+SEEN = "share_seen"
 
 
 # -- the folder ----------------------------------------------------------------------------
@@ -386,7 +388,7 @@ class Sharing:
 
     def _note_seen(self, names: list[str], *, own: bool = False) -> None:
         """Remember when this clone first saw each file (one number per pull; its own
-        file -1), which orders the block's turns in a way no line can claim (block.SEEN)."""
+        file -1), which orders the block's turns in a way no line can claim (``SEEN``, read by ``block``)."""
         seen: dict[str, int] = json.loads(store.get_meta(self.conn, SEEN) or "{}")
         new = [name for name in names if name not in seen]
         if not new:
