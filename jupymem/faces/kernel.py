@@ -119,10 +119,10 @@ class KernelState:
         return str(p) if p.is_file() else None
 
     def project(self, create: bool = False) -> Any:
-        import jupymem
+        from ..opening import find_project, init_project
 
         path = current_path(self.shell)
-        return jupymem.init(path) if create else jupymem.project(path)
+        return (init_project if create else find_project)(path, self.settings())
 
     def provenance(self, recorder: str = "person") -> Provenance:
         return Provenance(

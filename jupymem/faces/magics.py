@@ -150,9 +150,9 @@ class MemoryMagics(Magics):
         self._status(args)
 
     def _status(self, args: Any) -> None:
-        import jupymem
+        from ..overview import status
 
-        st = jupymem.status(current_path(self.shell))
+        st = status(current_path(self.shell), state(self.shell).settings())
         _display(_render().status_text(st), _render().status_html(st))
 
     def _remember(self, args: Any) -> None:
