@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import llm, tools
+from .intake import llm
+from . import tools
 from .config import Settings
 from .inject import PLAIN_INSTRUCTIONS, build as build_context
 from .conversation import Conversation, start_compaction

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 from .models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
 from .share import SEEN
-from .text import strip_hidden
+from .intake.text import strip_hidden
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "

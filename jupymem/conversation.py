@@ -31,9 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import clock, store
+from .intake import clock
+from . import store
 from .retrieval import lexical
-from .capture import redact
+from .intake.capture import redact
 
 log = logging.getLogger("jupymem")
 

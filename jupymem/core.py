@@ -28,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import capture, language, registry, share, store, validate
+from .intake import capture, language
+from . import registry, share, store, validate
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings
@@ -833,7 +834,7 @@ def check_first_record(statement: str | bytes, settings: Settings) -> None:
 def _model_translator(settings: Settings) -> Any:
     if not settings.model:
         return None
-    from .llm import translator_for  # litellm itself is imported only when translating
+    from .intake.llm import translator_for  # litellm itself is imported only when translating
 
     return translator_for(settings)
 

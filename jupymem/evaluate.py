@@ -190,7 +190,7 @@ def _safe(scope: str) -> str:
 
 def open_scope(suite: Suite, scope: str, base: Path, settings: Settings) -> tuple[Any, dict[str, str]]:
     """A fresh project holding ``scope``'s memories: (Project, suite id -> memory id)."""
-    from .capture import check_statement, memory_id
+    from .intake.capture import check_statement, memory_id
     from .opening import init_project
 
     project = init_project(_make_repo(base / "repos" / _safe(scope)), settings)

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import IO
 
 from .errors import SharingError
-from .secrets_scan import find_secrets
-from .text import hidden
+from .intake.secrets_scan import find_secrets
+from .intake.text import hidden
 
 __all__ = ["FOLDER", "LOG_DIR", "Folder", "LinkRefused", "open_folder", "scan_log"]
 

@@ -26,7 +26,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from . import clock, store, strictjson
+from .intake import clock, strictjson
+from . import store
 from .errors import InvalidStatement, SharingError
 from .sharelog import MAX_LINE_BYTES, MAX_LINES, check_line, encode
 from .store import GENESIS, LOCAL, PRIVATE, SHARED

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any
 
-from . import store, strictjson, validate
+from . import store, validate
+from .intake import strictjson
 from .damage import translated
 from .errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
 from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED

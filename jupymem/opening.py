@@ -37,7 +37,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import clock, marks, recovery, registry, share, store
+from .intake import clock
+from . import marks, recovery, registry, share, store
 from .config import Settings
 from .core import Project
 from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew

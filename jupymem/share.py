@@ -40,7 +40,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from . import clock, store, strictjson
+from .intake import clock, strictjson
+from . import store
 from .damage import disk_full, os_reason
 from .errors import InvalidImport, JupymemError, SharingError
 from .folder import LinkRefused, opened, scan_log, shown

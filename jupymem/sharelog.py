@@ -47,7 +47,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from . import clock, strictjson, validate
+from .intake import clock, strictjson
+from . import validate
 from .errors import InvalidStatement, JupymemError
 from .folder import FOLDER, LOG_DIR
 from .store import GENESIS, canonical, sha256

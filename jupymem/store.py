@@ -42,7 +42,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from . import clock
+from .intake import clock
 from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
 from .errors import CorruptLog, DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import capture, language
+from .intake import capture, language
 from .retrieval import lexical
 from .config import Settings
 from .errors import JupymemError, LanguageRefused, NoMemory

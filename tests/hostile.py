@@ -104,7 +104,7 @@ def forge(
 
 
 def memory_id(statement: str) -> str:
-    from jupymem import capture
+    from jupymem.intake import capture
 
     return capture.memory_id(statement)
 

@@ -17,9 +17,10 @@ import pytest
 
 import jupymem
 from jupymem import conversation as conv_mod
-from jupymem import llm, tools
+from jupymem.intake import llm
+from jupymem import tools
 from jupymem.assistant import ask_turn, conversation_for
-from jupymem.capture import evidence_from_exception
+from jupymem.intake.capture import evidence_from_exception
 from jupymem.config import Settings
 from jupymem.inject import build, failures_section
 from jupymem.conversation import COMPACT_ABOVE, HEADINGS, KEEP_AFTER_COMPACTION, Conversation
@@ -52,7 +53,7 @@ def _failure(session: str = "s1"):
 def test_loading_the_assistant_face_does_not_import_litellm():
     code = (
         "import sys, jupymem, jupymem.faces.ask, jupymem.assistant, jupymem.tools, jupymem.inject, jupymem.conversation, "
-        "jupymem.llm, jupymem.faces.mcp_tools\n"
+        "jupymem.intake.llm, jupymem.faces.mcp_tools\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'jupymem')\n"
         "assert 'litellm' not in sys.modules, 'litellm imported while loading'\n"

@@ -20,7 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from jupymem.assistant import ask_turn, conversation_for
-from jupymem.capture import evidence_from_exception
+from jupymem.intake.capture import evidence_from_exception
 from jupymem.config import Settings
 from jupymem.conversation import HEADINGS
 from jupymem.models import SUPPORTED, UNCONFIRMED

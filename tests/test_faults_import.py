@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import jupymem
 from faults import BIDI, block_is_whole, export_events, forge, jm, ok, quiesce, refused, rechain
 from jupymem import store
-from jupymem.capture import memory_id
+from jupymem.intake.capture import memory_id
 from jupymem.errors import InvalidImport, InvalidStatement
 from secret_shapes import SHAPES
 

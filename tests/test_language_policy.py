@@ -14,7 +14,8 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import jupymem
-from jupymem import capture, llm, tools
+from jupymem.intake import capture, llm
+from jupymem import tools
 from jupymem.assistant import ask_turn
 from jupymem.config import Settings
 from jupymem.errors import LanguageRefused, ModelError

@@ -20,7 +20,7 @@ import jupymem
 from jupymem.faces import render
 from jupymem.faces.kernel import session_evidence, session_state
 from jupymem.inject import FAILURES, failures_section
-from jupymem.pairing import Pairing
+from jupymem.intake.pairing import Pairing
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 

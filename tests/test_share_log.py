@@ -17,7 +17,8 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import capture, clock, projection, sharelog, store
+from jupymem.intake import capture, clock
+from jupymem import projection, sharelog, store
 from jupymem.config import Settings
 from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 

@@ -12,7 +12,7 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import capture
+from jupymem.intake import capture
 from jupymem.errors import InvalidImport, InvalidTransition
 from jupymem.models import Provenance
 

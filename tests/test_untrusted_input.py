@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from jupymem import capture, strictjson, validate
+from jupymem.intake import capture, strictjson
+from jupymem import validate
 from jupymem.errors import InvalidStatement
 from jupymem.folder import LinkRefused, open_folder, opened, scan_log
-from jupymem.text import MAX_INVISIBLE, hidden, strip_hidden
+from jupymem.intake.text import MAX_INVISIBLE, hidden, strip_hidden
 
 # -- strict JSON -------------------------------------------------------------------------
 

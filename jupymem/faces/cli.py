@@ -39,7 +39,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from .. import capture
+from ..intake import capture
 from . import commands, render
 from ..config import Settings
 from ..errors import JupymemError

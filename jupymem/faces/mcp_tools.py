@@ -85,7 +85,7 @@ def _call(path: str, fn: Any) -> dict[str, Any]:
     try:
         prompt, chat_path = _current_message()
         settings = Settings.from_env()
-        from ..llm import translator_for
+        from ..intake.llm import translator_for
 
         ctx = tools.ToolContext(
             path=_resolve(path, chat_path), settings=settings, prompt=prompt, translator=translator_for(settings)

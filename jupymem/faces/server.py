@@ -63,7 +63,8 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from traitlets import Int, Unicode
 
-from .. import overview, strictjson, validate
+from .. import overview, validate
+from ..intake import strictjson
 from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Provenance, to_json

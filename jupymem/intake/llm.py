@@ -23,9 +23,9 @@ from functools import partial
 from typing import Any
 
 from .capture import redact
-from .config import Settings
-from .errors import MissingDependency, ModelError
-from .models import Evidence
+from ..config import Settings
+from ..errors import MissingDependency, ModelError
+from ..models import Evidence
 
 __all__ = ["Reply", "ToolCall", "complete", "translate", "translator_for", "load", "suggest_lesson"]
 

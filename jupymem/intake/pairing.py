@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .capture import excerpt, redact
-from .models import Evidence, Fix
+from ..models import Evidence, Fix
 from .clock import now_at
 
 __all__ = [
