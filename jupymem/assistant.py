@@ -93,7 +93,7 @@ def ask_turn(
     turn, never raised after the answer has been shown.
     """
     from .opening import find_project
-    from .registry import find_git_root
+    from .storage.registry import find_git_root
 
     if not memory:
         messages = [{"role": "system", "content": PLAIN_INSTRUCTIONS}, {"role": "user", "content": prompt}]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .intake import clock
-from . import store
+from .storage import store
 from .retrieval import lexical
 from .intake.capture import redact
 

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from .intake import capture, language
-from . import registry, share, store, validate
+from .storage import registry, store, validate
+from . import share
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings
@@ -43,7 +44,7 @@ from .errors import (
     UnknownEvidence,
     UnknownMemory,
 )
-from .maintenance import (
+from .storage.maintenance import (
     GcReport, ImportReport, Origin, VerifyReport, export_log, garbled_error, gc, import_log, read_import, rebuild,
     verify,
 )
@@ -51,12 +52,12 @@ from .models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
     Similar, kind_rank,
 )
-from .projection import (
+from .storage.projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
 )
-from .projection import GENERATION
-from .projection import disputes as projection_disputes  # a local name in Project._disputes
+from .storage.projection import GENERATION
+from .storage.projection import disputes as projection_disputes  # a local name in Project._disputes
 
 EVIDENCE_WINDOW = 64
 STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence

@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import registry, share, sharelog
+from .storage import registry
+from . import share, sharelog
 from .config import Settings
 from .errors import JupymemError, RegistryCorrupt, SharingError
 

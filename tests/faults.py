@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jupymem import store
+from jupymem.storage import store
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOSE = "</project_memory>"

@@ -191,7 +191,7 @@ def test_import_with_an_unknown_event_type(proj) -> None:
     proj.export(buf)
     lines = buf.getvalue().splitlines()
     ev = json.loads(lines[1])
-    from jupymem import store
+    from jupymem.storage import store
 
     ev["type"] = "explode"
     ev["hash"] = store.event_hash(ev["uid"], ev["type"], ev["at"], ev["payload_hash"], ev["prev"])

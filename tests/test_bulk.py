@@ -17,7 +17,7 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import store
+from jupymem.storage import store
 from jupymem.intake.capture import memory_id
 from jupymem.errors import SecretRefused
 from jupymem.models import Evidence, Provenance

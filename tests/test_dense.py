@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupymem import store
+from jupymem.storage import store
 from jupymem.retrieval import index
 from jupymem.config import Settings
 from jupymem.retrieval.embed import BackgroundEncoder, HashEmbedder
@@ -104,7 +104,7 @@ def test_stdlib_route_degrades_to_lexical_with_a_reason(repo: Path, dense_settin
     if store.can_load_extensions(store.driver("sqlite3")):
         pytest.skip("this Python's sqlite3 can load extensions; the subprocess test covers that route")
     init_project(repo, dense_settings).remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
-    from jupymem.registry import database_path, read_registry
+    from jupymem.storage.registry import database_path, read_registry
 
     pid = read_registry(dense_settings.home).project_for_root(repo)
     conn = store.open_database(database_path(dense_settings.home, pid), create=False, driver_name="sqlite3")
@@ -308,7 +308,7 @@ def test_import_and_rebuild_are_embedded(project: Project, tmp_path: Path, dense
 
 
 def test_a_vec_less_writer_leaves_rows_for_backfill(repo: Path, dense_settings: Settings) -> None:
-    from jupymem.registry import database_path, read_registry
+    from jupymem.storage.registry import database_path, read_registry
 
     first = init_project(repo, dense_settings)
     first.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS[:6])

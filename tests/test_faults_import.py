@@ -17,7 +17,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from faults import BIDI, block_is_whole, export_events, forge, jm, ok, quiesce, refused, rechain
-from jupymem import store
+from jupymem.storage import store
 from jupymem.intake.capture import memory_id
 from jupymem.errors import InvalidImport, InvalidStatement
 from secret_shapes import SHAPES
@@ -281,7 +281,7 @@ def test_the_block_escapes_every_field_it_prints_even_one_no_writer_would_store(
 
 
 def test_the_validator_knows_every_event_the_projection_applies():
-    from jupymem import projection, validate
+    from jupymem.storage import projection, validate
 
     assert set(validate.EVENT_TYPES) == set(projection.EVENT_TYPES)
 

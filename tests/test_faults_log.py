@@ -136,7 +136,7 @@ def test_a_payload_that_verifies_but_cannot_be_applied_is_named(filled):
     # Someone edits an event by hand and hashes it afresh (the mark beside the database too):
     # the chain verifies, the shape is wrong.
     repo, db = filled
-    from jupymem import marks, store
+    from jupymem.storage import marks, store
 
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
         rows = raw.execute("SELECT seq, uid, type, at, payload FROM events ORDER BY seq").fetchall()
@@ -189,7 +189,7 @@ def test_verify_while_another_process_writes_never_reports_false_damage(repo: Pa
 
 
 def test_a_garbled_event_of_this_machines_own_in_a_shared_cache_is_named_and_doctor_rebuilds(repo: Path):
-    from jupymem import store
+    from jupymem.storage import store
     from team import git
     from test_share_log import Writer, memory_payload
 

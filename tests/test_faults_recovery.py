@@ -22,7 +22,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from faults import WRITING_LOOP, jm, ok, overwrite, page_size, quiesce, refused, root_page, spawn
-from jupymem import marks, store
+from jupymem.storage import marks, store
 from team import Clone, make_team
 
 ROOT = Path(__file__).resolve().parents[1]

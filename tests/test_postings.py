@@ -232,7 +232,7 @@ def test_a_rebuild_in_another_process_reaches_this_ones_index(project: Project) 
     """Row ids are not identities: another process's gc and rebuild can give them to other
     memories with the count and the highest id as they were. This process must not answer
     from the index it built over the old rows (the replay's generation mark says so)."""
-    from jupymem import store
+    from jupymem.storage import store
 
     for statement in ("Alpha: prices are stored in cents", "Beta: weeks start on Monday",
                       "Gamma: revenue excludes VAT"):

@@ -10,7 +10,7 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import registry
+from jupymem.storage import registry
 from jupymem.errors import NotAGitRepository, RegistryCorrupt
 from jupymem.opening import close_all, doctor
 

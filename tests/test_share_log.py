@@ -18,7 +18,8 @@ import pytest
 import jupymem
 from conftest import make_repo
 from jupymem.intake import capture, clock
-from jupymem import projection, sharelog, store
+from jupymem.storage import projection, store
+from jupymem import sharelog
 from jupymem.config import Settings
 from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from jupymem.intake import capture, strictjson
-from jupymem import validate
+from jupymem.storage import validate
 from jupymem.errors import InvalidStatement
 from jupymem.folder import LinkRefused, open_folder, opened, scan_log
 from jupymem.intake.text import MAX_INVISIBLE, hidden, strip_hidden

@@ -78,7 +78,7 @@ class Context:
         """The existing project, else a new binding. A corrupt registry is an error here:
         only ``init`` and ``doctor`` repair it."""
         from ..opening import find_project, init_project
-        from ..registry import require_git_root
+        from ..storage.registry import require_git_root
 
         self._check_path()
         require_git_root(self.path)
@@ -369,7 +369,7 @@ def _as_error(exc: BaseException) -> JupymemError | None:
     full disk (met while reading rows, past ``store.Connection``'s own translation)."""
     if isinstance(exc, JupymemError):
         return exc
-    from ..damage import storage_error
+    from ..storage.damage import storage_error
 
     return storage_error(exc)
 

@@ -59,7 +59,7 @@ def _usage_error(exc: Exception) -> Exception:
     if isinstance(exc, UsageError):
         return exc
     if not isinstance(exc, JupymemError):
-        from ..damage import storage_error
+        from ..storage.damage import storage_error
 
         err = storage_error(exc)
         if err is None:
@@ -139,7 +139,7 @@ class MemoryMagics(Magics):
     def _need(self) -> Any:
         proj = state(self.shell).project()
         if proj is None:
-            from ..registry import require_git_root
+            from ..storage.registry import require_git_root
 
             root = require_git_root(current_path(self.shell))
             raise NoMemory(f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it.")

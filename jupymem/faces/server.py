@@ -63,14 +63,15 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from traitlets import Int, Unicode
 
-from .. import overview, validate
+from .. import overview
+from ..storage import validate
 from ..intake import strictjson
 from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Provenance, to_json
 from ..core import Project, check_first_record
 from ..opening import init_project
-from ..damage import storage_error
+from ..storage.damage import storage_error
 from .paths import BadPath, PathNotFound, PathOutsideRoot, PathTooLong, resolve_path
 
 __all__ = ["JupymemApp", "BadPath", "PathNotFound", "PathOutsideRoot", "PathTooLong", "resolve_path", "to_json"]

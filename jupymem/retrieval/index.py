@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import store
+from ..storage import store
 from . import arrays
 from ..models import RETIRED, SUPERSEDED
 

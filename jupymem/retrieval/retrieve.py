@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from . import answerable, arrays, lexical
 from .postings import COLUMN_WEIGHTS
 from ..models import ACTIVE, Hit, Memory, SearchResult
-from ..projection import MEMORY_COLUMNS, memory_from_row
+from ..storage.projection import MEMORY_COLUMNS, memory_from_row
 
 if TYPE_CHECKING:
     from .embed import Embedder

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from . import index
 
 if TYPE_CHECKING:
-    from .. import store
+    from ..storage import store
     from .embed import BackgroundEncoder, Embedder
     from .retrieve import DenseLeg
 

@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import DatabaseDamaged, JupymemError, ReadOnlyHome, StorageError
+from ..errors import DatabaseDamaged, JupymemError, ReadOnlyHome, StorageError
 
 DOCTOR = "Run `jupymem doctor`: it checks every database and recovers what its event log still holds."
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
+from ..errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
 
 REGISTRY_FILE = "registry.json"
 PROJECTS_DIR = "projects"

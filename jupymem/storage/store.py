@@ -42,9 +42,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .intake import clock
+from ..intake import clock
 from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
-from .errors import CorruptLog, DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
+from ..errors import CorruptLog, DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
 
 GENESIS = "0" * 64
 

@@ -40,10 +40,10 @@ from datetime import datetime, timedelta, timezone
 from typing import IO, Any
 
 from . import store, validate
-from .intake import strictjson
+from ..intake import strictjson
 from .damage import translated
-from .errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
-from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
+from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
+from ..models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
 from .projection import Batch, apply, clear, snapshot
 
 EXPORT_FORMAT = 1

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from .models import ACTIVE, RETIRED, SUPERSEDED, SUPPORTED, UNCONFIRMED, Evidence, Fix, HistoryEntry, Memory, Provenance
+from ..models import ACTIVE, RETIRED, SUPERSEDED, SUPPORTED, UNCONFIRMED, Evidence, Fix, HistoryEntry, Memory, Provenance
 from .store import DERIVED_TABLES, Connection, Event
 
 MEMORY_COLUMNS = (

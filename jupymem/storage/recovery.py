@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import registry, store
-from .errors import CorruptLog
+from ..errors import CorruptLog
 from .maintenance import applicable, event_columns, event_from_row, rebuild
 
 _COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash, writer, source"
