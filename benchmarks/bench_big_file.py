@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import corpus, log  # noqa: E402
 
 from jupymem.intake import capture, clock  # noqa: E402
-from jupymem import sharelog  # noqa: E402
+from jupymem.sharing import sharelog  # noqa: E402
 from jupymem.storage import store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -43,7 +43,7 @@ from bench_core import Workspace, corpus, log  # noqa: E402
 
 import jupymem  # noqa: E402
 from jupymem.intake import capture, clock  # noqa: E402
-from jupymem import sharelog  # noqa: E402
+from jupymem.sharing import sharelog  # noqa: E402
 from jupymem.storage import store  # noqa: E402
 from jupymem.opening import close_all, find_project  # noqa: E402
 

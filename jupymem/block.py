@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
-from .share import SEEN
+from .sharing.share import SEEN
 from .intake.text import strip_hidden
 
 PREAMBLE = (

@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from .intake import capture, language
 from .storage import registry, store, validate
-from . import share
+from .sharing import share
 from .retrieval import retrieve
 from .block import BlockCache
 from .config import Settings

@@ -39,7 +39,7 @@ from typing import Any
 
 from .intake import clock
 from .storage import marks, recovery, registry, store
-from . import share
+from .sharing import share
 from .config import Settings
 from .core import Project
 from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .storage import registry
-from . import share, sharelog
+from .sharing import share, sharelog
 from .config import Settings
 from .errors import JupymemError, RegistryCorrupt, SharingError
 

@@ -19,7 +19,7 @@ import jupymem
 from conftest import make_repo
 from jupymem.intake import capture, clock
 from jupymem.storage import projection, store
-from jupymem import sharelog
+from jupymem.sharing import sharelog
 from jupymem.config import Settings
 from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 

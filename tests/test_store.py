@@ -100,7 +100,7 @@ def test_supersede_closes_validity_and_keeps_history(proj) -> None:
     assert old.id not in {h.memory.id for h in proj.search("train on 12 months of data").hits}  # hidden
     assert proj.search("train on 12 months of data", include_inactive=True).hits[0].memory.id == old.id
     assert [h.action for h in proj.history(old.id)] == ["recorded", "superseded"]
-    who = str(jupymem.share.identity(proj.root))  # whoever writes here, as git names them
+    who = str(jupymem.sharing.share.identity(proj.root))  # whoever writes here, as git names them
     assert proj.history(old.id)[1].detail == {"by": new.id, "who": who}
     assert proj.history(new.id)[0].detail == {"recorder": "person", "supersedes": old.id, "who": who}
     with pytest.raises(InvalidTransition):

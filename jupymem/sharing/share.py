@@ -40,17 +40,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .intake import clock, strictjson
-from .storage import store
-from .storage.damage import disk_full, os_reason
-from .errors import InvalidImport, JupymemError, SharingError
+from ..intake import clock, strictjson
+from ..storage import store
+from ..storage.damage import disk_full, os_reason
+from ..errors import InvalidImport, JupymemError, SharingError
 from .folder import LinkRefused, opened, scan_log, shown
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
-from .storage.projection import Batch, clear
+from ..storage.projection import Batch, clear
 from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
 )
-from .storage.store import LOCAL, PRIVATE, SHARED
+from ..storage.store import LOCAL, PRIVATE, SHARED
 
 __all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log", "identity",
            "signature", "state"]
