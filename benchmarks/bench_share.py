@@ -45,7 +45,7 @@ import jupymem  # noqa: E402
 from jupymem.intake import capture, clock  # noqa: E402
 from jupymem.sharing import sharelog  # noqa: E402
 from jupymem.storage import store  # noqa: E402
-from jupymem.opening import close_all, find_project  # noqa: E402
+from jupymem.core.opening import close_all, find_project  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

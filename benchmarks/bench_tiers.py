@@ -45,7 +45,7 @@ def _rss():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
 get_ipython().run_line_magic("load_ext", "jupymem")
-from jupymem.opening import require_project
+from jupymem.core.opening import require_project
 _proj = require_project(os.getcwd(), __import__("jupymem.config", fromlist=["Settings"]).Settings.from_env())
 print(json.dumps({"rss": _rss()}))
 """
@@ -62,7 +62,7 @@ print(json.dumps({{"tier": _r.tier, "ms": (time.perf_counter() - _t) * 1000, "rs
 def _repo(base: Path, memories: int) -> Path:
     from jupymem import bench
     from jupymem.config import Settings
-    from jupymem.opening import close_all, init_project
+    from jupymem.core.opening import close_all, init_project
 
     repo = base / "repo"
     repo.mkdir(parents=True)

@@ -338,7 +338,7 @@ def static_ready(project, timeout: float = 3600) -> None:
 def collect_family(family: str, cache: Path) -> list[dict]:
     """One family's rows, from ``cache`` when collected before."""
     from jupymem.config import Settings
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     done = cache / f"{family}.json"
     if done.exists():
@@ -755,7 +755,7 @@ def checks() -> dict[str, dict]:
     """The examples found wrong outside the project, with the models installed."""
     from jupymem import bench
     from jupymem.config import Settings
-    from jupymem.opening import close_all, init_project
+    from jupymem.core.opening import close_all, init_project
 
     out = {}
     base = Path(tempfile.mkdtemp(prefix="jupymem-fit-checks-"))

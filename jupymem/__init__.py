@@ -18,7 +18,7 @@ from .config import Settings
 from .errors import JupymemError
 
 if TYPE_CHECKING:
-    from .core import Project
+    from .core.project import Project
 
 __version__ = "0.1.0"
 __all__ = ["JupymemError", "Project", "Settings", "context", "init", "project", "status", "__version__"]
@@ -30,21 +30,21 @@ def _settings(settings: Settings | None) -> Settings:
 
 def init(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project:
     """Bind the repository holding ``path`` (default: cwd) and return its project."""
-    from .opening import init_project
+    from .core.opening import init_project
 
     return init_project(Path(path or os.getcwd()), _settings(settings))
 
 
 def project(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project | None:
     """The project of the repository holding ``path``, or None if it has no memory."""
-    from .opening import find_project
+    from .core.opening import find_project
 
     return find_project(Path(path or os.getcwd()), _settings(settings))
 
 
 def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> dict[str, Any]:
     """What jupymem knows about ``path``'s repository; never writes anything."""
-    from .overview import status as _status
+    from .core.overview import status as _status
 
     return _status(Path(path or os.getcwd()), _settings(settings))
 
@@ -59,7 +59,7 @@ def context(prompt: str, path: str | os.PathLike[str] | None = None, *, settings
 
 def __getattr__(name: str) -> Any:
     if name == "Project":
-        from .core import Project
+        from .core.project import Project
 
         return Project
     raise AttributeError(name)

@@ -92,7 +92,7 @@ def ask_turn(
     cannot answer; what memory refuses (a secret, a language) is reported in the
     turn, never raised after the answer has been shown.
     """
-    from .opening import find_project
+    from .core.opening import find_project
     from .storage.registry import find_git_root
 
     if not memory:

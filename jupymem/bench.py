@@ -252,7 +252,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
     from .retrieval import index, tiers
     from .retrieval.embed import BackgroundEncoder
     from .evaluate import _make_repo
-    from .opening import close_all, init_project
+    from .core.opening import close_all, init_project
 
     base = Path(tempfile.mkdtemp(prefix="jupymem-bench-"))
     settings = Settings(home=base / "home", encoder=encoder)

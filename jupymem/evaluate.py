@@ -191,7 +191,7 @@ def _safe(scope: str) -> str:
 def open_scope(suite: Suite, scope: str, base: Path, settings: Settings) -> tuple[Any, dict[str, str]]:
     """A fresh project holding ``scope``'s memories: (Project, suite id -> memory id)."""
     from .intake.capture import check_statement, memory_id
-    from .opening import init_project
+    from .core.opening import init_project
 
     project = init_project(_make_repo(base / "repos" / _safe(scope)), settings)
     items = suite.memories.get(scope, [])
@@ -226,7 +226,7 @@ def run_suite(
     "cross-scope" adds ``cross_scope_negatives``. ``details``, when given, receives one
     record per query and method (for error analysis).
     """
-    from .opening import close_all
+    from .core.opening import close_all
 
     owned = workdir is None
     base = Path(tempfile.mkdtemp(prefix="jupymem-eval-")) if owned else workdir

@@ -119,7 +119,7 @@ def block_is_whole(text: str) -> None:
 def quiesce() -> None:
     """Close every connection of this process, so SQLite checkpoints and removes its WAL:
     what a byte edit then changes is the whole database."""
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     close_all()
 

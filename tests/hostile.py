@@ -646,7 +646,7 @@ def _run(steps: list[list[str]]) -> list[dict[str, Any]]:
     import traceback
 
     from jupymem.faces import cli
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     out = []
     phase = 0

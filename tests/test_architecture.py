@@ -89,7 +89,7 @@ def _parse(module: str) -> ast.Module:
 
 def test_the_folders_are_real() -> None:
     assert {"jupymem.faces.magics", "jupymem.faces.cli", "jupymem.faces.server", "jupymem.faces.render"} <= set(FACES)
-    assert {"jupymem.core", "jupymem.storage.store", "jupymem.retrieval.retrieve", "jupymem.opening"} <= set(CORE)
+    assert {"jupymem.core.project", "jupymem.storage.store", "jupymem.retrieval.retrieve", "jupymem.core.opening"} <= set(CORE)
     # the entry points named in pyproject live in faces/
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"jupymem.faces.cli:main"' in text and "jupymem.faces.mcp_tools:TOOLS" in text
@@ -124,7 +124,7 @@ def test_nothing_outside_faces_imports_a_face(module: str) -> None:
 def test_the_rule_sees_a_face_import() -> None:
     # The walker resolves relative imports from a module and from a sub-package's module.
     top = ast.parse("from .faces import render\nfrom . import faces\n")
-    got = [m for node in ast.walk(top) for m, _ in _imports(node, "jupymem.core")]
+    got = [m for node in ast.walk(top) for m, _ in _imports(node, "jupymem.models")]
     assert "jupymem.faces.render" in got and "jupymem.faces" in got
     sub = ast.parse("from ..faces.cli import main\nfrom .lexical import fold\n")
     got = [m for node in ast.walk(sub) for m, _ in _imports(node, "jupymem.retrieval.retrieve")]
@@ -145,8 +145,8 @@ def test_import_jupymem_is_light() -> None:
 
 def test_the_core_and_the_cli_stay_light_when_imported() -> None:
     loaded = _loaded_after(
-        "import jupymem.core, jupymem.opening, jupymem.retrieval.retrieve, jupymem.faces.render, "
-        "jupymem.faces.cli, jupymem.overview"
+        "import jupymem.core.project, jupymem.core.opening, jupymem.retrieval.retrieve, jupymem.faces.render, "
+        "jupymem.faces.cli, jupymem.core.overview"
     )
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 

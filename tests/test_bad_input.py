@@ -19,7 +19,7 @@ from jupymem.errors import (
     SchemaTooNew,
     SecretRefused,
 )
-from jupymem.opening import close_all
+from jupymem.core.opening import close_all
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from jupymem.storage import store
 from jupymem.retrieval import index
 from jupymem.config import Settings
 from jupymem.retrieval.embed import BackgroundEncoder, HashEmbedder
-from jupymem.core import Project
-from jupymem.opening import init_project
+from jupymem.core.project import Project
+from jupymem.core.opening import init_project
 
 from conftest import make_repo
 
@@ -424,7 +424,7 @@ def test_hybrid_finds_paraphrases_and_keeps_lexical_hits(project: Project) -> No
 
 
 def test_status_reports_the_dense_leg(project: Project) -> None:
-    from jupymem.overview import status
+    from jupymem.core.overview import status
 
     before = status(project.root, project.settings)
     assert before["retrieval"]["dense"] == "off"
@@ -436,7 +436,7 @@ def test_status_reports_the_dense_leg(project: Project) -> None:
 
 def test_status_says_whether_the_index_and_the_typo_names_are_ready(project: Project) -> None:
     from jupymem.faces import render
-    from jupymem.overview import status
+    from jupymem.core.overview import status
 
     before = status(project.root, project.settings)
     assert (before["retrieval"]["index"], before["retrieval"]["typos"]) == ("not built", "not read")

@@ -267,7 +267,7 @@ def test_verify_names_an_event_edited_in_the_database_and_rechained(target):
 def test_the_block_escapes_every_field_it_prints_even_one_no_writer_would_store():
     # Defence in depth: were a forged kind or topic ever to reach the tables (an old
     # database, a bug), the block still prints it as data.
-    from jupymem.block import build_block
+    from jupymem.core.block import build_block
     from jupymem.models import Memory
 
     def memory(i: int, kind: str, topic: str) -> Memory:

@@ -97,7 +97,7 @@ def test_the_mark_beside_the_database_follows_every_kind_of_write(repo: Path) ->
 def test_opening_while_another_process_writes_never_calls_the_project_lost(repo: Path) -> None:
     # The mark is written after each commit and read before the database is asked: a writer
     # in another process can make it lag, never run ahead of what an opening sees.
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     jupymem.init(repo).remember("The first statement", kind="fact")
     quiesce()

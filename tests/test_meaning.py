@@ -13,7 +13,7 @@ import pytest
 from jupymem import bench
 from jupymem.config import Settings
 from jupymem.evaluate import load_suite, open_scope
-from jupymem.opening import close_all, init_project
+from jupymem.core.opening import close_all, init_project
 
 from conftest import make_repo
 

@@ -10,8 +10,8 @@ import pytest
 
 from jupymem.retrieval import answerable, fuzzy, lexical, retrieve
 from jupymem.config import Settings
-from jupymem.core import Project
-from jupymem.opening import init_project
+from jupymem.core.project import Project
+from jupymem.core.opening import init_project
 
 MEMORIES = [
     ("Join the subscriptions table to events on customer_id and account_region.", "constraint"),

@@ -75,7 +75,7 @@ def reread(repo: Path):
 def fresh_state(repo: Path, tmp_path: Path) -> dict:
     """What a clone with an empty home makes of the same files."""
     settings = Settings.from_env().with_(home=tmp_path / f"fresh-{uuid.uuid4().hex[:6]}")
-    from jupymem.opening import find_project
+    from jupymem.core.opening import find_project
 
     proj = find_project(repo, settings)
     return view(proj)
@@ -361,7 +361,7 @@ def test_a_replay_by_another_process_reaches_this_ones_search(shared, repo: Path
     interleaves and replays the cache in (time, uid) order, so row ids now belong to other
     memories; the other, whose files look unchanged to it (the cache already applied
     them), must not answer from what it computed from the old rows."""
-    from jupymem.core import Project
+    from jupymem.core.project import Project
 
     kernel = reread(repo)
     kernel.remember("Alpha decision: prices are stored in cents", kind="decision")
@@ -430,7 +430,7 @@ def test_sixty_one_line_files_go_after_a_teammates_file_in_every_turn(shared, re
         path.unlink()
     flood(60, 1)
     settings = Settings.from_env().with_(home=tmp_path / "newcomer")
-    from jupymem.opening import find_project
+    from jupymem.core.opening import find_project
 
     block = find_project(repo, settings).block()
     assert block.omitted > 0 and "Ben's constraint" in block.text

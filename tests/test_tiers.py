@@ -21,7 +21,7 @@ import pytest
 
 from jupymem import tools
 from jupymem.config import Settings
-from jupymem.opening import close_all, init_project
+from jupymem.core.opening import close_all, init_project
 from jupymem.retrieval import index, tiers
 from jupymem.retrieval.embed import HashEmbedder
 from jupymem.retrieval.transformer import TRANSFORMER_NAME

@@ -195,7 +195,7 @@ def _ai_prompt(raw: str) -> str:
 
 
 def _block_text(shell: Any) -> str:
-    from ..opening import find_project
+    from ..core.opening import find_project
 
     proj = find_project(current_path(shell), Settings.from_env())
     return proj.block().text if proj is not None else ""

@@ -44,7 +44,7 @@ from . import commands, render
 from ..config import Settings
 from ..errors import JupymemError
 from ..models import Provenance, to_json
-from ..core import needs_translation
+from ..core.project import needs_translation
 
 PERSON = Provenance(recorder="person")
 MIN_CAP = 512
@@ -69,7 +69,7 @@ class Context:
 
     def project(self) -> Any:
         """The existing project, or NoMemory / NotAGitRepository. Never creates."""
-        from ..opening import require_project
+        from ..core.opening import require_project
 
         self._check_path()
         return require_project(self.path, self.settings)
@@ -77,7 +77,7 @@ class Context:
     def project_or_init(self) -> Any:
         """The existing project, else a new binding. A corrupt registry is an error here:
         only ``init`` and ``doctor`` repair it."""
-        from ..opening import find_project, init_project
+        from ..core.opening import find_project, init_project
         from ..storage.registry import require_git_root
 
         self._check_path()
@@ -123,8 +123,8 @@ def _read_file(name: str) -> str:
 
 
 def cmd_init(ctx: Context) -> int:
-    from .. import overview
-    from ..opening import init_project
+    from ..core import overview
+    from ..core.opening import init_project
 
     ctx._check_path()
     before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else {}
@@ -140,7 +140,7 @@ def cmd_init(ctx: Context) -> int:
 
 
 def cmd_status(ctx: Context) -> int:
-    from .. import overview
+    from ..core import overview
 
     s = overview.status(ctx.path, ctx.settings)
     ctx.emit(s, render.status_text(s))
@@ -270,7 +270,7 @@ def cmd_export(ctx: Context) -> int:
 
 
 def cmd_import(ctx: Context) -> int:
-    from ..opening import import_into
+    from ..core.opening import import_into
 
     name = ctx.args.file
     text = _read_file(name)
@@ -287,7 +287,7 @@ def cmd_share(ctx: Context) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
-    from ..opening import doctor
+    from ..core.opening import doctor
 
     if not ctx.settings.home.exists():
         ctx.emit({"registry": "none", "home": str(ctx.settings.home)},

@@ -119,7 +119,7 @@ class KernelState:
         return str(p) if p.is_file() else None
 
     def project(self, create: bool = False) -> Any:
-        from ..opening import find_project, init_project
+        from ..core.opening import find_project, init_project
 
         path = current_path(self.shell)
         return (init_project if create else find_project)(path, self.settings())

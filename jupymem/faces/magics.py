@@ -150,13 +150,13 @@ class MemoryMagics(Magics):
         self._status(args)
 
     def _status(self, args: Any) -> None:
-        from ..overview import status
+        from ..core.overview import status
 
         st = status(current_path(self.shell), state(self.shell).settings())
         _display(_render().status_text(st), _render().status_html(st))
 
     def _remember(self, args: Any) -> None:
-        from ..core import check_first_record
+        from ..core.project import check_first_record
 
         kernel = state(self.shell)
         text = args.text or ""
@@ -240,7 +240,7 @@ class MemoryMagics(Magics):
     def _import(self, args: Any) -> None:
         from pathlib import Path
 
-        from ..opening import import_into
+        from ..core.opening import import_into
 
         # Read first: a file that cannot be read changes nothing, and initializes nothing.
         try:

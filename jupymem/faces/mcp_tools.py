@@ -69,7 +69,7 @@ memory_record.__doc__ = (memory_record.__doc__ or "").replace("{kinds}", ", ".jo
 def memory_status(path: str = "") -> dict[str, Any]:
     """What jupymem knows about the git repository holding `path`: whether it has memory, how many
     memories of each kind, and the size of the memory block. Never writes anything."""
-    from ..overview import status
+    from ..core.overview import status
 
     def public(ctx: tools.ToolContext) -> dict[str, Any]:
         # Local paths (memory home, database file) are no business of a model provider.

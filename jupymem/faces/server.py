@@ -63,14 +63,14 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from traitlets import Int, Unicode
 
-from .. import overview
+from ..core import overview
 from ..storage import validate
 from ..intake import strictjson
 from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Provenance, to_json
-from ..core import Project, check_first_record
-from ..opening import init_project
+from ..core.project import Project, check_first_record
+from ..core.opening import init_project
 from ..storage.damage import storage_error
 from .paths import BadPath, PathNotFound, PathOutsideRoot, PathTooLong, resolve_path
 
@@ -206,7 +206,7 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
     # core access: reading never initializes
 
     def existing(self, target: Path) -> Project:
-        from ..opening import require_project
+        from ..core.opening import require_project
 
         return require_project(target, self.core)
 
@@ -540,6 +540,6 @@ class JupymemApp(ExtensionApp):
         self.handlers.extend(HANDLERS)
 
     async def stop_extension(self) -> None:
-        from ..opening import close_all
+        from ..core.opening import close_all
 
         close_all()

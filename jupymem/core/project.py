@@ -28,13 +28,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .intake import capture, language
-from .storage import registry, store, validate
-from .sharing import share
-from .retrieval import retrieve
+from ..intake import capture, language
+from ..storage import registry, store, validate
+from ..sharing import share
+from ..retrieval import retrieve
 from .block import BlockCache
-from .config import Settings
-from .errors import (
+from ..config import Settings
+from ..errors import (
     InvalidStatement,
     JupymemError,
     InvalidTransition,
@@ -44,20 +44,20 @@ from .errors import (
     UnknownEvidence,
     UnknownMemory,
 )
-from .storage.maintenance import (
+from ..storage.maintenance import (
     GcReport, ImportReport, Origin, VerifyReport, export_log, garbled_error, gc, import_log, read_import, rebuild,
     verify,
 )
-from .models import (
+from ..models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
     Similar, kind_rank,
 )
-from .storage.projection import (
+from ..storage.projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
 )
-from .storage.projection import GENERATION
-from .storage.projection import disputes as projection_disputes  # a local name in Project._disputes
+from ..storage.projection import GENERATION
+from ..storage.projection import disputes as projection_disputes  # a local name in Project._disputes
 
 EVIDENCE_WINDOW = 64
 STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
@@ -302,11 +302,11 @@ class Project:
             raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
         rev = self.revision()
         if self._vocab is None:
-            from .retrieval.fuzzy import Vocabulary
+            from ..retrieval.fuzzy import Vocabulary
 
             self._vocab = Vocabulary()
         if self._postings is None:
-            from .retrieval.postings import Postings
+            from ..retrieval.postings import Postings
 
             self._postings = Postings()
         dense = self._dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
@@ -318,8 +318,8 @@ class Project:
     def prepare_lexical(self, timeout: float | None = None) -> bool:
         """Build the in-memory lexical index and the typo vocabulary now, waiting (evaluation,
         benchmarks, tests); searches never wait for them. True when the index answers."""
-        from .retrieval.fuzzy import Vocabulary
-        from .retrieval.postings import Postings
+        from ..retrieval.fuzzy import Vocabulary
+        from ..retrieval.postings import Postings
 
         if self._vocab is None:
             self._vocab = Vocabulary()
@@ -336,7 +336,7 @@ class Project:
         """Active memories that ``statement`` nearly repeats, closest first (never the
         ``exclude``d ids: the memory just recorded, the one it superseded). Faces call it
         after recording, to offer superseding the old memory instead."""
-        from .retrieval import similar
+        from ..retrieval import similar
 
         rev = self.revision()
         return similar.similar(
@@ -350,7 +350,7 @@ class Project:
         the request: "write the code to merge orders with clients" asks nothing that a
         memory answers, yet "join on customer_id, email repeats" is what the code must get
         right. Empty without the dense leg. ``inject`` hands them to assistants."""
-        from .retrieval.retrieve import nearest_of_kinds
+        from ..retrieval.retrieve import nearest_of_kinds
 
         dense = self._dense_leg(self.revision())
         if dense is None or not (prompt or "").strip():
@@ -365,7 +365,7 @@ class Project:
     def tiers(self) -> Any:
         """The dense leg's encoders and indexes (``retrieval.tiers``), made on first use."""
         if self._tiers is None:
-            from .retrieval.tiers import Tiers
+            from ..retrieval.tiers import Tiers
 
             with self._cache_lock:
                 if self._tiers is None:
@@ -835,7 +835,7 @@ def check_first_record(statement: str | bytes, settings: Settings) -> None:
 def _model_translator(settings: Settings) -> Any:
     if not settings.model:
         return None
-    from .intake.llm import translator_for  # litellm itself is imported only when translating
+    from ..intake.llm import translator_for  # litellm itself is imported only when translating
 
     return translator_for(settings)
 

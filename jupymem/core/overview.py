@@ -15,10 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .storage import registry
-from .sharing import share, sharelog
-from .config import Settings
-from .errors import JupymemError, RegistryCorrupt, SharingError
+from ..storage import registry
+from ..sharing import share, sharelog
+from ..config import Settings
+from ..errors import JupymemError, RegistryCorrupt, SharingError
 
 
 def status(path: Path, settings: Settings) -> dict[str, Any]:

@@ -37,13 +37,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .intake import clock
-from .storage import marks, recovery, registry, store
-from .sharing import share
-from .config import Settings
-from .core import Project
-from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
-from .storage.maintenance import ImportReport, Origin, import_log, verify
+from ..intake import clock
+from ..storage import marks, recovery, registry, store
+from ..sharing import share
+from ..config import Settings
+from .project import Project
+from ..errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
+from ..storage.maintenance import ImportReport, Origin, import_log, verify
 
 log = logging.getLogger("jupymem")
 
@@ -508,7 +508,7 @@ def _rebuilt_if_drifted(
             if shared_root is not None:  # a cache: rebuilt from the files and this machine's own events
                 share.Sharing(conn, shared_root, on_rebuild=lambda: None).rebuild()
             else:
-                from .storage.maintenance import rebuild
+                from ..storage.maintenance import rebuild
 
                 rebuild(conn)
         finally:
