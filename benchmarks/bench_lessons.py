@@ -29,7 +29,7 @@ SUITE = ROOT / "benchmarks" / "suites" / "own" / "lessons.gold.jsonl"
 
 
 def run(suite_path: Path, encoder: str | None) -> dict:
-    from jupymem import inject
+    from jupymem.assistants import inject
     from jupymem.core.block import memory_line
     from jupymem.config import Settings
     from jupymem.evaluate import load_suite, open_scope

@@ -52,7 +52,7 @@ def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | N
 def context(prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> str:
     """The ``<project_memory>`` block plus the memories retrieved for ``prompt``, for
     any assistant; "" where the repository has no memory. Never writes."""
-    from .inject import for_path
+    from .assistants.inject import for_path
 
     return for_path(prompt, path, settings=settings)
 

@@ -15,8 +15,8 @@ from fake_openai import FakeOpenAI
 
 import jupymem
 from jupymem.intake import capture, llm
-from jupymem import tools
-from jupymem.assistant import ask_turn
+from jupymem.assistants import tools
+from jupymem.assistants.assistant import ask_turn
 from jupymem.config import Settings
 from jupymem.errors import LanguageRefused, ModelError
 from jupymem.models import Provenance

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupymem import tools
+from jupymem.assistants import tools
 from jupymem.config import Settings
 from jupymem.core.opening import close_all, init_project
 from jupymem.retrieval import index, tiers

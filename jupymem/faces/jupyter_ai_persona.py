@@ -87,7 +87,7 @@ def with_memory(prompt: str, path: Path, request: str, settings: Settings | None
     after the instructions, retrieved memory for ``request`` at the end. Unchanged
     where there is no memory. Never writes, and never breaks the chat: a failure to
     read memory is logged in one line."""
-    from ..inject import retrieved_section
+    from ..assistants.inject import retrieved_section
     from ..core.opening import find_project
 
     try:

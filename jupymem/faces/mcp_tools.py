@@ -22,7 +22,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .. import tools
+from ..assistants import tools
 from ..config import Settings
 from ..errors import JupymemError
 from ..models import KINDS

@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .intake import clock
-from .storage import store
-from .retrieval import lexical
-from .intake.capture import redact
+from ..intake import clock
+from ..storage import store
+from ..retrieval import lexical
+from ..intake.capture import redact
 
 log = logging.getLogger("jupymem")
 
