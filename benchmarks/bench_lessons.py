@@ -32,7 +32,7 @@ def run(suite_path: Path, encoder: str | None) -> dict:
     from jupymem.assistants import inject
     from jupymem.core.block import memory_line
     from jupymem.config import Settings
-    from jupymem.evaluate import load_suite, open_scope
+    from jupymem.measure.evaluate import load_suite, open_scope
     from jupymem.core.opening import close_all
 
     suite = load_suite(suite_path)

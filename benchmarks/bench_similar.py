@@ -24,7 +24,7 @@ from pathlib import Path
 
 
 def measure(documents: int, records: int) -> dict[str, float]:
-    from jupymem.bench import corpus
+    from jupymem.measure.bench import corpus
     from jupymem.config import Settings
     from jupymem.core.opening import close_all, init_project
 

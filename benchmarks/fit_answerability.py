@@ -63,7 +63,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from jupymem.evaluate import Query, Suite, cross_scope_negatives, load_suite, open_scope  # noqa: E402
+from jupymem.measure.evaluate import Query, Suite, cross_scope_negatives, load_suite, open_scope  # noqa: E402
 from jupymem.retrieval import answerable  # noqa: E402
 
 MODES = ("lexical", "hybrid", "transformer")
@@ -753,7 +753,7 @@ def install(models: dict[tuple[str, str], answerable.Model], strong: float) -> N
 
 def checks() -> dict[str, dict]:
     """The examples found wrong outside the project, with the models installed."""
-    from jupymem import bench
+    from jupymem.measure import bench
     from jupymem.config import Settings
     from jupymem.core.opening import close_all, init_project
 
@@ -770,7 +770,7 @@ def checks() -> dict[str, dict]:
         out[f"paraphrase project, {mode}: 'who owns the forecasting model?' abstains or is weak"] = {
             "pass": r.abstained or top < answerable.ANSWER_AT, "detail": "abstained" if r.abstained else f"top {top}"}
     close_all()
-    from jupymem.evaluate import _make_repo
+    from jupymem.measure.evaluate import _make_repo
 
     project = init_project(_make_repo(base / "bench"), settings)
     project.remember_many({"statement": s, "kind": "note"} for s in bench.corpus(1000))

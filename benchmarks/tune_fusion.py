@@ -35,7 +35,7 @@ def split_of(query_id: str) -> str:
 
 def dump(suite_path: str, out: str, encoder: str | None, limit: int | None, mode: str = "hybrid") -> None:
     from jupymem.config import Settings
-    from jupymem.evaluate import load_suite, open_scope
+    from jupymem.measure.evaluate import load_suite, open_scope
     from jupymem.core.opening import close_all
     from jupymem.retrieval import retrieve
 

@@ -42,7 +42,7 @@ def split_of(item_id: str) -> str:
 
 def dump(out: str, encoder: str | None) -> None:
     from jupymem.config import Settings
-    from jupymem.evaluate import _make_repo
+    from jupymem.measure.evaluate import _make_repo
     from jupymem.core.opening import close_all, init_project
     from jupymem.retrieval import similar
 

@@ -27,7 +27,7 @@ PACKAGE = ROOT / "jupymem"
 FACES_DIR = PACKAGE / "faces"
 
 # argparse is allowed in the measuring tools only.
-MEASURING = frozenset({"jupymem.evaluate", "jupymem.bench", "jupymem.__main__"})
+MEASURING = frozenset({"jupymem.measure.evaluate", "jupymem.measure.bench", "jupymem.__main__"})
 FRONT_END_LIBRARIES = frozenset({"IPython", "ipywidgets", "ipykernel", "tornado", "jupyter_server", "argparse",
                                  "litellm", "jupyter_ai", "jupyter_ai_persona_manager"})
 HEAVY = ("numpy", "model2vec", "sqlite_vec", "litellm", "IPython", "tornado", "jupyter_server", "rapidfuzz",

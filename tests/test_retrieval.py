@@ -320,7 +320,7 @@ def _where_old_heuristics_lost() -> list[dict]:
 def test_lexical_is_at_least_plain_bm25_where_the_old_heuristics_lost(tmp_path) -> None:
     import json
 
-    from jupymem import evaluate
+    from jupymem.measure import evaluate
 
     path = tmp_path / "suite.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in _where_old_heuristics_lost()) + "\n", encoding="utf-8")

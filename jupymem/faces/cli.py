@@ -307,13 +307,13 @@ def cmd_doctor(ctx: Context) -> int:
 
 
 def cmd_eval(ctx: Context) -> int:
-    from ..evaluate import eval_command
+    from ..measure.evaluate import eval_command
 
     return eval_command(ctx.args, stdout=ctx.out)
 
 
 def cmd_bench(ctx: Context) -> int:
-    from ..bench import bench_command
+    from ..measure.bench import bench_command
 
     return bench_command(ctx.args, stdout=ctx.out)
 
