@@ -80,7 +80,7 @@ def unload_ipython_extension(ipython: Any) -> None:
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
     """The ``jupymem`` server extension (enabled on install by jupyter-config/)."""
     # Called as the server collects its extensions, before Jupyter AI's are imported:
-    # litellm, which they import, would otherwise fetch a remote price map (see llm.py).
+    # litellm, which they import, would otherwise fetch a remote price map (see intake/llm.py).
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from .faces.server import JupymemApp
 

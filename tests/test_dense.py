@@ -138,7 +138,7 @@ def test_stdlib_route_where_sqlite3_can_load_extensions(tmp_path: Path) -> None:
 import sys, struct
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from pathlib import Path
-from jupymem import store
+from jupymem.storage import store
 from jupymem.retrieval import index
 assert store.driver().__name__ == "sqlite3", store.driver()
 conn = store.open_database(Path(sys.argv[3]), create=True)

@@ -2,7 +2,7 @@
 
 Routes live under ``{base_url}/jupymem/api/`` and are thin: each resolves the
 ``path`` it is given (a notebook or directory relative to the server root,
-never outside it), calls the one core API (``opening``'s
+never outside it), calls the one core API (``core.opening``'s
 ``require_project`` / ``init_project`` and ``Project``) in a worker thread so SQLite never blocks
 the event loop, and answers with ``models.to_json`` of what the core returns (the
 one serializer every face uses).

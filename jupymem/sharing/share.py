@@ -61,7 +61,7 @@ _ROOT = "share_root"  # the clone the cache was last built for
 MAX_SHOWN_PROBLEMS = 20  # per file, in status
 _CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
 # meta key: {shared file: the pull in which this clone first saw it}; this clone's own file is -1.
-# Written here, read by the block (block.py), which orders its turns by it.
+# Written here, read by the block (core.block), which orders its turns by it.
 SEEN = "share_seen"
 
 
@@ -389,7 +389,7 @@ class Sharing:
 
     def _note_seen(self, names: list[str], *, own: bool = False) -> None:
         """Remember when this clone first saw each file (one number per pull; its own
-        file -1), which orders the block's turns in a way no line can claim (``SEEN``, read by ``block``)."""
+        file -1), which orders the block's turns in a way no line can claim (``SEEN``, read by ``core.block``)."""
         seen: dict[str, int] = json.loads(store.get_meta(self.conn, SEEN) or "{}")
         new = [name for name in names if name not in seen]
         if not new:

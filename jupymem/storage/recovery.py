@@ -312,7 +312,7 @@ def rebuild_cache(
     """Write a new cache at ``path``: ``own`` (None: the old file is gone) and then the
     shared log, which ``replay_shared`` replays into the new database in (time, uid) order
     as every read does, returning how many events the cache then holds. The shared log is
-    sharing's business, a room above this one, so the caller (``opening``) passes its
+    sharing's business, a room above this one, so the caller (``core.opening``) passes its
     replay in. Returns where the old file went and how many events the new cache holds."""
     tmp = _fresh(path)
     conn = store.open_database(tmp, create=True, check=False)
