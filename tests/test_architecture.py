@@ -120,7 +120,7 @@ def _parse(module: str) -> ast.Module:
 
 def test_the_folders_are_real() -> None:
     assert {"jupymem.faces.magics", "jupymem.faces.cli", "jupymem.faces.server", "jupymem.faces.render"} <= set(FACES)
-    assert {"jupymem.core.project", "jupymem.storage.store", "jupymem.retrieval.retrieve", "jupymem.core.opening"} <= set(
+    assert {"jupymem.core.project", "jupymem.storage.eventlog", "jupymem.retrieval.retrieve", "jupymem.core.opening"} <= set(
         OUTSIDE_FACES
     )
     # the entry points named in pyproject live in faces/
@@ -244,7 +244,7 @@ def _edges() -> list[tuple[str, str, int]]:
             for name, line in _imports(node, module):
                 if not (name == "jupymem" or name.startswith("jupymem.")):
                     continue
-                while name not in MODULES:  # ``from .storage import store`` names a module;
+                while name not in MODULES:  # ``from .storage import eventlog`` names a module;
                     name = name.rpartition(".")[0]  # ``from .errors import X`` names a thing in one
                 if name != module:
                     edges.append((module, name, line))

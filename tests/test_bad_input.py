@@ -191,10 +191,10 @@ def test_import_with_an_unknown_event_type(proj) -> None:
     proj.export(buf)
     lines = buf.getvalue().splitlines()
     ev = json.loads(lines[1])
-    from jupymem.storage import store
+    from jupymem.storage import eventlog
 
     ev["type"] = "explode"
-    ev["hash"] = store.event_hash(ev["uid"], ev["type"], ev["at"], ev["payload_hash"], ev["prev"])
+    ev["hash"] = eventlog.event_hash(ev["uid"], ev["type"], ev["at"], ev["payload_hash"], ev["prev"])
     with pytest.raises(InvalidImport, match="line 2: type .explode. is not one of"):
         proj.import_(io.StringIO(lines[0] + "\n" + json.dumps(ev) + "\n"))
     assert events(proj) == 1

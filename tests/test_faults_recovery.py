@@ -22,7 +22,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from faults import WRITING_LOOP, jm, ok, overwrite, page_size, quiesce, refused, root_page, spawn
-from jupymem.storage import marks, store
+from jupymem.storage import eventlog, marks
 from team import Clone, make_team
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +78,7 @@ def test_the_mark_beside_the_database_follows_every_kind_of_write(repo: Path) ->
         return mark.events, mark.last_hash
 
     def now() -> tuple[int, str]:
-        return store.last_seq(proj.conn), store.last_hash(proj.conn)
+        return eventlog.last_seq(proj.conn), eventlog.last_hash(proj.conn)
 
     a = proj.remember("Use customer_id as the join key", kind="decision")
     assert marked() == now() == (1, now()[1])

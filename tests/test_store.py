@@ -244,10 +244,12 @@ def test_import_of_a_tampered_or_truncated_file_imports_nothing(proj, tmp_path: 
         other.import_(io.StringIO(lines[0] + lines[2]))
     forged = json.loads(lines[1])
     forged["payload"]["memory"]["statement"] = "token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789'"
-    from jupymem.storage import store
+    from jupymem.storage import eventlog
 
-    forged["payload_hash"] = store.sha256(store.canonical(forged["payload"]))
-    forged["hash"] = store.event_hash(forged["uid"], forged["type"], forged["at"], forged["payload_hash"], forged["prev"])
+    forged["payload_hash"] = eventlog.sha256(eventlog.canonical(forged["payload"]))
+    forged["hash"] = eventlog.event_hash(
+        forged["uid"], forged["type"], forged["at"], forged["payload_hash"], forged["prev"]
+    )
     with pytest.raises(InvalidImport, match="GitHub token"):  # a re-hashed file still passes the secret check
         other.import_(io.StringIO(lines[0] + json.dumps(forged) + "\n"))
     assert other.revision() == 0 and other.list() == []

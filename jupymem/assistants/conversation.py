@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..intake import clock
-from ..storage import store
+from ..storage import database
 from ..retrieval import lexical
 from ..intake.capture import redact
 
@@ -82,7 +82,7 @@ class Conversation:
     @classmethod
     def in_memory(cls, notebook: str = "") -> Conversation:
         """For a notebook whose repository has no memory: kept for this process only."""
-        return cls(store.memory_database(), notebook)
+        return cls(database.memory_database(), notebook)
 
     # -- reading ------------------------------------------------------------------
 
@@ -151,7 +151,7 @@ class Conversation:
         if len(text) > MAX_STORED_CHARS:
             text = text[: MAX_STORED_CHARS - 1] + "…"
         at = clock.now_at()
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO conversation (notebook, role, content, created_at) VALUES (?, ?, ?, ?)",
                 (self.notebook, role, text, at),
@@ -159,7 +159,7 @@ class Conversation:
         return Message(cur.lastrowid, role, text, at)
 
     def clear(self) -> None:
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             self.conn.execute("DELETE FROM conversation WHERE notebook = ?", (self.notebook,))
             self.conn.execute("DELETE FROM conversation_summary WHERE notebook = ?", (self.notebook,))
 
@@ -183,7 +183,7 @@ class Conversation:
         text = redact((summarize(compaction_messages(previous, fold)) or "").strip())
         if not text:
             raise ValueError("the model returned an empty summary")
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             if self._summary_state() != (previous, folded):
                 return False  # another fold won; its summary already covers these
             self.conn.execute(

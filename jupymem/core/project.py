@@ -2,7 +2,7 @@
 
 A ``Project`` is one repository's memory: a SQLite database under
 ``$JUPYMEM_HOME/projects/<id>/``. Writes append an event and project it in one
-transaction (``store``/``projection``); reads go to the projection. The block is
+transaction (``eventlog``/``projection``); reads go to the projection. The block is
 rebuilt only when the log has grown. Finding, creating and checking projects is
 ``opening``'s job.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..intake import capture, language
-from ..storage import registry, store, validate
+from ..storage import database, eventlog, registry, validate
 from ..sharing import share
 from ..retrieval import retrieve
 from .block import BlockCache
@@ -73,7 +73,7 @@ LESSON_MARGIN = 0.15
 
 
 class Project:
-    def __init__(self, settings: Settings, project_id: str, root: Path, conn: store.Connection):
+    def __init__(self, settings: Settings, project_id: str, root: Path, conn: database.Connection):
         self.settings = settings
         self.id = project_id
         self.root = root
@@ -93,7 +93,7 @@ class Project:
         self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
         # Run after every committed write (opening keeps the registry's history mark with it).
         self.on_write: Any = None
-        self._generation = store.get_meta(conn, GENERATION)  # see revision()
+        self._generation = database.get_meta(conn, GENERATION)  # see revision()
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
@@ -123,11 +123,11 @@ class Project:
         repository's cache following an interleaving pull) may give row ids to other
         memories without changing the count; its generation mark says so, and what
         this process computed from rows is dropped."""
-        generation = store.get_meta(self.conn, GENERATION)
+        generation = database.get_meta(self.conn, GENERATION)
         if generation != self._generation:
             self._generation = generation
             self._forget_caches()
-        return store.last_seq(self.conn)
+        return eventlog.last_seq(self.conn)
 
     def _n_docs(self, rev: int) -> int:
         cached = self._ndocs_cache
@@ -578,7 +578,7 @@ class Project:
             dataclasses.replace(ev, notebook=_relative(ev.notebook, self.root)) if ev.notebook else ev
             for ev in (evidence, *more)
         ]
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             for ev in (evidence, *more):
                 data = json.dumps(ev.to_dict(), sort_keys=True, ensure_ascii=False)
                 self.conn.execute(
@@ -591,7 +591,7 @@ class Project:
                     " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
                     (session, session, EVIDENCE_WINDOW),
                 )
-            store.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
+            database.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
 
     def staged_revision(self) -> int:
         """Changes whenever staged evidence is written (a new failure, a fix, a suggestion).
@@ -599,7 +599,7 @@ class Project:
         Staged evidence is not in the event log, so ``revision`` does not see it; a front
         end that shows failures watches both.
         """
-        value = store.get_meta(self.conn, STAGED_REVISION)
+        value = database.get_meta(self.conn, STAGED_REVISION)
         return int(value) if value and value.isdigit() else 0
 
     # -- maintenance ----------------------------------------------------------
@@ -652,7 +652,7 @@ class Project:
 
     def export(self, fp: IO[str]) -> int:
         """The log as JSONL, private events left out (an export is meant to be shared)."""
-        stored = store.get_meta(self.conn, "root_commit") or None
+        stored = database.get_meta(self.conn, "root_commit") or None
         return export_log(self.conn, fp, project_id=self.id, repository=stored or registry.root_commit(self.root))
 
     def export_to(self, path: str | Path) -> int:
@@ -703,7 +703,7 @@ class Project:
     def _root_commits(self) -> frozenset[str]:
         """This repository's identity: the root commit stored when it was bound and git's
         own now (a repository bound before its first commit has one only later)."""
-        stored = store.get_meta(self.conn, "root_commit") or None
+        stored = database.get_meta(self.conn, "root_commit") or None
         return frozenset(c for c in (stored, registry.root_commit(self.root)) if c)
 
     def _known(self) -> validate.Known:

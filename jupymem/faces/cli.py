@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _as_error(exc: BaseException) -> JupymemError | None:
     """A ``JupymemError``, or a driver error that means damage, a read-only home or a
-    full disk (met while reading rows, past ``store.Connection``'s own translation)."""
+    full disk (met while reading rows, past ``database.Connection``'s own translation)."""
     if isinstance(exc, JupymemError):
         return exc
     from ..storage.damage import storage_error

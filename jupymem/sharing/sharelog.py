@@ -51,7 +51,7 @@ from ..intake import clock, strictjson
 from ..storage import validate
 from ..errors import InvalidStatement, JupymemError
 from .folder import FOLDER, LOG_DIR
-from ..storage.store import GENESIS, canonical, sha256
+from ..storage.eventlog import GENESIS, canonical, sha256
 
 __all__ = [
     "FOLDER", "LOG_DIR", "FORMAT", "SUFFIX", "SHARED_TYPES", "MAX_LINES", "MAX_LINE_BYTES", "Entry", "Problem",
