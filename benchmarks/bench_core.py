@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jupymem.config import Settings  # noqa: E402
-from jupymem.core.project import Project
 from jupymem.core.opening import close_all, init_project  # noqa: E402
+from jupymem.core.project import Project
 
 SEED = 20260401
 

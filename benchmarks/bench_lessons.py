@@ -30,10 +30,10 @@ SUITE = ROOT / "benchmarks" / "suites" / "own" / "lessons.gold.jsonl"
 
 def run(suite_path: Path, encoder: str | None) -> dict:
     from jupymem.assistants import inject
-    from jupymem.core.block import memory_line
     from jupymem.config import Settings
-    from jupymem.measure.evaluate import load_suite, open_scope
+    from jupymem.core.block import memory_line
     from jupymem.core.opening import close_all
+    from jupymem.measure.evaluate import load_suite, open_scope
 
     suite = load_suite(suite_path)
     base = Path(tempfile.mkdtemp(prefix="jupymem-lessons-"))

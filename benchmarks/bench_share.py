@@ -42,10 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import Workspace, corpus, log  # noqa: E402
 
 import jupymem  # noqa: E402
+from jupymem.core.opening import close_all, find_project  # noqa: E402
 from jupymem.intake import capture, clock  # noqa: E402
 from jupymem.sharing import sharelog  # noqa: E402
 from jupymem.storage import eventlog  # noqa: E402
-from jupymem.core.opening import close_all, find_project  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -60,9 +60,9 @@ print(json.dumps({{"tier": _r.tier, "ms": (time.perf_counter() - _t) * 1000, "rs
 
 
 def _repo(base: Path, memories: int) -> Path:
-    from jupymem.measure import bench
     from jupymem.config import Settings
     from jupymem.core.opening import close_all, init_project
+    from jupymem.measure import bench
 
     repo = base / "repo"
     repo.mkdir(parents=True)

@@ -753,9 +753,9 @@ def install(models: dict[tuple[str, str], answerable.Model], strong: float) -> N
 
 def checks() -> dict[str, dict]:
     """The examples found wrong outside the project, with the models installed."""
-    from jupymem.measure import bench
     from jupymem.config import Settings
     from jupymem.core.opening import close_all, init_project
+    from jupymem.measure import bench
 
     out = {}
     base = Path(tempfile.mkdtemp(prefix="jupymem-fit-checks-"))

@@ -645,8 +645,8 @@ def session(cwd: Path, home: Path, jupymem_home: Path, steps: list[Any], root: P
 def _run(steps: list[list[str]]) -> list[dict[str, Any]]:
     import traceback
 
-    from jupymem.faces import cli
     from jupymem.core.opening import close_all
+    from jupymem.faces import cli
 
     out = []
     phase = 0

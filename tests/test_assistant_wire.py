@@ -20,9 +20,9 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from jupymem.assistants.assistant import ask_turn, conversation_for
-from jupymem.intake.capture import evidence_from_exception
-from jupymem.config import Settings
 from jupymem.assistants.conversation import HEADINGS
+from jupymem.config import Settings
+from jupymem.intake.capture import evidence_from_exception
 from jupymem.models import SUPPORTED, UNCONFIRMED
 
 MODEL = "openai/fake"

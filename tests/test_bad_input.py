@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import jupymem
+from jupymem.core.opening import close_all
 from jupymem.errors import (
     InvalidImport,
     InvalidStatement,
@@ -19,7 +20,6 @@ from jupymem.errors import (
     SchemaTooNew,
     SecretRefused,
 )
-from jupymem.core.opening import close_all
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 from jupymem.intake.capture import (
     MAX_EXCERPT_BYTES,
     MAX_STATEMENT_BYTES,
@@ -32,7 +33,6 @@ from jupymem.intake.capture import (
     normalize_for_identity,
     redact,
 )
-from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 from jupymem.models import Evidence
 
 AWS_ID = "AKIA" + "IOSFODNN7" + "EXAMPLE"

@@ -10,7 +10,6 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from jupymem.intake.capture import evidence_from_exception, raising_line
-from jupymem.models import Evidence
 from jupymem.intake.pairing import (
     MAX_DIFF_BYTES,
     MAX_DIFF_LINES,
@@ -22,6 +21,7 @@ from jupymem.intake.pairing import (
     similarity,
     suggest,
 )
+from jupymem.models import Evidence
 
 SECRET = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
 

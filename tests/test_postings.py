@@ -15,8 +15,8 @@ import sqlite3
 import pytest
 
 from jupymem.config import Settings
-from jupymem.core.project import Project
 from jupymem.core.opening import init_project
+from jupymem.core.project import Project
 from jupymem.retrieval import retrieve
 from jupymem.retrieval.lexical import Term
 from jupymem.retrieval.postings import Postings

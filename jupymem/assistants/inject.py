@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.block import escape, memory_line
 from ..config import Settings
-from .conversation import RECALLED, RECENT, RECENT_FULL, Conversation, Message
+from ..core.block import escape, memory_line
 from ..models import UNCONFIRMED, Block, Evidence, Memory
+from .conversation import RECALLED, RECENT, RECENT_FULL, Conversation, Message
 
 if TYPE_CHECKING:
     from ..core.project import Project

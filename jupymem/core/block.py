@@ -34,9 +34,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..intake.text import strip_hidden
 from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
 from ..sharing.share import SEEN
-from ..intake.text import strip_hidden
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "

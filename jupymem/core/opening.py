@@ -37,13 +37,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..intake import clock
-from ..storage import database, eventlog, marks, recovery, registry
-from ..sharing import share
 from ..config import Settings
-from .project import Project
 from ..errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
+from ..intake import clock
+from ..sharing import share
+from ..storage import database, eventlog, marks, recovery, registry
 from ..storage.maintenance import ImportReport, Origin, import_log, verify
+from .project import Project
 
 log = logging.getLogger("jupymem")
 

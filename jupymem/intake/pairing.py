@@ -31,8 +31,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from .capture import excerpt, redact
 from ..models import Evidence, Fix
+from .capture import excerpt, redact
 from .clock import now_at
 
 __all__ = [

@@ -190,8 +190,8 @@ def _safe(scope: str) -> str:
 
 def open_scope(suite: Suite, scope: str, base: Path, settings: Settings) -> tuple[Any, dict[str, str]]:
     """A fresh project holding ``scope``'s memories: (Project, suite id -> memory id)."""
-    from ..intake.capture import check_statement, memory_id
     from ..core.opening import init_project
+    from ..intake.capture import check_statement, memory_id
 
     project = init_project(_make_repo(base / "repos" / _safe(scope)), settings)
     items = suite.memories.get(scope, [])

@@ -26,11 +26,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
+from ..errors import InvalidStatement, SharingError
 from ..intake import clock, strictjson
 from ..storage import database, eventlog
-from ..errors import InvalidStatement, SharingError
-from .sharelog import MAX_LINE_BYTES, MAX_LINES, check_line, encode
 from ..storage.eventlog import GENESIS, LOCAL, PRIVATE, SHARED
+from .sharelog import MAX_LINE_BYTES, MAX_LINES, check_line, encode
 
 # A writer starts a new file once its file holds this many lines, so that one write of
 # up to MAX_LINES - ROTATE_AT events always fits below the readers' cap.

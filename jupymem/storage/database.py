@@ -28,8 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
 from ..errors import DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
+from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
 
 # -- driver -----------------------------------------------------------------------
 

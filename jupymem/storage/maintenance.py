@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any
 
-from . import database, eventlog, validate
-from ..intake import strictjson
-from .damage import translated
 from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
+from ..intake import strictjson
 from ..models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
+from . import database, eventlog, validate
+from .damage import translated
 from .projection import Batch, apply, clear, snapshot
 
 EXPORT_FORMAT = 1

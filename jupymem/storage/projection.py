@@ -15,7 +15,18 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ..models import ACTIVE, RETIRED, SUPERSEDED, SUPPORTED, UNCONFIRMED, Evidence, Fix, HistoryEntry, Memory, Provenance
+from ..models import (
+    ACTIVE,
+    RETIRED,
+    SUPERSEDED,
+    SUPPORTED,
+    UNCONFIRMED,
+    Evidence,
+    Fix,
+    HistoryEntry,
+    Memory,
+    Provenance,
+)
 from .database import DERIVED_TABLES, Connection
 from .eventlog import Event
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import database, eventlog, registry
 from ..errors import CorruptLog
+from . import database, eventlog, registry
 from .maintenance import applicable, event_columns, event_from_row, rebuild
 
 _COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash, writer, source"
