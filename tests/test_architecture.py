@@ -120,9 +120,8 @@ def _parse(module: str) -> ast.Module:
 
 def test_the_folders_are_real() -> None:
     assert {"jupymem.faces.magics", "jupymem.faces.cli", "jupymem.faces.server", "jupymem.faces.render"} <= set(FACES)
-    assert {"jupymem.core.project", "jupymem.storage.eventlog", "jupymem.retrieval.retrieve", "jupymem.core.opening"} <= set(
-        OUTSIDE_FACES
-    )
+    assert {"jupymem.core.project", "jupymem.storage.eventlog", "jupymem.retrieval.retrieve",
+            "jupymem.core.opening"} <= set(OUTSIDE_FACES)
     # the entry points named in pyproject live in faces/
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"jupymem.faces.cli:main"' in text and "jupymem.faces.mcp_tools:TOOLS" in text

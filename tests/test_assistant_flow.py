@@ -52,7 +52,8 @@ def _failure(session: str = "s1"):
 
 def test_loading_the_assistant_face_does_not_import_litellm():
     code = (
-        "import sys, jupymem, jupymem.faces.ask, jupymem.assistants.assistant, jupymem.assistants.tools, jupymem.assistants.inject, jupymem.assistants.conversation, "
+        "import sys, jupymem, jupymem.faces.ask, jupymem.assistants.assistant, jupymem.assistants.tools, "
+        "jupymem.assistants.inject, jupymem.assistants.conversation, "
         "jupymem.intake.llm, jupymem.faces.mcp_tools\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'jupymem')\n"

@@ -52,8 +52,8 @@ from .sharelog import (
 )
 from ..storage.eventlog import LOCAL, PRIVATE, SHARED
 
-__all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log", "identity",
-           "signature", "state"]
+__all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log",
+           "identity", "signature", "state"]
 
 CONFIG = "config.json"
 ON, OFF, NONE = "on", "off", "none"
