@@ -33,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_core import corpus, log  # noqa: E402
 
-from jupymem import capture, clock, sharelog, store  # noqa: E402
+from jupymem.intake import capture, clock  # noqa: E402
+from jupymem.sharing import sharelog  # noqa: E402
+from jupymem.storage import eventlog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +46,7 @@ def write_file(repo: Path, n: int) -> Path:
     folder.mkdir(parents=True)
     path = folder / sharelog.file_name(writer["id"], "Ben")
     start = clock.now() - timedelta(days=30)
-    prev = store.GENESIS
+    prev = eventlog.GENESIS
     with path.open("w", encoding="utf-8") as fh:
         for i, item in enumerate(corpus(n)):
             statement = item["statement"]

@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_core import SEED, Workspace, build, log, prompt_question, short_query, summary  # noqa: E402
 
-from jupymem.capture import evidence_from_exception  # noqa: E402
-from jupymem.inject import build as build_context  # noqa: E402
-from jupymem.inject import conversation_section, failures_section, for_path, retrieved_section  # noqa: E402
-from jupymem.conversation import Conversation  # noqa: E402
+from jupymem.intake.capture import evidence_from_exception  # noqa: E402
+from jupymem.assistants.inject import build as build_context  # noqa: E402
+from jupymem.assistants.inject import conversation_section, failures_section, for_path, retrieved_section  # noqa: E402
+from jupymem.assistants.conversation import Conversation  # noqa: E402
 
 TARGET_P50_MS = 10.0
 

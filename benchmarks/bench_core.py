@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jupymem.config import Settings  # noqa: E402
-from jupymem.core import Project
-from jupymem.opening import close_all, init_project  # noqa: E402
+from jupymem.core.opening import close_all, init_project  # noqa: E402
+from jupymem.core.project import Project
 
 SEED = 20260401
 
@@ -187,7 +187,7 @@ def bench_capture(results: dict) -> None:
     language detection and id. Median over 7 passes of 2,000 corpus statements, each
     call timed as part of its pass (per-call timers would cost more than the calls);
     the first pass is reported too, since language detection caches what words say."""
-    from jupymem import capture, language
+    from jupymem.intake import capture, language
 
     texts = [item["statement"] for item in corpus(2000, seed=7)]
     for name, fn in [

@@ -58,9 +58,9 @@ def _raised(exc: BaseException) -> BaseException:
 
 
 def measure(runs: int) -> dict[str, float]:
-    from jupymem.capture import MAX_STATEMENT_BYTES, diagnose
-    from jupymem.language import detect
-    from jupymem.secrets_scan import find_secrets
+    from jupymem.intake.capture import MAX_STATEMENT_BYTES, diagnose
+    from jupymem.intake.language import detect
+    from jupymem.intake.secrets_scan import find_secrets
 
     huge = _raised(ValueError("shapes differ\n" + ("0  1.0  2.0  customer_x\n" * 400_000)))
     english = " ".join((ROOT / "tests" / "data" / "english_statements.txt").read_text(encoding="utf-8").split("\n")) * 3

@@ -29,11 +29,11 @@ SUITE = ROOT / "benchmarks" / "suites" / "own" / "lessons.gold.jsonl"
 
 
 def run(suite_path: Path, encoder: str | None) -> dict:
-    from jupymem import inject
-    from jupymem.block import memory_line
+    from jupymem.assistants import inject
     from jupymem.config import Settings
-    from jupymem.evaluate import load_suite, open_scope
-    from jupymem.opening import close_all
+    from jupymem.core.block import memory_line
+    from jupymem.core.opening import close_all
+    from jupymem.measure.evaluate import load_suite, open_scope
 
     suite = load_suite(suite_path)
     base = Path(tempfile.mkdtemp(prefix="jupymem-lessons-"))
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--margin", type=float, help="replace core.LESSON_MARGIN (for choosing it)")
     a = p.parse_args(argv)
     if a.margin is not None:
-        from jupymem import core
+        from jupymem.core import project as core
 
         core.LESSON_MARGIN = a.margin
     r = run(a.suite, a.encoder)

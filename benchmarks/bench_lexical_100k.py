@@ -47,8 +47,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jupymem.config import Settings  # noqa: E402
-from jupymem.evaluate import load_suite, score_ranking  # noqa: E402
-from jupymem.opening import close_all, init_project  # noqa: E402
+from jupymem.core.opening import close_all, init_project  # noqa: E402
+from jupymem.measure.evaluate import load_suite, score_ranking  # noqa: E402
 from jupymem.retrieval.tokenize import tokens  # noqa: E402
 
 SEED = 20260501

@@ -51,7 +51,7 @@ def run_session(cells: list[Any], workdir: Path) -> list[Ran]:
     """Every cell of a session run once in a plain shell (no jupymem), checked against its label."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from jupymem.capture import raising_line
+    from jupymem.intake.capture import raising_line
 
     old = os.getcwd()
     os.chdir(workdir)
@@ -74,8 +74,8 @@ def run_session(cells: list[Any], workdir: Path) -> list[Ran]:
 def replay(cells: list[Any], ran: list[Ran], threshold: float) -> dict[str, Any]:
     """Feed a session to a Pairing at ``threshold``; score it against the session's labels."""
     from fix_pairs import true_pairs
-    from jupymem.capture import evidence_from_exception
-    from jupymem.pairing import Pairing
+    from jupymem.intake.capture import evidence_from_exception
+    from jupymem.intake.pairing import Pairing
 
     pairing = Pairing(threshold)
     by_handle: dict[str, int] = {}
@@ -151,7 +151,7 @@ def hook(repo: Path, runs: int) -> dict[str, float]:
 
     import jupymem
     from jupymem.faces.kernel import session_state
-    from jupymem.pairing import Pairing
+    from jupymem.intake.pairing import Pairing
 
     old = os.getcwd()
     os.chdir(repo)
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    from jupymem.pairing import THRESHOLD
+    from jupymem.intake.pairing import THRESHOLD
 
     for name in ("quality", "held_out"):
         rows = report[name]

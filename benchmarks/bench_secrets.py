@@ -50,8 +50,8 @@ def _lines(path: Path) -> list[str]:
 
 
 def measure(passes: int, runs: int) -> dict[str, Any]:
-    from jupymem.capture import MAX_STATEMENT_BYTES
-    from jupymem.secrets_scan import find_secrets
+    from jupymem.intake.capture import MAX_STATEMENT_BYTES
+    from jupymem.intake.secrets_scan import find_secrets
 
     english = _lines(DATA / "english_statements.txt")
     out: dict[str, Any] = {"english_lines": len(english)}

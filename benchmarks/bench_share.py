@@ -42,8 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import Workspace, corpus, log  # noqa: E402
 
 import jupymem  # noqa: E402
-from jupymem import capture, clock, sharelog, store  # noqa: E402
-from jupymem.opening import close_all, find_project  # noqa: E402
+from jupymem.core.opening import close_all, find_project  # noqa: E402
+from jupymem.intake import capture, clock  # noqa: E402
+from jupymem.sharing import sharelog  # noqa: E402
+from jupymem.storage import eventlog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +75,7 @@ def teammate_line(repo: Path, statement: str, at: str) -> None:
     writer = {"id": "0123456789", "name": "Ben", "email": "ben@example.com"}
     path = sharelog.log_dir(repo) / sharelog.file_name(writer["id"], "Ben")
     last = path.read_text().splitlines()[-1] if path.exists() else None
-    prev = json.loads(last)["hash"] if last else store.GENESIS
+    prev = json.loads(last)["hash"] if last else eventlog.GENESIS
     memory = {"id": capture.memory_id(statement), "kind": "fact", "topic": None, "statement": statement,
               "original": None, "standing": "supported", "provenance": {"recorder": "person"}, "evidence": []}
     text, _ = sharelog.encode(uuid.uuid4().hex, "record", at, {"memory": memory}, writer, prev)

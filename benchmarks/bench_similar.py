@@ -24,9 +24,9 @@ from pathlib import Path
 
 
 def measure(documents: int, records: int) -> dict[str, float]:
-    from jupymem.bench import corpus
     from jupymem.config import Settings
-    from jupymem.opening import close_all, init_project
+    from jupymem.core.opening import close_all, init_project
+    from jupymem.measure.bench import corpus
 
     statements = corpus(documents + 2 * records)
     base, fresh = statements[:documents], statements[documents:]

@@ -7,7 +7,7 @@ Our suites are written with care: names capitalised, whole questions. People typ
 search box in lower case, and public retrieval suites ask in other shapes: titles in Title
 Case (NFCorpus), a few keywords, a question around a claim. Each style rewrites every query
 of a suite (its cross-scope negatives too, made from the rewritten queries) and scores it
-through ``jupymem.evaluate.run_suite``, the path ``jupymem eval`` takes: nDCG@10 of the
+through ``jupymem.measure.evaluate.run_suite``, the path ``jupymem eval`` takes: nDCG@10 of the
 three methods, false abstention on answerable queries and correct abstention on the others.
 A style that moves a figure far from "as written" is a weakness a held-apart suite would
 find. Nothing here is fitted or tuned on.
@@ -70,7 +70,7 @@ def styles(suite) -> dict[str, Callable[[str], str]]:  # noqa: ANN001 (evaluate.
 
 def measure(name: str, path: Path, only: list[str] | None) -> list[dict]:
     from jupymem.config import Settings
-    from jupymem.evaluate import load_suite, run_suite
+    from jupymem.measure.evaluate import load_suite, run_suite
 
     suite = load_suite(path)
     negatives = None if name == "scifact" else "cross-scope"

@@ -3,7 +3,7 @@
     python benchmarks/bench_tiers.py --memories 1000            # the 1,000-memory figures
     python benchmarks/bench_tiers.py --memories 100000 --json   # the background run at 100,000
 
-A project of ``--memories`` notes (``jupymem.bench.corpus``, fixed seed) is recorded first,
+A project of ``--memories`` notes (``jupymem.measure.bench.corpus``, fixed seed) is recorded first,
 without vectors; then a fresh IPython kernel (jupyter_client, the kernel every notebook
 runs) loads the extension in that repository and searches, as a person would, while this
 process watches from outside:
@@ -45,7 +45,7 @@ def _rss():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
 get_ipython().run_line_magic("load_ext", "jupymem")
-from jupymem.opening import require_project
+from jupymem.core.opening import require_project
 _proj = require_project(os.getcwd(), __import__("jupymem.config", fromlist=["Settings"]).Settings.from_env())
 print(json.dumps({"rss": _rss()}))
 """
@@ -60,9 +60,9 @@ print(json.dumps({{"tier": _r.tier, "ms": (time.perf_counter() - _t) * 1000, "rs
 
 
 def _repo(base: Path, memories: int) -> Path:
-    from jupymem import bench
     from jupymem.config import Settings
-    from jupymem.opening import close_all, init_project
+    from jupymem.core.opening import close_all, init_project
+    from jupymem.measure import bench
 
     repo = base / "repo"
     repo.mkdir(parents=True)

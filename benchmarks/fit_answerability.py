@@ -64,7 +64,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from jupymem.evaluate import Query, Suite, cross_scope_negatives, load_suite, open_scope  # noqa: E402
+from jupymem.measure.evaluate import Query, Suite, cross_scope_negatives, load_suite, open_scope  # noqa: E402
 from jupymem.retrieval import answerable, signals  # noqa: E402
 
 MODES = ("lexical", "hybrid", "transformer")
@@ -339,7 +339,7 @@ def static_ready(project, timeout: float = 3600) -> None:
 def collect_family(family: str, cache: Path) -> list[dict]:
     """One family's rows, from ``cache`` when collected before."""
     from jupymem.config import Settings
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     done = cache / f"{family}.json"
     if done.exists():
@@ -743,9 +743,9 @@ def install(models: dict[tuple[str, str], answerable.Model], strong: float) -> N
 
 def checks() -> dict[str, dict]:
     """The examples found wrong outside the project, with the models installed."""
-    from jupymem import bench
     from jupymem.config import Settings
-    from jupymem.opening import close_all, init_project
+    from jupymem.core.opening import close_all, init_project
+    from jupymem.measure import bench
 
     out = {}
     base = Path(tempfile.mkdtemp(prefix="jupymem-fit-checks-"))
@@ -760,7 +760,7 @@ def checks() -> dict[str, dict]:
         out[f"paraphrase project, {mode}: 'who owns the forecasting model?' abstains or is weak"] = {
             "pass": r.abstained or top < answerable.ANSWER_AT, "detail": "abstained" if r.abstained else f"top {top}"}
     close_all()
-    from jupymem.evaluate import _make_repo
+    from jupymem.measure.evaluate import _make_repo
 
     project = init_project(_make_repo(base / "bench"), settings)
     project.remember_many({"statement": s, "kind": "note"} for s in bench.corpus(1000))

@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from jupymem import evaluate
+from jupymem.measure import evaluate
 
 HERE = Path(__file__).resolve().parent
 

@@ -35,8 +35,8 @@ def split_of(query_id: str) -> str:
 
 def dump(suite_path: str, out: str, encoder: str | None, limit: int | None, mode: str = "hybrid") -> None:
     from jupymem.config import Settings
-    from jupymem.evaluate import load_suite, open_scope
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
+    from jupymem.measure.evaluate import load_suite, open_scope
     from jupymem.retrieval import retrieve
 
     retrieve.DENSE_ONLY_MARGIN = -2.0  # record every neighbour; the gate is replayed in tune()

@@ -42,8 +42,8 @@ def split_of(item_id: str) -> str:
 
 def dump(out: str, encoder: str | None) -> None:
     from jupymem.config import Settings
-    from jupymem.evaluate import _make_repo
-    from jupymem.opening import close_all, init_project
+    from jupymem.core.opening import close_all, init_project
+    from jupymem.measure.evaluate import _make_repo
     from jupymem.retrieval import similar
 
     rows = [json.loads(line) for line in GOLD.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -18,7 +18,7 @@ from .config import Settings
 from .errors import JupymemError
 
 if TYPE_CHECKING:
-    from .core import Project
+    from .core.project import Project
 
 __version__ = "0.1.0"
 __all__ = ["JupymemError", "Project", "Settings", "context", "init", "project", "status", "__version__"]
@@ -30,21 +30,21 @@ def _settings(settings: Settings | None) -> Settings:
 
 def init(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project:
     """Bind the repository holding ``path`` (default: cwd) and return its project."""
-    from .opening import init_project
+    from .core.opening import init_project
 
     return init_project(Path(path or os.getcwd()), _settings(settings))
 
 
 def project(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Project | None:
     """The project of the repository holding ``path``, or None if it has no memory."""
-    from .opening import find_project
+    from .core.opening import find_project
 
     return find_project(Path(path or os.getcwd()), _settings(settings))
 
 
 def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> dict[str, Any]:
     """What jupymem knows about ``path``'s repository; never writes anything."""
-    from .overview import status as _status
+    from .core.overview import status as _status
 
     return _status(Path(path or os.getcwd()), _settings(settings))
 
@@ -52,14 +52,14 @@ def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | N
 def context(prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> str:
     """The ``<project_memory>`` block plus the memories retrieved for ``prompt``, for
     any assistant; "" where the repository has no memory. Never writes."""
-    from .inject import for_path
+    from .assistants.inject import for_path
 
     return for_path(prompt, path, settings=settings)
 
 
 def __getattr__(name: str) -> Any:
     if name == "Project":
-        from .core import Project
+        from .core.project import Project
 
         return Project
     raise AttributeError(name)
@@ -80,7 +80,7 @@ def unload_ipython_extension(ipython: Any) -> None:
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
     """The ``jupymem`` server extension (enabled on install by jupyter-config/)."""
     # Called as the server collects its extensions, before Jupyter AI's are imported:
-    # litellm, which they import, would otherwise fetch a remote price map (see llm.py).
+    # litellm, which they import, would otherwise fetch a remote price map (see intake/llm.py).
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from .faces.server import JupymemApp
 

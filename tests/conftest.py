@@ -45,7 +45,7 @@ def jupymem_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # The dense leg is exercised by its own tests; elsewhere lexical answers alone.
     monkeypatch.setenv("JUPYMEM_ENCODER", "none")
     yield home
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     close_all()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jupymem import store
+from jupymem.storage import eventlog
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOSE = "</project_memory>"
@@ -71,11 +71,12 @@ def export_events(proj: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def rechain(header: dict[str, Any], events: list[dict[str, Any]]) -> str:
     """An export whose chain verifies after ``events`` were edited: what an attacker
     who knows the format writes. Every payload hash, link and hash is recomputed."""
-    prev = store.GENESIS
+    prev = eventlog.GENESIS
     lines = [json.dumps(header)]
     for seq, ev in enumerate(events, 1):
-        payload_hash = ev["payload_hash"] if ev["payload"] is None else store.sha256(store.canonical(ev["payload"]))
-        h = store.event_hash(ev["uid"], ev["type"], ev["at"], payload_hash, prev)
+        payload = ev["payload"]
+        payload_hash = ev["payload_hash"] if payload is None else eventlog.sha256(eventlog.canonical(payload))
+        h = eventlog.event_hash(ev["uid"], ev["type"], ev["at"], payload_hash, prev)
         lines.append(json.dumps({**ev, "seq": seq, "payload_hash": payload_hash, "prev": prev, "hash": h},
                                 ensure_ascii=False))
         prev = h
@@ -119,7 +120,7 @@ def block_is_whole(text: str) -> None:
 def quiesce() -> None:
     """Close every connection of this process, so SQLite checkpoints and removes its WAL:
     what a byte edit then changes is the whole database."""
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     close_all()
 

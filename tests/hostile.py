@@ -104,7 +104,7 @@ def forge(
 
 
 def memory_id(statement: str) -> str:
-    from jupymem import capture
+    from jupymem.intake import capture
 
     return capture.memory_id(statement)
 
@@ -645,8 +645,8 @@ def session(cwd: Path, home: Path, jupymem_home: Path, steps: list[Any], root: P
 def _run(steps: list[list[str]]) -> list[dict[str, Any]]:
     import traceback
 
+    from jupymem.core.opening import close_all
     from jupymem.faces import cli
-    from jupymem.opening import close_all
 
     out = []
     phase = 0

@@ -14,8 +14,8 @@ import pytest
 
 from conftest import make_repo
 from jupymem.config import Settings
-from jupymem.core import Project
-from jupymem.opening import init_project
+from jupymem.core.opening import init_project
+from jupymem.core.project import Project
 from jupymem.retrieval import answerable, wording
 
 

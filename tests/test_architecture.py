@@ -1,6 +1,16 @@
-"""Dependencies point one way: faces -> core, and the core stays light (STYLE 2 and 5).
+"""Dependencies point one way, room by room, and everything below the faces stays light
+(STYLE 2 and 5).
 
-The rule is a folder rule: the faces (the modules that talk to a front end: IPython,
+The package is a stack of rooms, each a folder with one job (``ROOMS``, lowest first):
+the shared vocabulary (``errors``, ``config``, ``models``, loose beside the rooms),
+``intake``, ``storage``, ``sharing`` and ``retrieval`` side by side, ``core``,
+``assistants`` and ``measure`` side by side, ``faces``, and on top the entry points
+(``jupymem/__init__.py``, the public API and what IPython and Jupyter call, and
+``__main__``). A module may import its own room and any lower one, at import time or
+lazily inside a function, never a higher room nor a sibling on its level: an import
+hidden in a function is still a dependency.
+
+The older rule, kept: the faces (the modules that talk to a front end: IPython,
 the Jupyter server, the command line, Jupyter AI) live in ``jupymem/faces/``, and no
 module outside that folder imports one, except ``jupymem/__init__.py``'s entry
 points (``load_ipython_extension``, ``_jupyter_server_extension_points``), lazily,
@@ -8,8 +18,8 @@ inside the functions IPython and Jupyter call, and ``jupymem/__main__.py``
 (``python -m jupymem``), which is the command line. Outside ``faces/`` nothing imports a
 front-end library or a heavy optional dependency when it is imported.
 
-``evaluate`` and ``bench`` (``jupymem eval``/``bench``) are measuring tools with
-parsers of their own; they sit beside the core and may import argparse.
+``measure/`` (``evaluate`` and ``bench``: ``jupymem eval``/``bench``) holds measuring
+tools with parsers of their own; they may import argparse.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ PACKAGE = ROOT / "jupymem"
 FACES_DIR = PACKAGE / "faces"
 
 # argparse is allowed in the measuring tools only.
-MEASURING = frozenset({"jupymem.evaluate", "jupymem.bench", "jupymem.__main__"})
+MEASURING = frozenset({"jupymem.measure.evaluate", "jupymem.measure.bench", "jupymem.__main__"})
 FRONT_END_LIBRARIES = frozenset({"IPython", "ipywidgets", "ipykernel", "tornado", "jupyter_server", "argparse",
                                  "litellm", "jupyter_ai", "jupyter_ai_persona_manager"})
 HEAVY = ("numpy", "model2vec", "sqlite_vec", "litellm", "IPython", "tornado", "jupyter_server", "rapidfuzz",
@@ -41,7 +51,28 @@ def _dotted(path: Path) -> str:
 
 MODULES = {_dotted(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 FACES = sorted(m for m, p in MODULES.items() if FACES_DIR in p.parents or p.parent == FACES_DIR)
-CORE = sorted(m for m in MODULES if m not in FACES)
+OUTSIDE_FACES = sorted(m for m in MODULES if m not in FACES)
+
+# The rooms, lowest first; rooms on one level are siblings and import neither each other.
+ROOMS: list[tuple[str, ...]] = [
+    ("vocabulary",),  # the loose modules every room shares: errors, config, models
+    ("intake",),  # what enters memory: statements, evidence, pairing, language, secrets, text, time
+    ("storage",),  # the database, its event log, and everything that repairs it
+    ("sharing", "retrieval"),  # the shared log in the repository; a query -> ranked memories
+    ("core",),  # Project, opening, overview, the block
+    ("assistants", "measure"),  # what a model is told and may do; eval and bench
+    ("faces",),  # the front ends
+    ("entry",),  # jupymem/__init__ (public API, entry points) and __main__
+]
+LOOSE = {
+    "jupymem.errors": "vocabulary",
+    "jupymem.config": "vocabulary",
+    "jupymem.models": "vocabulary",
+    "jupymem": "entry",
+    "jupymem.__main__": "entry",
+}
+MAX_LOOSE = 8  # the shared vocabulary and the entry points; everything else lives in a room
+LEVEL = {room: level for level, rooms in enumerate(ROOMS) for room in rooms}
 
 
 def _is_package(module: str) -> bool:
@@ -89,13 +120,14 @@ def _parse(module: str) -> ast.Module:
 
 def test_the_folders_are_real() -> None:
     assert {"jupymem.faces.magics", "jupymem.faces.cli", "jupymem.faces.server", "jupymem.faces.render"} <= set(FACES)
-    assert {"jupymem.core", "jupymem.store", "jupymem.retrieval.retrieve", "jupymem.opening"} <= set(CORE)
+    assert {"jupymem.core.project", "jupymem.storage.eventlog", "jupymem.retrieval.retrieve",
+            "jupymem.core.opening"} <= set(OUTSIDE_FACES)
     # the entry points named in pyproject live in faces/
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"jupymem.faces.cli:main"' in text and "jupymem.faces.mcp_tools:TOOLS" in text
 
 
-@pytest.mark.parametrize("module", CORE)
+@pytest.mark.parametrize("module", OUTSIDE_FACES)
 def test_core_imports_no_front_end_library_at_import_time(module: str) -> None:
     allowed = {"argparse"} if module in MEASURING else set()
     bad = [
@@ -107,7 +139,7 @@ def test_core_imports_no_front_end_library_at_import_time(module: str) -> None:
     assert bad == [], f"{module} imports front-end libraries at module level: {bad}"
 
 
-@pytest.mark.parametrize("module", [m for m in CORE if m != "jupymem.__main__"])
+@pytest.mark.parametrize("module", [m for m in OUTSIDE_FACES if m != "jupymem.__main__"])
 def test_nothing_outside_faces_imports_a_face(module: str) -> None:
     tree = _parse(module)
     # jupymem/__init__ may import a face inside its entry-point functions only
@@ -124,7 +156,7 @@ def test_nothing_outside_faces_imports_a_face(module: str) -> None:
 def test_the_rule_sees_a_face_import() -> None:
     # The walker resolves relative imports from a module and from a sub-package's module.
     top = ast.parse("from .faces import render\nfrom . import faces\n")
-    got = [m for node in ast.walk(top) for m, _ in _imports(node, "jupymem.core")]
+    got = [m for node in ast.walk(top) for m, _ in _imports(node, "jupymem.models")]
     assert "jupymem.faces.render" in got and "jupymem.faces" in got
     sub = ast.parse("from ..faces.cli import main\nfrom .lexical import fold\n")
     got = [m for node in ast.walk(sub) for m, _ in _imports(node, "jupymem.retrieval.retrieve")]
@@ -145,8 +177,9 @@ def test_import_jupymem_is_light() -> None:
 
 def test_the_core_and_the_cli_stay_light_when_imported() -> None:
     loaded = _loaded_after(
-        "import jupymem.core, jupymem.opening, jupymem.retrieval.retrieve, jupymem.faces.render, "
-        "jupymem.faces.cli, jupymem.overview"
+        "import jupymem.core, jupymem.core.opening, jupymem.retrieval.retrieve, jupymem.faces.render, "
+        "jupymem.faces.cli, jupymem.core.overview, jupymem.intake, jupymem.storage, jupymem.sharing, "
+        "jupymem.assistants, jupymem.measure"
     )
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
@@ -187,3 +220,76 @@ def test_no_import_circles_even_lazy_ones() -> None:
         if module not in seen:
             visit(module, [])
     assert "jupymem.faces.magics" not in graph["jupymem.faces.ask"]
+
+
+# -- the rooms ---------------------------------------------------------------------------
+
+
+def room_of(module: str) -> str | None:
+    """The room ``module`` lives in: its folder under ``jupymem/``, or ``LOOSE``'s word for
+    a module beside the folders. None: a loose module no one has placed."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and module not in LOOSE and parts[1] in LEVEL):
+        return parts[1]
+    return LOOSE.get(module)
+
+
+def _edges() -> list[tuple[str, str, int]]:
+    """(importer, imported, line) for every import of a jupymem module, anywhere in a
+    module: at import time, inside functions, under ``TYPE_CHECKING``."""
+    edges = []
+    for module in MODULES:
+        for node in ast.walk(_parse(module)):
+            for name, line in _imports(node, module):
+                if not (name == "jupymem" or name.startswith("jupymem.")):
+                    continue
+                while name not in MODULES:  # ``from .storage import eventlog`` names a module;
+                    name = name.rpartition(".")[0]  # ``from .errors import X`` names a thing in one
+                if name != module:
+                    edges.append((module, name, line))
+    return edges
+
+
+def against_the_order(edges: list[tuple[str, str, int]]) -> list[str]:
+    """The imports that go up the stack of rooms or sideways to a sibling room."""
+    bad = []
+    for importer, imported, line in edges:
+        a, b = room_of(importer), room_of(imported)
+        if a is None or b is None:
+            bad.append(f"{importer}:{line} -> {imported}: {importer if a is None else imported} is in no room")
+        elif a != b and LEVEL[b] >= LEVEL[a]:
+            where = "a sibling room" if LEVEL[b] == LEVEL[a] else "a higher room"
+            bad.append(f"{importer}:{line} ({a}) imports {imported} ({b}), {where}")
+    return bad
+
+
+def test_every_module_is_in_a_room() -> None:
+    homeless = [m for m in MODULES if room_of(m) is None]
+    assert homeless == [], f"add these to a room (a folder) or, if they are shared vocabulary, to LOOSE: {homeless}"
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert folders == set(LEVEL) - {"vocabulary", "entry"}, folders ^ (set(LEVEL) - {"vocabulary", "entry"})
+    loose = [p.name for p in PACKAGE.glob("*.py")]
+    assert len(loose) <= MAX_LOOSE, loose
+
+
+def test_imports_follow_the_order_of_the_rooms() -> None:
+    bad = against_the_order(_edges())
+    assert bad == [], "\n".join(bad)
+
+
+def test_the_order_rule_fails_on_a_bad_import() -> None:
+    # storage may not reach up into sharing, even lazily; core may reach down into it
+    planted = ast.parse("def rebuild():\n    from ..sharing.share import Sharing\n")
+    edges = [("jupymem.storage.recovery", name, line) for node in ast.walk(planted)
+             for name, line in _imports(node, "jupymem.storage.recovery") if name in MODULES]
+    assert edges == [("jupymem.storage.recovery", "jupymem.sharing.share", 2)]
+    assert against_the_order(edges) == [
+        "jupymem.storage.recovery:2 (storage) imports jupymem.sharing.share (sharing), a higher room"]
+    assert against_the_order([("jupymem.core.opening", "jupymem.sharing.share", 1)]) == []
+    # siblings stay apart, and a loose module no one placed is caught
+    assert "a sibling room" in against_the_order([("jupymem.retrieval.index", "jupymem.sharing.share", 1)])[0]
+    assert "a sibling room" in against_the_order([("jupymem.measure.bench", "jupymem.assistants.tools", 1)])[0]
+    assert "in no room" in against_the_order([("jupymem.helpers", "jupymem.errors", 1)])[0]
+    # the faces may not use the public API above them, which imports the faces
+    assert "a higher room" in against_the_order([("jupymem.faces.kernel", "jupymem", 1)])[0]
+    assert against_the_order([("jupymem", "jupymem.faces.magics", 1)]) == []

@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 import jupymem
-from jupymem import conversation as conv_mod
-from jupymem import llm, tools
-from jupymem.assistant import ask_turn, conversation_for
-from jupymem.capture import evidence_from_exception
+from jupymem.assistants import conversation as conv_mod
+from jupymem.intake import llm
+from jupymem.assistants import tools
+from jupymem.assistants.assistant import ask_turn, conversation_for
+from jupymem.intake.capture import evidence_from_exception
 from jupymem.config import Settings
-from jupymem.inject import build, failures_section
-from jupymem.conversation import COMPACT_ABOVE, HEADINGS, KEEP_AFTER_COMPACTION, Conversation
+from jupymem.assistants.inject import build, failures_section
+from jupymem.assistants.conversation import COMPACT_ABOVE, HEADINGS, KEEP_AFTER_COMPACTION, Conversation
 from jupymem.errors import ModelError
 from jupymem.models import SUPPORTED, UNCONFIRMED, Provenance
 
@@ -51,8 +52,9 @@ def _failure(session: str = "s1"):
 
 def test_loading_the_assistant_face_does_not_import_litellm():
     code = (
-        "import sys, jupymem, jupymem.faces.ask, jupymem.assistant, jupymem.tools, jupymem.inject, jupymem.conversation, "
-        "jupymem.llm, jupymem.faces.mcp_tools\n"
+        "import sys, jupymem, jupymem.faces.ask, jupymem.assistants.assistant, jupymem.assistants.tools, "
+        "jupymem.assistants.inject, jupymem.assistants.conversation, "
+        "jupymem.intake.llm, jupymem.faces.mcp_tools\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'jupymem')\n"
         "assert 'litellm' not in sys.modules, 'litellm imported while loading'\n"
@@ -73,7 +75,7 @@ def test_litellm_is_imported_offline(tmp_path: Path):
         "    hosts.append(host)\n"
         "    return real(host, *a, **k)\n"
         "socket.getaddrinfo = spy\n"
-        "from jupymem import llm\n"
+        "from jupymem.intake import llm\n"
         "llm.load()\n"
         "import time; time.sleep(0.5)\n"
         "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], sorted(set(map(str, hosts))))\n"

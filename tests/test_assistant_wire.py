@@ -19,10 +19,10 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from jupymem.assistant import ask_turn, conversation_for
-from jupymem.capture import evidence_from_exception
+from jupymem.assistants.assistant import ask_turn, conversation_for
+from jupymem.assistants.conversation import HEADINGS
 from jupymem.config import Settings
-from jupymem.conversation import HEADINGS
+from jupymem.intake.capture import evidence_from_exception
 from jupymem.models import SUPPORTED, UNCONFIRMED
 
 MODEL = "openai/fake"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import jupymem
+from jupymem.core.opening import close_all
 from jupymem.errors import (
     InvalidImport,
     InvalidStatement,
@@ -19,7 +20,6 @@ from jupymem.errors import (
     SchemaTooNew,
     SecretRefused,
 )
-from jupymem.opening import close_all
 
 
 @pytest.fixture
@@ -191,10 +191,10 @@ def test_import_with_an_unknown_event_type(proj) -> None:
     proj.export(buf)
     lines = buf.getvalue().splitlines()
     ev = json.loads(lines[1])
-    from jupymem import store
+    from jupymem.storage import eventlog
 
     ev["type"] = "explode"
-    ev["hash"] = store.event_hash(ev["uid"], ev["type"], ev["at"], ev["payload_hash"], ev["prev"])
+    ev["hash"] = eventlog.event_hash(ev["uid"], ev["type"], ev["at"], ev["payload_hash"], ev["prev"])
     with pytest.raises(InvalidImport, match="line 2: type .explode. is not one of"):
         proj.import_(io.StringIO(lines[0] + "\n" + json.dumps(ev) + "\n"))
     assert events(proj) == 1

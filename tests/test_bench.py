@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jupymem import bench
+from jupymem.measure import bench
 
 
 pytestmark = pytest.mark.usefixtures("transformer_encoder")  # the default: both tiers

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import jupymem
-from jupymem.block import CLOSE, PREAMBLE, build_block, escape
+from jupymem.core.block import CLOSE, PREAMBLE, build_block, escape
 from jupymem.errors import InvalidStatement
 from jupymem.models import Memory, Provenance
 

@@ -17,8 +17,8 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import store
-from jupymem.capture import memory_id
+from jupymem.storage import eventlog
+from jupymem.intake.capture import memory_id
 from jupymem.errors import SecretRefused
 from jupymem.models import Evidence, Provenance
 
@@ -133,10 +133,10 @@ def test_import_skips_a_uid_repeated_inside_the_file(proj, tmp_path: Path) -> No
     # A second event, properly chained, that reuses the first one's uid: the log keeps the first.
     # (with an id derived from its words: import refuses one that is not)
     payload = {"memory": {**first["payload"]["memory"], "id": memory_id("Another one"), "statement": "Another one"}}
-    payload_hash = store.sha256(store.canonical(payload))
+    payload_hash = eventlog.sha256(eventlog.canonical(payload))
     second = {
         **first, "seq": 2, "payload": payload, "payload_hash": payload_hash, "prev": first["hash"],
-        "hash": store.event_hash(first["uid"], "record", first["at"], payload_hash, first["hash"]),
+        "hash": eventlog.event_hash(first["uid"], "record", first["at"], payload_hash, first["hash"]),
     }
     report = proj.import_(io.StringIO("\n".join([header, line, json.dumps(second)]) + "\n"), other_project=True)
     assert (report.added, report.skipped) == (1, 1)

@@ -1,4 +1,4 @@
-"""Tests for jupymem.capture: statements, secrets, identity and failed cells.
+"""Tests for jupymem.intake.capture: statements, secrets, identity and failed cells.
 
 Fake secrets are assembled from pieces so that this file does not itself look
 like a leaked credential to secret scanners.
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from jupymem.capture import (
+from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
+from jupymem.intake.capture import (
     MAX_EXCERPT_BYTES,
     MAX_STATEMENT_BYTES,
     SecretFinding,
@@ -32,7 +33,6 @@ from jupymem.capture import (
     normalize_for_identity,
     redact,
 )
-from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 from jupymem.models import Evidence
 
 AWS_ID = "AKIA" + "IOSFODNN7" + "EXAMPLE"
@@ -750,7 +750,7 @@ def test_secret_scan_finishes_on_hostile_input(unit):
 
 def test_capture_imports_nothing_heavy():
     code = (
-        "import sys, jupymem.capture\n"
+        "import sys, jupymem.intake.capture\n"
         "heavy = {'IPython', 'numpy', 'pandas', 'sqlite3', 'litellm', 'model2vec', 'tornado'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
     )

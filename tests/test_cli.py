@@ -14,7 +14,7 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import capture
+from jupymem.intake import capture
 from jupymem.models import Provenance
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupymem import store
+from jupymem.storage import database
 from jupymem.retrieval import index
 from jupymem.config import Settings
 from jupymem.retrieval.embed import BackgroundEncoder, HashEmbedder
-from jupymem.core import Project
-from jupymem.opening import init_project
+from jupymem.core.project import Project
+from jupymem.core.opening import init_project
 
 from conftest import make_repo
 
@@ -94,20 +94,20 @@ def _unit(angle_cos: float, axis: int, dims: int = 4) -> list[float]:
 
 
 def test_sqlean_route_loads_sqlite_vec(tmp_path: Path) -> None:
-    conn = store.open_database(tmp_path / "m.db", create=True, driver_name="sqlean")
+    conn = database.open_database(tmp_path / "m.db", create=True, driver_name="sqlean")
     ok, why = index.vec_route(conn)
     assert ok, why
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
 
 
 def test_stdlib_route_degrades_to_lexical_with_a_reason(repo: Path, dense_settings: Settings) -> None:
-    if store.can_load_extensions(store.driver("sqlite3")):
+    if database.can_load_extensions(database.driver("sqlite3")):
         pytest.skip("this Python's sqlite3 can load extensions; the subprocess test covers that route")
     init_project(repo, dense_settings).remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
-    from jupymem.registry import database_path, read_registry
+    from jupymem.storage.registry import database_path, read_registry
 
     pid = read_registry(dense_settings.home).project_for_root(repo)
-    conn = store.open_database(database_path(dense_settings.home, pid), create=False, driver_name="sqlite3")
+    conn = database.open_database(database_path(dense_settings.home, pid), create=False, driver_name="sqlite3")
     proj = Project(dense_settings, pid, repo, conn)
     status = proj.prepare_dense(timeout=60)
     assert status["dense"] == "off" and status["driver"] == "sqlite3"
@@ -138,10 +138,10 @@ def test_stdlib_route_where_sqlite3_can_load_extensions(tmp_path: Path) -> None:
 import sys, struct
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from pathlib import Path
-from jupymem import store
+from jupymem.storage import database
 from jupymem.retrieval import index
-assert store.driver().__name__ == "sqlite3", store.driver()
-conn = store.open_database(Path(sys.argv[3]), create=True)
+assert database.driver().__name__ == "sqlite3", database.driver()
+conn = database.open_database(Path(sys.argv[3]), create=True)
 ok, why = index.vec_route(conn)
 assert ok, why
 conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[2])")
@@ -308,14 +308,14 @@ def test_import_and_rebuild_are_embedded(project: Project, tmp_path: Path, dense
 
 
 def test_a_vec_less_writer_leaves_rows_for_backfill(repo: Path, dense_settings: Settings) -> None:
-    from jupymem.registry import database_path, read_registry
+    from jupymem.storage.registry import database_path, read_registry
 
     first = init_project(repo, dense_settings)
     first.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS[:6])
     first.prepare_dense(timeout=60)
     pid = read_registry(dense_settings.home).project_for_root(repo)
     # Another process without extensions records more: stdlib sqlite3 never touches vec0.
-    conn = store.open_database(database_path(dense_settings.home, pid), create=False, driver_name="sqlite3")
+    conn = database.open_database(database_path(dense_settings.home, pid), create=False, driver_name="sqlite3")
     writer = Project(dense_settings, pid, repo, conn)
     writer.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS[6:])
     assert writer.verify().ok
@@ -424,7 +424,7 @@ def test_hybrid_finds_paraphrases_and_keeps_lexical_hits(project: Project) -> No
 
 
 def test_status_reports_the_dense_leg(project: Project) -> None:
-    from jupymem.overview import status
+    from jupymem.core.overview import status
 
     before = status(project.root, project.settings)
     assert before["retrieval"]["dense"] == "off"
@@ -436,7 +436,7 @@ def test_status_reports_the_dense_leg(project: Project) -> None:
 
 def test_status_says_whether_the_index_and_the_typo_names_are_ready(project: Project) -> None:
     from jupymem.faces import render
-    from jupymem.overview import status
+    from jupymem.core.overview import status
 
     before = status(project.root, project.settings)
     assert (before["retrieval"]["index"], before["retrieval"]["typos"]) == ("not built", "not read")

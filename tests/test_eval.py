@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jupymem import evaluate
+from jupymem.measure import evaluate
 
 GOLD = Path(__file__).parent / "gold" / "notebook_memory.gold.jsonl"
 SMALL = Path(__file__).parent / "gold" / "small_projects.gold.jsonl"

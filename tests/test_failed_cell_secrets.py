@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from jupymem.capture import (
+from jupymem.intake.capture import (
     MAX_EXCERPT_BYTES,
     MAX_MESSAGE_CHARS,
     check_statement,

@@ -131,7 +131,7 @@ def test_a_shared_folder_on_a_full_disk_says_disk_full_not_permissions(tmp_path:
 
 
 def test_the_registry_on_a_full_disk_is_disk_full(tmp_path: Path) -> None:
-    from jupymem import registry
+    from jupymem.storage import registry
 
     with small_disk(tmp_path / "disk") as disk:
         home = disk / "home"

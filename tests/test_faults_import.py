@@ -17,8 +17,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from faults import BIDI, block_is_whole, export_events, forge, jm, ok, quiesce, refused, rechain
-from jupymem import store
-from jupymem.capture import memory_id
+from jupymem.storage import database, eventlog
+from jupymem.intake.capture import memory_id
 from jupymem.errors import InvalidImport, InvalidStatement
 from secret_shapes import SHAPES
 
@@ -243,15 +243,15 @@ def test_verify_names_an_event_edited_in_the_database_and_rechained(target):
     # Someone edits the database's log by hand and recomputes every hash: the chain
     # verifies, so the events themselves must be checked.
     target.remember("Use customer_id.", kind="decision")
-    rows = list(store.events(target.conn))
+    rows = list(eventlog.events(target.conn))
     payload = rows[-1].payload
     payload["memory"]["kind"] = "admin"
-    prev = store.GENESIS
-    with store.transaction(target.conn):
+    prev = eventlog.GENESIS
+    with database.transaction(target.conn):
         for ev in rows:
             body = ev.payload if ev.seq != rows[-1].seq else payload
-            ph = store.sha256(store.canonical(body))
-            h = store.event_hash(ev.uid, ev.type, ev.at, ph, prev)
+            ph = eventlog.sha256(eventlog.canonical(body))
+            h = eventlog.event_hash(ev.uid, ev.type, ev.at, ph, prev)
             target.conn.execute(
                 "UPDATE events SET payload = ?, payload_hash = ?, prev = ?, hash = ? WHERE seq = ?",
                 (json.dumps(body), ph, prev, h, ev.seq),
@@ -267,7 +267,7 @@ def test_verify_names_an_event_edited_in_the_database_and_rechained(target):
 def test_the_block_escapes_every_field_it_prints_even_one_no_writer_would_store():
     # Defence in depth: were a forged kind or topic ever to reach the tables (an old
     # database, a bug), the block still prints it as data.
-    from jupymem.block import build_block
+    from jupymem.core.block import build_block
     from jupymem.models import Memory
 
     def memory(i: int, kind: str, topic: str) -> Memory:
@@ -281,7 +281,7 @@ def test_the_block_escapes_every_field_it_prints_even_one_no_writer_would_store(
 
 
 def test_the_validator_knows_every_event_the_projection_applies():
-    from jupymem import projection, validate
+    from jupymem.storage import projection, validate
 
     assert set(validate.EVENT_TYPES) == set(projection.EVENT_TYPES)
 

@@ -136,19 +136,19 @@ def test_a_payload_that_verifies_but_cannot_be_applied_is_named(filled):
     # Someone edits an event by hand and hashes it afresh (the mark beside the database too):
     # the chain verifies, the shape is wrong.
     repo, db = filled
-    from jupymem import marks, store
+    from jupymem.storage import eventlog, marks
 
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
         rows = raw.execute("SELECT seq, uid, type, at, payload FROM events ORDER BY seq").fetchall()
-        prev = store.GENESIS
+        prev = eventlog.GENESIS
         for seq, uid, type_, at, payload in rows:
             body = json.loads(payload)
             if seq == BAD:
                 body["memory"]["evidence"] = 7
-            ph = store.sha256(store.canonical(body))
-            h = store.event_hash(uid, type_, at, ph, prev)
+            ph = eventlog.sha256(eventlog.canonical(body))
+            h = eventlog.event_hash(uid, type_, at, ph, prev)
             raw.execute("UPDATE events SET payload = ?, payload_hash = ?, prev = ?, hash = ? WHERE seq = ?",
-                        (store.canonical(body).decode(), ph, prev, h, seq))
+                        (eventlog.canonical(body).decode(), ph, prev, h, seq))
             prev = h
     marks.write(db, N, prev)
     proc = jm("verify", "--json", cwd=repo)
@@ -189,7 +189,7 @@ def test_verify_while_another_process_writes_never_reports_false_damage(repo: Pa
 
 
 def test_a_garbled_event_of_this_machines_own_in_a_shared_cache_is_named_and_doctor_rebuilds(repo: Path):
-    from jupymem import store
+    from jupymem.storage import eventlog
     from team import git
     from test_share_log import Writer, memory_payload
 
@@ -200,7 +200,7 @@ def test_a_garbled_event_of_this_machines_own_in_a_shared_cache_is_named_and_doc
     proj.share()
     private = proj.remember("My own doubt about the churn definition", private=True)
     proj.remember("Weekly numbers are in EUR", kind="fact")
-    first_at = store.events(proj.conn).__next__().at
+    first_at = eventlog.events(proj.conn).__next__().at
     db = proj.database
     quiesce()
     _update(db, "UPDATE events SET payload = substr(payload, 1, 30) WHERE scope = 'private'")

@@ -19,7 +19,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import jupymem
 from conftest import make_repo
 from faults import quiesce, read_only
-from jupymem import sharelog
+from jupymem.sharing import sharelog
 from team import Clone, git, make_team
 from test_share_log import Writer, at, memory_payload
 

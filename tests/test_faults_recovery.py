@@ -22,7 +22,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from faults import WRITING_LOOP, jm, ok, overwrite, page_size, quiesce, refused, root_page, spawn
-from jupymem import marks, store
+from jupymem.storage import eventlog, marks
 from team import Clone, make_team
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +78,7 @@ def test_the_mark_beside_the_database_follows_every_kind_of_write(repo: Path) ->
         return mark.events, mark.last_hash
 
     def now() -> tuple[int, str]:
-        return store.last_seq(proj.conn), store.last_hash(proj.conn)
+        return eventlog.last_seq(proj.conn), eventlog.last_hash(proj.conn)
 
     a = proj.remember("Use customer_id as the join key", kind="decision")
     assert marked() == now() == (1, now()[1])
@@ -97,7 +97,7 @@ def test_the_mark_beside_the_database_follows_every_kind_of_write(repo: Path) ->
 def test_opening_while_another_process_writes_never_calls_the_project_lost(repo: Path) -> None:
     # The mark is written after each commit and read before the database is asked: a writer
     # in another process can make it lag, never run ahead of what an opening sees.
-    from jupymem.opening import close_all
+    from jupymem.core.opening import close_all
 
     jupymem.init(repo).remember("The first statement", kind="fact")
     quiesce()

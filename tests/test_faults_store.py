@@ -235,7 +235,7 @@ def test_a_read_only_home_answers_reads_and_refuses_writes_through_the_cli(fille
         ):
             err = refused(jm(*args, cwd=where), 2)
             assert "read-only" in err, err
-        # no WAL, no -shm: untouched (memory.mark was left by the writes before, see jupymem/marks.py)
+        # no WAL, no -shm: untouched (memory.mark was left by the writes before, see jupymem/storage/marks.py)
         assert sorted(p.name for p in db.parent.iterdir()) == ["memory.mark", "memory.sqlite"]
     assert len(ok(jm("list", "--json", cwd=repo))) == N
 

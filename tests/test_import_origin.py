@@ -23,7 +23,7 @@ import jupymem
 from conftest import make_repo
 from faults import jm, ok, refused
 from jupymem.errors import OtherProjectImport
-from jupymem.registry import root_commit
+from jupymem.storage.registry import root_commit
 from team import Clone, make_team
 
 

@@ -1,4 +1,4 @@
-"""Tests for jupymem.language: conservative, offline language detection (SPEC 6).
+"""Tests for jupymem.intake.language: conservative, offline language detection (SPEC 6).
 
 The English corpus (tests/data/english_statements.txt) must produce zero false
 positives: calling English prose another language would refuse or rewrite a
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from jupymem import language
-from jupymem.language import LANGUAGES, detect, is_english, scores
+from jupymem.intake import language
+from jupymem.intake.language import LANGUAGES, detect, is_english, scores
 
 DATA = Path(__file__).parent / "data"
 
@@ -240,7 +240,7 @@ def test_detection_finishes_on_hostile_input(unit):
 
 def test_language_imports_nothing_heavy():
     code = (
-        "import sys, jupymem.language\n"
+        "import sys, jupymem.intake.language\n"
         "heavy = {'IPython', 'numpy', 'pandas', 'sqlite3', 'litellm', 'model2vec'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
     )

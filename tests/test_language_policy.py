@@ -14,10 +14,11 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import jupymem
-from jupymem import capture, llm, tools
-from jupymem.assistant import ask_turn
+from jupymem.assistants import tools
+from jupymem.assistants.assistant import ask_turn
 from jupymem.config import Settings
 from jupymem.errors import LanguageRefused, ModelError
+from jupymem.intake import capture, llm
 from jupymem.models import Provenance
 
 SPANISH = "Usa siempre la columna fecha_alta para las fechas de alta de los clientes."

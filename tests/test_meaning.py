@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from jupymem import bench
+from jupymem.measure import bench
 from jupymem.config import Settings
-from jupymem.evaluate import load_suite, open_scope
-from jupymem.opening import close_all, init_project
+from jupymem.measure.evaluate import load_suite, open_scope
+from jupymem.core.opening import close_all, init_project
 
 from conftest import make_repo
 

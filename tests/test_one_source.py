@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import jupymem
-from jupymem.block import build_block
+from jupymem.core.block import build_block
 from jupymem.faces import render
 from jupymem.models import KINDS, kind_rank, to_json
 

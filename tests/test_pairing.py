@@ -1,4 +1,4 @@
-"""Failure -> fix pairing (jupymem/pairing.py): similarity, chains, diffs and suggested lessons.
+"""Failure -> fix pairing (jupymem/intake/pairing.py): similarity, chains, diffs and suggested lessons.
 
 Real exceptions from real code, a real Pairing; the kernel and the faces have their
 own tests (test_pairing_kernel.py, test_pairing_faces.py).
@@ -9,9 +9,8 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from jupymem.capture import evidence_from_exception, raising_line
-from jupymem.models import Evidence
-from jupymem.pairing import (
+from jupymem.intake.capture import evidence_from_exception, raising_line
+from jupymem.intake.pairing import (
     MAX_DIFF_BYTES,
     MAX_DIFF_LINES,
     THRESHOLD,
@@ -22,6 +21,7 @@ from jupymem.pairing import (
     similarity,
     suggest,
 )
+from jupymem.models import Evidence
 
 SECRET = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
 
@@ -240,7 +240,7 @@ def test_raising_line_points_into_the_cell() -> None:
 
 
 def test_a_cell_failing_over_and_over_keeps_a_bounded_chain() -> None:
-    from jupymem.pairing import MAX_CHAIN
+    from jupymem.intake.pairing import MAX_CHAIN
 
     pairing = Pairing()
     handles = []

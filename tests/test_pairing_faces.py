@@ -17,10 +17,10 @@ from fake_openai import FakeOpenAI, system_prompt
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
+from jupymem.assistants.inject import FAILURES, failures_section
 from jupymem.faces import render
 from jupymem.faces.kernel import session_evidence, session_state
-from jupymem.inject import FAILURES, failures_section
-from jupymem.pairing import Pairing
+from jupymem.intake.pairing import Pairing
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 

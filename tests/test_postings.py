@@ -15,8 +15,8 @@ import sqlite3
 import pytest
 
 from jupymem.config import Settings
-from jupymem.core import Project
-from jupymem.opening import init_project
+from jupymem.core.opening import init_project
+from jupymem.core.project import Project
 from jupymem.retrieval import retrieve
 from jupymem.retrieval.lexical import Term
 from jupymem.retrieval.postings import Postings
@@ -232,14 +232,14 @@ def test_a_rebuild_in_another_process_reaches_this_ones_index(project: Project) 
     """Row ids are not identities: another process's gc and rebuild can give them to other
     memories with the count and the highest id as they were. This process must not answer
     from the index it built over the old rows (the replay's generation mark says so)."""
-    from jupymem import store
+    from jupymem.storage import database
 
     for statement in ("Alpha: prices are stored in cents", "Beta: weeks start on Monday",
                       "Gamma: revenue excludes VAT"):
         project.remember(statement, kind="note")
     for _ in range(3):  # from here on the in-memory index answers
         assert project.search("weeks start on Monday", mode="lexical").hits[0].memory.statement.startswith("Beta")
-    other = Project(project.settings, project.id, project.root, store.open_database(project.database, create=False))
+    other = Project(project.settings, project.id, project.root, database.open_database(project.database, create=False))
     try:
         alpha = next(m for m in other.list() if m.statement.startswith("Alpha"))
         other.retire(alpha.id, reason="moved to a config file")

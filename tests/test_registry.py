@@ -10,9 +10,9 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import registry
+from jupymem.storage import registry
 from jupymem.errors import NotAGitRepository, RegistryCorrupt
-from jupymem.opening import close_all, doctor
+from jupymem.core.opening import close_all, doctor
 
 
 def test_git_root_from_a_notebook_path_a_directory_and_a_missing_file(repo: Path) -> None:

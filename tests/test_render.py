@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import jupymem
-from jupymem import capture
 from jupymem.faces import render
+from jupymem.intake import capture
 from jupymem.models import Provenance, to_json
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from jupymem.retrieval import answerable, fuzzy, lexical, retrieve
 from jupymem.config import Settings
-from jupymem.core import Project
-from jupymem.opening import init_project
+from jupymem.core.project import Project
+from jupymem.core.opening import init_project
 
 MEMORIES = [
     ("Join the subscriptions table to events on customer_id and account_region.", "constraint"),
@@ -320,7 +320,7 @@ def _where_old_heuristics_lost() -> list[dict]:
 def test_lexical_is_at_least_plain_bm25_where_the_old_heuristics_lost(tmp_path) -> None:
     import json
 
-    from jupymem import evaluate
+    from jupymem.measure import evaluate
 
     path = tmp_path / "suite.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in _where_old_heuristics_lost()) + "\n", encoding="utf-8")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from jupymem import capture, secrets_scan
+from jupymem.intake import capture, secrets_scan
 from jupymem.errors import SecretRefused
-from jupymem.secrets_scan import find_secrets, redact
+from jupymem.intake.secrets_scan import find_secrets, redact
 from secret_shapes import CLEAN, FORMS, PROSE, SHAPES, _p, b64, hexs, lines, putty, ssh2, upper
 
 TALK = [

@@ -1,4 +1,4 @@
-"""Tests for jupymem.secrets_scan: the hints that let ordinary prose skip the rules.
+"""Tests for jupymem.intake.secrets_scan: the hints that let ordinary prose skip the rules.
 
 ``find_secrets`` runs a group of rules only when its hint occurs in the text, so a
 hint must be a necessary condition of every match of every rule in its group. These
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from jupymem import capture, secrets_scan
-from jupymem.secrets_scan import _scan, find_secrets
+from jupymem.intake import capture, secrets_scan
+from jupymem.intake.secrets_scan import _scan, find_secrets
 from secret_shapes import FORMS, PROSE, SHAPES
 
 DATA = Path(__file__).parent / "data"

@@ -13,7 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from conftest import make_repo
-from jupymem import sharelog
+from jupymem.sharing import sharelog
 
 from team import git
 from test_share_log import Writer, at, memory_payload

@@ -17,7 +17,9 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import capture, clock, projection, sharelog, store
+from jupymem.intake import capture, clock
+from jupymem.storage import database, eventlog, projection
+from jupymem.sharing import sharelog
 from jupymem.config import Settings
 from jupymem.errors import InvalidStatement, JupymemError, SecretRefused
 
@@ -55,7 +57,7 @@ class Writer:
     def __init__(self, root: Path, name: str = "Ben", writer_id: str = "0123456789"):
         self.path = sharelog.log_dir(root) / sharelog.file_name(writer_id, name)
         self.fields = {"id": writer_id, "name": name, "email": f"{name.lower()}@example.com"}
-        self.prev = store.GENESIS
+        self.prev = eventlog.GENESIS
 
     def line(self, type_: str, payload: dict, at: str, uid: str | None = None) -> str:
         text, self.prev = sharelog.encode(uid or uuid.uuid4().hex, type_, at, payload, self.fields, self.prev)
@@ -73,7 +75,7 @@ def reread(repo: Path):
 def fresh_state(repo: Path, tmp_path: Path) -> dict:
     """What a clone with an empty home makes of the same files."""
     settings = Settings.from_env().with_(home=tmp_path / f"fresh-{uuid.uuid4().hex[:6]}")
-    from jupymem.opening import find_project
+    from jupymem.core.opening import find_project
 
     proj = find_project(repo, settings)
     return view(proj)
@@ -90,7 +92,7 @@ def test_every_line_names_its_writer_and_chains_to_the_one_before(shared, repo: 
     shared.remember("Revenue excludes VAT", kind="constraint")
     (path,) = sharelog.log_dir(repo).glob("*.jsonl")
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    assert [x["prev"] for x in lines] == [store.GENESIS, lines[0]["hash"]]
+    assert [x["prev"] for x in lines] == [eventlog.GENESIS, lines[0]["hash"]]
     assert all(x["writer"] == {"id": path.stem[-10:], "name": "Ana", "email": "ana@example.com"} for x in lines)
     assert all(sharelog.line_hash(x) == x["hash"] for x in lines)
     assert lines[1]["payload"]["memory"]["provenance"]["author"] == "Ana <ana@example.com>"
@@ -121,7 +123,7 @@ def test_a_write_cut_short_is_never_cut_back_and_the_next_write_takes_a_new_file
     last = json.loads(path.read_text().splitlines()[-1])
     fields = last["writer"]
     payload = {"memory": {**memory_payload("Refunds are negative", author="Ana <ana@example.com>")}}
-    text, _ = sharelog.encode(uuid.uuid4().hex, "record", store.next_at(shared.conn), payload, fields, last["hash"])
+    text, _ = sharelog.encode(uuid.uuid4().hex, "record", eventlog.next_at(shared.conn), payload, fields, last["hash"])
     with path.open("a", encoding="utf-8") as fh:
         fh.write(text + '{"half a line')  # and a second write that never finished
     proj = reread(repo)
@@ -178,7 +180,7 @@ def test_a_spoiled_line_and_what_follows_it_are_not_applied(shared, repo: Path, 
     if why != "fails its hash":  # a forged line with a correct hash of its own
         bad["hash"] = sharelog.line_hash(bad)
     lines[1] = bad
-    ben.path.write_text("".join(store.canonical(x).decode() + "\n" for x in lines))
+    ben.path.write_text("".join(eventlog.canonical(x).decode() + "\n" for x in lines))
     proj = reread(repo)
     statements = {m.statement for m in proj.list()}
     assert "First of Ben" in statements and not statements & {"Second of Ben", "Third of Ben", "Edited words"}
@@ -359,7 +361,7 @@ def test_a_replay_by_another_process_reaches_this_ones_search(shared, repo: Path
     interleaves and replays the cache in (time, uid) order, so row ids now belong to other
     memories; the other, whose files look unchanged to it (the cache already applied
     them), must not answer from what it computed from the old rows."""
-    from jupymem.core import Project
+    from jupymem.core.project import Project
 
     kernel = reread(repo)
     kernel.remember("Alpha decision: prices are stored in cents", kind="decision")
@@ -367,7 +369,7 @@ def test_a_replay_by_another_process_reaches_this_ones_search(shared, repo: Path
     for _ in range(3):  # the in-memory lexical index answers from here on
         assert kernel.search("prices stored in cents", mode="lexical").hits[0].memory.statement.startswith("Alpha")
     Writer(repo).append("record", {"memory": memory_payload("Gamma note: older than everything here")}, PAST)
-    server = Project(kernel.settings, kernel.id, kernel.root, store.open_database(kernel.database, create=False))
+    server = Project(kernel.settings, kernel.id, kernel.root, database.open_database(kernel.database, create=False))
     try:
         server.follow()  # the interleaving line: the cache is replayed, row ids move
         assert any("Gamma" in m.statement for m in server.list())
@@ -428,7 +430,7 @@ def test_sixty_one_line_files_go_after_a_teammates_file_in_every_turn(shared, re
         path.unlink()
     flood(60, 1)
     settings = Settings.from_env().with_(home=tmp_path / "newcomer")
-    from jupymem.opening import find_project
+    from jupymem.core.opening import find_project
 
     block = find_project(repo, settings).block()
     assert block.omitted > 0 and "Ben's constraint" in block.text

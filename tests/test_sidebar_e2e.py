@@ -735,7 +735,7 @@ def test_a_cell_fixed_in_jupyterlab_becomes_a_suggested_lesson(lab: Lab) -> None
 def test_sidebar_sharing_switch_author_private_and_two_replacements(lab: Lab) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    from jupymem import sharelog
+    from jupymem.sharing import sharelog
     from team import git
     from test_share_log import Writer, at, memory_payload
 
@@ -824,7 +824,7 @@ def test_sidebar_shows_the_teams_memory_and_names_forged_files(lab: Lab, tmp_pat
     from playwright.sync_api import expect, sync_playwright
 
     import hostile
-    from jupymem import sharelog
+    from jupymem.sharing import sharelog
     from team import git
 
     git(lab.repo, "config", "user.name", "Alice")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jupymem
 from jupymem.config import Settings
-from jupymem.opening import init_project
+from jupymem.core.opening import init_project
 from jupymem.retrieval import similar
 
 from conftest import make_repo

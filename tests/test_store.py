@@ -12,7 +12,7 @@ import pytest
 
 import jupymem
 from conftest import make_repo
-from jupymem import capture
+from jupymem.intake import capture
 from jupymem.errors import InvalidImport, InvalidTransition
 from jupymem.models import Provenance
 
@@ -100,7 +100,7 @@ def test_supersede_closes_validity_and_keeps_history(proj) -> None:
     assert old.id not in {h.memory.id for h in proj.search("train on 12 months of data").hits}  # hidden
     assert proj.search("train on 12 months of data", include_inactive=True).hits[0].memory.id == old.id
     assert [h.action for h in proj.history(old.id)] == ["recorded", "superseded"]
-    who = str(jupymem.share.identity(proj.root))  # whoever writes here, as git names them
+    who = str(jupymem.sharing.share.identity(proj.root))  # whoever writes here, as git names them
     assert proj.history(old.id)[1].detail == {"by": new.id, "who": who}
     assert proj.history(new.id)[0].detail == {"recorder": "person", "supersedes": old.id, "who": who}
     with pytest.raises(InvalidTransition):
@@ -244,10 +244,12 @@ def test_import_of_a_tampered_or_truncated_file_imports_nothing(proj, tmp_path: 
         other.import_(io.StringIO(lines[0] + lines[2]))
     forged = json.loads(lines[1])
     forged["payload"]["memory"]["statement"] = "token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789'"
-    from jupymem import store
+    from jupymem.storage import eventlog
 
-    forged["payload_hash"] = store.sha256(store.canonical(forged["payload"]))
-    forged["hash"] = store.event_hash(forged["uid"], forged["type"], forged["at"], forged["payload_hash"], forged["prev"])
+    forged["payload_hash"] = eventlog.sha256(eventlog.canonical(forged["payload"]))
+    forged["hash"] = eventlog.event_hash(
+        forged["uid"], forged["type"], forged["at"], forged["payload_hash"], forged["prev"]
+    )
     with pytest.raises(InvalidImport, match="GitHub token"):  # a re-hashed file still passes the secret check
         other.import_(io.StringIO(lines[0] + json.dumps(forged) + "\n"))
     assert other.revision() == 0 and other.list() == []

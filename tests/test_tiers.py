@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupymem import tools
+from jupymem.assistants import tools
 from jupymem.config import Settings
-from jupymem.opening import close_all, init_project
+from jupymem.core.opening import close_all, init_project
 from jupymem.retrieval import index, tiers
 from jupymem.retrieval.embed import HashEmbedder
 from jupymem.retrieval.transformer import TRANSFORMER_NAME

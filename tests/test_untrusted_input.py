@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from jupymem import capture, strictjson, validate
+from jupymem.intake import capture, strictjson
+from jupymem.storage import validate
 from jupymem.errors import InvalidStatement
-from jupymem.folder import LinkRefused, open_folder, opened, scan_log
-from jupymem.text import MAX_INVISIBLE, hidden, strip_hidden
+from jupymem.sharing.folder import LinkRefused, open_folder, opened, scan_log
+from jupymem.intake.text import MAX_INVISIBLE, hidden, strip_hidden
 
 # -- strict JSON -------------------------------------------------------------------------
 
@@ -167,7 +168,7 @@ def test_a_linked_or_dangling_file_is_never_opened_nor_created(tmp_path: Path, h
 
 
 def test_a_name_or_link_target_holding_a_secret_is_never_shown(tmp_path: Path) -> None:
-    from jupymem.share import folder_problems, signature
+    from jupymem.sharing.share import folder_problems, signature
 
     token = "glpat-" + "k3xq9wz7mv2pa8ln4rty"  # lower case: a file name can spell it
     repo = tmp_path / "repo"

@@ -29,7 +29,7 @@ from ..errors import JupymemError
 from .kernel import current_path, in_kernel, session_evidence, state
 
 if TYPE_CHECKING:
-    from ..assistant import Turn
+    from ..assistants.assistant import Turn
 
 log = logging.getLogger("jupymem")
 
@@ -125,7 +125,7 @@ class AskMagics(Magics):
         conversation; the model can search and record memory. A prompt beginning
         with "remember" (or "recuerda", "acuérdate") is stored as your statement.
         """
-        from ..assistant import ask_turn
+        from ..assistants.assistant import ask_turn
 
         args = parse_argstring(self.ask, line)
         prompt = (cell or "").strip()
@@ -173,7 +173,7 @@ class _ContextState:
         self.refresh(_ai_prompt(raw))
 
     def refresh(self, prompt: str = "") -> None:
-        from ..inject import for_path
+        from ..assistants.inject import for_path
 
         try:
             text = for_path(prompt, current_path(self.shell)) if prompt else _block_text(self.shell)
@@ -195,7 +195,7 @@ def _ai_prompt(raw: str) -> str:
 
 
 def _block_text(shell: Any) -> str:
-    from ..opening import find_project
+    from ..core.opening import find_project
 
     proj = find_project(current_path(shell), Settings.from_env())
     return proj.block().text if proj is not None else ""

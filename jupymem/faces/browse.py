@@ -28,7 +28,7 @@ from .render import kind_class, when
 if TYPE_CHECKING:
     import ipywidgets
 
-    from ..core import Project
+    from ..core.project import Project
 
 ROWS = 500  # list entries shown without a search
 LABEL_CHARS = 96

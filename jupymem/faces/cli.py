@@ -39,12 +39,12 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from .. import capture
+from ..intake import capture
 from . import commands, render
 from ..config import Settings
 from ..errors import JupymemError
 from ..models import Provenance, to_json
-from ..core import needs_translation
+from ..core.project import needs_translation
 
 PERSON = Provenance(recorder="person")
 MIN_CAP = 512
@@ -69,7 +69,7 @@ class Context:
 
     def project(self) -> Any:
         """The existing project, or NoMemory / NotAGitRepository. Never creates."""
-        from ..opening import require_project
+        from ..core.opening import require_project
 
         self._check_path()
         return require_project(self.path, self.settings)
@@ -77,8 +77,8 @@ class Context:
     def project_or_init(self) -> Any:
         """The existing project, else a new binding. A corrupt registry is an error here:
         only ``init`` and ``doctor`` repair it."""
-        from ..opening import find_project, init_project
-        from ..registry import require_git_root
+        from ..core.opening import find_project, init_project
+        from ..storage.registry import require_git_root
 
         self._check_path()
         require_git_root(self.path)
@@ -123,8 +123,8 @@ def _read_file(name: str) -> str:
 
 
 def cmd_init(ctx: Context) -> int:
-    from .. import overview
-    from ..opening import init_project
+    from ..core import overview
+    from ..core.opening import init_project
 
     ctx._check_path()
     before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else {}
@@ -140,7 +140,7 @@ def cmd_init(ctx: Context) -> int:
 
 
 def cmd_status(ctx: Context) -> int:
-    from .. import overview
+    from ..core import overview
 
     s = overview.status(ctx.path, ctx.settings)
     ctx.emit(s, render.status_text(s))
@@ -270,7 +270,7 @@ def cmd_export(ctx: Context) -> int:
 
 
 def cmd_import(ctx: Context) -> int:
-    from ..opening import import_into
+    from ..core.opening import import_into
 
     name = ctx.args.file
     text = _read_file(name)
@@ -287,7 +287,7 @@ def cmd_share(ctx: Context) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
-    from ..opening import doctor
+    from ..core.opening import doctor
 
     if not ctx.settings.home.exists():
         ctx.emit({"registry": "none", "home": str(ctx.settings.home)},
@@ -307,13 +307,13 @@ def cmd_doctor(ctx: Context) -> int:
 
 
 def cmd_eval(ctx: Context) -> int:
-    from ..evaluate import eval_command
+    from ..measure.evaluate import eval_command
 
     return eval_command(ctx.args, stdout=ctx.out)
 
 
 def cmd_bench(ctx: Context) -> int:
-    from ..bench import bench_command
+    from ..measure.bench import bench_command
 
     return bench_command(ctx.args, stdout=ctx.out)
 
@@ -366,10 +366,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _as_error(exc: BaseException) -> JupymemError | None:
     """A ``JupymemError``, or a driver error that means damage, a read-only home or a
-    full disk (met while reading rows, past ``store.Connection``'s own translation)."""
+    full disk (met while reading rows, past ``database.Connection``'s own translation)."""
     if isinstance(exc, JupymemError):
         return exc
-    from ..damage import storage_error
+    from ..storage.damage import storage_error
 
     return storage_error(exc)
 

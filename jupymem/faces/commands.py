@@ -153,9 +153,9 @@ ACTIONS: tuple[Action, ...] = (
     ), faces=frozenset({CLI})),
     Action("eval", "Score retrieval on a gold suite (Recall@10, MRR, nDCG@10, abstention): plain FTS5 BM25, "
            "the lexical leg and hybrid.",
-           faces=frozenset({CLI}), arguments_from="jupymem.evaluate"),
+           faces=frozenset({CLI}), arguments_from="jupymem.measure.evaluate"),
     Action("bench", "Measure ingest, search latency, block build and size on a synthetic corpus.",
-           faces=frozenset({CLI}), arguments_from="jupymem.bench"),
+           faces=frozenset({CLI}), arguments_from="jupymem.measure.bench"),
 )
 
 BY_NAME = {a.name: a for a in ACTIONS}

@@ -87,8 +87,8 @@ def with_memory(prompt: str, path: Path, request: str, settings: Settings | None
     after the instructions, retrieved memory for ``request`` at the end. Unchanged
     where there is no memory. Never writes, and never breaks the chat: a failure to
     read memory is logged in one line."""
-    from ..inject import retrieved_section
-    from ..opening import find_project
+    from ..assistants.inject import retrieved_section
+    from ..core.opening import find_project
 
     try:
         project = find_project(path, settings if settings is not None else Settings.from_env())

@@ -119,10 +119,10 @@ class KernelState:
         return str(p) if p.is_file() else None
 
     def project(self, create: bool = False) -> Any:
-        import jupymem
+        from ..core.opening import find_project, init_project
 
         path = current_path(self.shell)
-        return jupymem.init(path) if create else jupymem.project(path)
+        return (init_project if create else find_project)(path, self.settings())
 
     def provenance(self, recorder: str = "person") -> Provenance:
         return Provenance(
@@ -199,7 +199,7 @@ class KernelState:
 
     def _model_suggestions(self, paired: list[Evidence], model: str) -> None:
         """In a background thread: the model rewrites each pair's suggested lesson."""
-        from ..llm import suggest_lesson
+        from ..intake.llm import suggest_lesson
 
         for ev in paired:
             try:
@@ -228,7 +228,7 @@ class KernelState:
         source = getattr(info, "raw_cell", "") or ""
         if OWN_CELL.match(source):
             return None  # memory's own operations are never evidence
-        from ..capture import evidence_from_exception, raising_line
+        from ..intake.capture import evidence_from_exception, raising_line
 
         ev = evidence_from_exception(
             exc,
@@ -241,7 +241,7 @@ class KernelState:
         if ev is None:
             return None
         if self.pairing is _NOTHING_WAITS:
-            from ..pairing import Pairing
+            from ..intake.pairing import Pairing
 
             self.pairing = Pairing()
         earlier = self.pairing.failed(ev, source, raising_line(exc, getattr(self.shell, "user_ns", None)))

@@ -59,7 +59,7 @@ def _usage_error(exc: Exception) -> Exception:
     if isinstance(exc, UsageError):
         return exc
     if not isinstance(exc, JupymemError):
-        from ..damage import storage_error
+        from ..storage.damage import storage_error
 
         err = storage_error(exc)
         if err is None:
@@ -139,7 +139,7 @@ class MemoryMagics(Magics):
     def _need(self) -> Any:
         proj = state(self.shell).project()
         if proj is None:
-            from ..registry import require_git_root
+            from ..storage.registry import require_git_root
 
             root = require_git_root(current_path(self.shell))
             raise NoMemory(f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it.")
@@ -150,13 +150,13 @@ class MemoryMagics(Magics):
         self._status(args)
 
     def _status(self, args: Any) -> None:
-        import jupymem
+        from ..core.overview import status
 
-        st = jupymem.status(current_path(self.shell))
+        st = status(current_path(self.shell), state(self.shell).settings())
         _display(_render().status_text(st), _render().status_html(st))
 
     def _remember(self, args: Any) -> None:
-        from ..core import check_first_record
+        from ..core.project import check_first_record
 
         kernel = state(self.shell)
         text = args.text or ""
@@ -240,7 +240,7 @@ class MemoryMagics(Magics):
     def _import(self, args: Any) -> None:
         from pathlib import Path
 
-        from ..opening import import_into
+        from ..core.opening import import_into
 
         # Read first: a file that cannot be read changes nothing, and initializes nothing.
         try:

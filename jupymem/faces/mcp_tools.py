@@ -22,7 +22,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .. import tools
+from ..assistants import tools
 from ..config import Settings
 from ..errors import JupymemError
 from ..models import KINDS
@@ -69,7 +69,7 @@ memory_record.__doc__ = (memory_record.__doc__ or "").replace("{kinds}", ", ".jo
 def memory_status(path: str = "") -> dict[str, Any]:
     """What jupymem knows about the git repository holding `path`: whether it has memory, how many
     memories of each kind, and the size of the memory block. Never writes anything."""
-    from ..overview import status
+    from ..core.overview import status
 
     def public(ctx: tools.ToolContext) -> dict[str, Any]:
         # Local paths (memory home, database file) are no business of a model provider.
@@ -85,7 +85,7 @@ def _call(path: str, fn: Any) -> dict[str, Any]:
     try:
         prompt, chat_path = _current_message()
         settings = Settings.from_env()
-        from ..llm import translator_for
+        from ..intake.llm import translator_for
 
         ctx = tools.ToolContext(
             path=_resolve(path, chat_path), settings=settings, prompt=prompt, translator=translator_for(settings)

@@ -2,8 +2,8 @@
 
 Routes live under ``{base_url}/jupymem/api/`` and are thin: each resolves the
 ``path`` it is given (a notebook or directory relative to the server root,
-never outside it), calls the one core API (``jupymem.project`` /
-``jupymem.init`` and ``Project``) in a worker thread so SQLite never blocks
+never outside it), calls the one core API (``core.opening``'s
+``require_project`` / ``init_project`` and ``Project``) in a worker thread so SQLite never blocks
 the event loop, and answers with ``models.to_json`` of what the core returns (the
 one serializer every face uses).
 
@@ -63,14 +63,15 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from traitlets import Int, Unicode
 
-import jupymem
-
-from .. import strictjson, validate
+from ..core import overview
+from ..storage import validate
+from ..intake import strictjson
 from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Provenance, to_json
-from ..core import check_first_record
-from ..damage import storage_error
+from ..core.project import Project, check_first_record
+from ..core.opening import init_project
+from ..storage.damage import storage_error
 from .paths import BadPath, PathNotFound, PathOutsideRoot, PathTooLong, resolve_path
 
 __all__ = ["JupymemApp", "BadPath", "PathNotFound", "PathOutsideRoot", "PathTooLong", "resolve_path", "to_json"]
@@ -204,13 +205,13 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
 
     # core access: reading never initializes
 
-    def existing(self, target: Path) -> jupymem.Project:
-        from ..opening import require_project
+    def existing(self, target: Path) -> Project:
+        from ..core.opening import require_project
 
         return require_project(target, self.core)
 
     def status_of(self, target: Path) -> dict[str, Any]:
-        out = jupymem.status(target, settings=self.core)
+        out = overview.status(target, self.core)
         root = self.server_root
         out["path"] = _relative_posix(target, root) or ""
         repo = Path(out["root"]) if out.get("root") else None
@@ -283,7 +284,7 @@ class InitHandler(_Handler):
         target = self.target(_get_str(body, "path"))
 
         def work() -> dict[str, Any]:
-            jupymem.init(target, settings=self.core)
+            init_project(target, self.core)
             return self.status_of(target)
 
         self.reply(await self.call(work))
@@ -339,7 +340,7 @@ class MemoriesHandler(_Handler):
             if kind is not None and kind not in KINDS:
                 raise InvalidStatement(f"Unknown kind {kind!r}; use one of {', '.join(KINDS)}.")
             # Superseding needs a memory to replace: that is never a first record.
-            proj = self.existing(target) if supersedes else jupymem.init(target, settings=self.core)
+            proj = self.existing(target) if supersedes else init_project(target, self.core)
             # The memory itself, plus "similar": the active memories it nearly repeats.
             return to_json(
                 proj.record(statement, kind, topic, handles, supersedes, provenance=provenance, private=private)
@@ -461,7 +462,7 @@ class ShareHandler(_Handler):
         on = _get_bool(body, "on", default=True)
 
         def work() -> dict[str, Any]:
-            report = jupymem.init(target, settings=self.core).share(on=on)
+            report = init_project(target, self.core).share(on=on)
             return {**report, "status": self.status_of(target)}
 
         self.reply(await self.call(work))
@@ -539,6 +540,6 @@ class JupymemApp(ExtensionApp):
         self.handlers.extend(HANDLERS)
 
     async def stop_extension(self) -> None:
-        from ..opening import close_all
+        from ..core.opening import close_all
 
         close_all()

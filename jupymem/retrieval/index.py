@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import store
+from ..storage import database
 from . import arrays
 from ..models import RETIRED, SUPERSEDED
 
@@ -68,12 +68,12 @@ EXACT_MAX = 4096
 RESCORE = 768
 
 
-def vec_route(conn: store.Connection) -> tuple[bool, str]:
+def vec_route(conn: database.Connection) -> tuple[bool, str]:
     """Can this connection hold vectors? (ok, reason in words fit for ``status``)."""
     if conn.vec_loaded:
         return True, "sqlite-vec loaded"
     name = getattr(conn.module, "__name__", "sqlite3")
-    if not store.can_load_extensions(conn.module):
+    if not database.can_load_extensions(conn.module):
         return False, (
             f"this Python's {name} cannot load SQLite extensions, so sqlite-vec is unavailable; "
             "install sqlean.py (pip install sqlean.py) for semantic search"
@@ -91,7 +91,7 @@ def embed_text(statement: str, topic: str | None) -> str:
     return f"{topic}: {statement}" if topic else statement
 
 
-def _has_table(conn: store.Connection, name: str) -> bool:
+def _has_table(conn: database.Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
 
@@ -130,10 +130,10 @@ SLOTS = {
 }
 
 
-def vector_counts(conn: store.Connection, tier: str = STATIC) -> tuple[str | None, int]:
+def vector_counts(conn: database.Connection, tier: str = STATIC) -> tuple[str | None, int]:
     """(model, rows with a vector for it) as recorded; readable without the extension."""
     slot = SLOTS[tier]
-    model = store.get_meta(conn, slot.meta_model)
+    model = database.get_meta(conn, slot.meta_model)
     if model is None or not _has_table(conn, slot.map_table):
         return model, 0
     n = conn.execute(f"SELECT count(*) FROM {slot.map_table} WHERE model = ?", (model,)).fetchone()[0]
@@ -231,7 +231,7 @@ class DenseIndex:
     by the backfill thread. Everything here is safe to call from several threads.
     """
 
-    def __init__(self, conn: store.Connection, tier: str = STATIC):
+    def __init__(self, conn: database.Connection, tier: str = STATIC):
         self.conn = conn
         self.slot = SLOTS[tier]
         self._lock = threading.RLock()  # the copy: held briefly, by searches too
@@ -258,11 +258,11 @@ class DenseIndex:
     def _ensure_tables(self, embedder: Embedder) -> None:
         """Create the tables for ``embedder``; a different model, size or format starts them afresh."""
         conn, slot = self.conn, self.slot
-        model = store.get_meta(conn, slot.meta_model)
-        dims = store.get_meta(conn, slot.meta_dims)
-        fmt = store.get_meta(conn, slot.meta_format) or "float"
+        model = database.get_meta(conn, slot.meta_model)
+        dims = database.get_meta(conn, slot.meta_dims)
+        fmt = database.get_meta(conn, slot.meta_format) or "float"
         same = model == embedder.name and dims == str(embedder.dimensions) and fmt == slot.format
-        with store.transaction(conn):
+        with database.transaction(conn):
             if not same or not _has_table(conn, slot.vec_table):
                 conn.execute(f"DROP TABLE IF EXISTS {slot.vec_table}")
                 conn.execute(f"DROP TABLE IF EXISTS {slot.map_table}")
@@ -270,9 +270,9 @@ class DenseIndex:
                     f"CREATE VIRTUAL TABLE {slot.vec_table} USING vec0("
                     f"embedding {slot.format}[{int(embedder.dimensions)}] distance_metric=cosine)"
                 )
-                store.set_meta(conn, slot.meta_model, embedder.name)
-                store.set_meta(conn, slot.meta_dims, str(embedder.dimensions))
-                store.set_meta(conn, slot.meta_format, slot.format)
+                database.set_meta(conn, slot.meta_model, embedder.name)
+                database.set_meta(conn, slot.meta_dims, str(embedder.dimensions))
+                database.set_meta(conn, slot.meta_format, slot.format)
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {slot.map_table} ("
                 "rid INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, model TEXT NOT NULL)"
@@ -304,7 +304,7 @@ class DenseIndex:
         store_idx = [i for i, r in enumerate(rows) if not r[4]]  # another process stored the rest
         if store_idx:
             rids = [rows[i][0] for i in store_idx]
-            with store.transaction(self.conn):
+            with database.transaction(self.conn):
                 marks = ",".join("?" * len(rids))
                 old = self.conn.execute(f"SELECT rid FROM {slot.map_table} WHERE rid IN ({marks})", rids).fetchall()
                 for (rid,) in old:  # a stale vector (rebuild moved the row): vec0 has no upsert
@@ -331,7 +331,7 @@ class DenseIndex:
         ]
         if not gone:
             return
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             for rid in gone:
                 self.conn.execute(f"DELETE FROM {slot.vec_table} WHERE rowid = ?", (rid,))
                 self.conn.execute(f"DELETE FROM {slot.map_table} WHERE rid = ?", (rid,))

@@ -45,7 +45,7 @@ from . import answerable, arrays, lexical, wordvec
 from . import signals as pair
 from .postings import COLUMN_WEIGHTS
 from ..models import ACTIVE, Hit, Memory, SearchResult
-from ..projection import MEMORY_COLUMNS, memory_from_row
+from ..storage.projection import MEMORY_COLUMNS, memory_from_row
 
 if TYPE_CHECKING:
     from .embed import Embedder

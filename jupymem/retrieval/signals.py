@@ -145,7 +145,7 @@ class QuerySide:
 
 def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> QuerySide:
     """``fixed`` maps mistyped words to the words memory uses (the fuzzy leg's fixes)."""
-    from ..language import detect
+    from ..intake.language import detect
 
     terms = plan.terms
     dfs = [plan.df.get(t.key, 0) for t in terms]

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from . import index
 
 if TYPE_CHECKING:
-    from .. import store
+    from ..storage import database
     from .embed import BackgroundEncoder, Embedder
     from .retrieve import DenseLeg
 
@@ -92,7 +92,7 @@ class Tiers:
     """One project's dense leg: its encoders (shared by the process), its indexes (one per
     tier) and why it is not answering. Safe to call from several threads."""
 
-    def __init__(self, conn: store.Connection, spec: str | None, *, interactive: bool):
+    def __init__(self, conn: database.Connection, spec: str | None, *, interactive: bool):
         self.conn = conn
         self.plan = plan(spec)
         self.interactive = interactive

@@ -24,8 +24,8 @@ import unicodedata
 from datetime import datetime, timezone
 from typing import Any
 
-from .errors import InvalidStatement, SecretRefused
-from .models import Evidence, Fix
+from ..errors import InvalidStatement, SecretRefused
+from ..models import Evidence, Fix
 from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, open_key_block, redact
 from .text import hidden, strip_hidden
 

@@ -31,9 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import registry, store
-from .retrieval import lexical
-from .capture import redact
+from ..intake import clock
+from ..storage import database
+from ..retrieval import lexical
+from ..intake.capture import redact
 
 log = logging.getLogger("jupymem")
 
@@ -81,7 +82,7 @@ class Conversation:
     @classmethod
     def in_memory(cls, notebook: str = "") -> Conversation:
         """For a notebook whose repository has no memory: kept for this process only."""
-        return cls(store.memory_database(), notebook)
+        return cls(database.memory_database(), notebook)
 
     # -- reading ------------------------------------------------------------------
 
@@ -149,8 +150,8 @@ class Conversation:
         text = redact(content or "").strip()
         if len(text) > MAX_STORED_CHARS:
             text = text[: MAX_STORED_CHARS - 1] + "…"
-        at = registry.now_iso()
-        with store.transaction(self.conn):
+        at = clock.now_at()
+        with database.transaction(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO conversation (notebook, role, content, created_at) VALUES (?, ?, ?, ?)",
                 (self.notebook, role, text, at),
@@ -158,7 +159,7 @@ class Conversation:
         return Message(cur.lastrowid, role, text, at)
 
     def clear(self) -> None:
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             self.conn.execute("DELETE FROM conversation WHERE notebook = ?", (self.notebook,))
             self.conn.execute("DELETE FROM conversation_summary WHERE notebook = ?", (self.notebook,))
 
@@ -182,14 +183,14 @@ class Conversation:
         text = redact((summarize(compaction_messages(previous, fold)) or "").strip())
         if not text:
             raise ValueError("the model returned an empty summary")
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             if self._summary_state() != (previous, folded):
                 return False  # another fold won; its summary already covers these
             self.conn.execute(
                 "INSERT INTO conversation_summary (notebook, summary, folded, updated_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT(notebook) DO UPDATE SET summary = excluded.summary, folded = excluded.folded,"
                 " updated_at = excluded.updated_at",
-                (self.notebook, text, folded + len(fold), registry.now_iso()),
+                (self.notebook, text, folded + len(fold), clock.now_at()),
             )
             self.conn.execute(
                 "DELETE FROM conversation WHERE notebook = ? AND id <= ?", (self.notebook, fold[-1].id)

@@ -9,7 +9,7 @@ as a driver traceback. This module holds the two tools for it:
   before SQLite is asked to read it (SQLite takes a zero-byte file for a new, empty
   database, which is how 300 memories once vanished without a word);
 * ``storage_error``: a driver error as the ``JupymemError`` it means, or None when
-  it means a bug. ``store.Connection`` applies it to every statement; the faces
+  it means a bug. ``database.Connection`` applies it to every statement; the faces
   apply it once more to errors met while reading rows.
 
 A full disk and a read-only one are told apart everywhere (``disk_full``): a full
@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import DatabaseDamaged, JupymemError, ReadOnlyHome, StorageError
+from ..errors import DatabaseDamaged, JupymemError, ReadOnlyHome, StorageError
 
 DOCTOR = "Run `jupymem doctor`: it checks every database and recovers what its event log still holds."
 

@@ -37,11 +37,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import marks, recovery, registry, share, store
-from .config import Settings
-from .core import Project
-from .errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
-from .maintenance import ImportReport, Origin, import_log, verify
+from ..config import Settings
+from ..errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
+from ..intake import clock
+from ..sharing import share
+from ..storage import database, eventlog, marks, recovery, registry
+from ..storage.maintenance import ImportReport, Origin, import_log, verify
+from .project import Project
 
 log = logging.getLogger("jupymem")
 
@@ -111,10 +113,12 @@ def _nothing_recorded(record: registry.ProjectRecord | None, path: Path | None =
     return record is not None and record.events == 0 and (path is None or _marked(path) == 0)
 
 
-def _open_checked(path: Path, project_id: str, root: Path, record: registry.ProjectRecord | None) -> store.Connection:
+def _open_checked(
+    path: Path, project_id: str, root: Path, record: registry.ProjectRecord | None
+) -> database.Connection:
     """The project's database, checked against the file and against its mark."""
     try:
-        conn = store.open_database(path, create=False)
+        conn = database.open_database(path, create=False)
     except FileNotFoundError:
         raise _lost(path, project_id, root, record, "is missing") from None
     except DatabaseDamaged as exc:
@@ -130,7 +134,7 @@ def _open_checked(path: Path, project_id: str, root: Path, record: registry.Proj
 
 
 def _check_mark(
-    conn: store.Connection, path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None
+    conn: database.Connection, path: Path, project_id: str, root: Path | None, record: registry.ProjectRecord | None
 ) -> None:
     """``DatabaseLost`` when the database holds less history than a mark says it held,
     or another history: the registry's mark and the one every write leaves beside it."""
@@ -147,7 +151,7 @@ def _check_mark(
         seen.append(marks.Mark(record.events, record.last_hash or ""))
     if not seen:
         return
-    n = store.last_seq(conn)
+    n = eventlog.last_seq(conn)
     most = max(m.events for m in seen)
     if n < most:
         raise _lost(path, project_id, root, record, f"holds {n} events", recorded=most)
@@ -163,12 +167,12 @@ def _check_mark(
 _HASH = re.compile(rb"[0-9a-f]{64}")
 
 
-def is_cache(conn: store.Connection, root: Path | None) -> bool:
+def is_cache(conn: database.Connection, root: Path | None) -> bool:
     """Whether the database is (or was) a shared repository's cache: its repository holds
     a log, or it was replayed from one (``share`` keeps the clone it was built for)."""
     if root is not None and share.has_log(root):
         return True
-    return store.get_meta(conn, "share_root") is not None
+    return database.get_meta(conn, "share_root") is not None
 
 
 def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) -> Any:
@@ -182,7 +186,7 @@ def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) 
         if share.has_log(proj.root):
             return  # the files are the history (see _check_mark)
         row = proj.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        n, last = (row[0], str(row[1])) if row else (0, store.GENESIS)
+        n, last = (row[0], str(row[1])) if row else (0, eventlog.GENESIS)
         try:
             marks.write(proj.database, n, last)
         except OSError as exc:  # the write itself succeeded; the mark is a safety net
@@ -258,7 +262,7 @@ def init_project(path: str | Path, settings: Settings) -> Project:
                 records = reg.projects
             else:
                 pid = registry.new_project_id()
-                records = (*reg.projects, registry.ProjectRecord(pid, commit, registry.now_iso(), 0, store.GENESIS))
+                records = (*reg.projects, registry.ProjectRecord(pid, commit, clock.now_at(), 0, eventlog.GENESIS))
             reg = registry.Registry((*reg.bindings, registry.Binding(str(root), pid)), records)
             _ensure_database(home, pid, root, reg)
             registry.write_registry(home, reg)
@@ -282,7 +286,7 @@ def import_into(
     if find_project(path, settings) is None:
         commit = registry.root_commit(root)
         origin = None if other_project else Origin(frozenset([commit] if commit else []), None, root.name)
-        scratch = store.memory_database()
+        scratch = database.memory_database()
         try:
             import_log(scratch, io.StringIO(text), source=source, origin=origin)
         finally:
@@ -302,16 +306,16 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
         raise _lost(path, pid, root, record, "is missing")
     new = not path.exists()
     try:
-        conn = store.open_database(path, create=True)
+        conn = database.open_database(path, create=True)
         try:
-            roots = json.loads(store.get_meta(conn, "roots") or "[]")
-            with store.transaction(conn):
-                if store.get_meta(conn, "project_id") is None:
-                    store.set_meta(conn, "project_id", pid)
-                    store.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
-                    store.set_meta(conn, "created_at", record.created_at if record else registry.now_iso())
+            roots = json.loads(database.get_meta(conn, "roots") or "[]")
+            with database.transaction(conn):
+                if database.get_meta(conn, "project_id") is None:
+                    database.set_meta(conn, "project_id", pid)
+                    database.set_meta(conn, "root_commit", (record.root_commit if record else None) or "")
+                    database.set_meta(conn, "created_at", record.created_at if record else clock.now_at())
                 if str(root) not in roots:
-                    store.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
+                    database.set_meta(conn, "roots", json.dumps([*roots, str(root)]))
         finally:
             conn.close()
     except JupymemError:
@@ -338,7 +342,7 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
     claims: dict[str, list[tuple[int, str, str]]] = {}  # root -> (events, created_at, project id)
     for db in _database_files(home):
         try:
-            conn = store.open_database(db, create=False, check=False)
+            conn = database.open_database(db, create=False, check=False)
         except SchemaTooNew:
             # A newer jupymem's database keeps its binding (read as it is, never migrated):
             # dropping it would let the next record start a second, empty project.
@@ -347,12 +351,12 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
         except (JupymemError, OSError):
             continue
         try:
-            pid = store.get_meta(conn, "project_id") or db.parent.name
-            commit = store.get_meta(conn, "root_commit") or None
-            created = store.get_meta(conn, "created_at") or registry.now_iso()
-            roots = json.loads(store.get_meta(conn, "roots") or "[]")
-            n_events = store.last_seq(conn)
-            last = store.last_hash(conn)
+            pid = database.get_meta(conn, "project_id") or db.parent.name
+            commit = database.get_meta(conn, "root_commit") or None
+            created = database.get_meta(conn, "created_at") or clock.now_at()
+            roots = json.loads(database.get_meta(conn, "roots") or "[]")
+            n_events = eventlog.last_seq(conn)
+            last = eventlog.last_hash(conn)
         except (JupymemError, ValueError):
             continue
         finally:
@@ -381,7 +385,7 @@ def _bind_as_found(
     migrations (one from a newer jupymem): no mark, since its history is not ours to count."""
     meta = recovery.identity_in(db)
     pid = meta.get("project_id") or db.parent.name
-    created = meta.get("created_at") or registry.now_iso()
+    created = meta.get("created_at") or clock.now_at()
     projects.append(registry.ProjectRecord(pid, meta.get("root_commit") or None, created))
     for r in recovery.roots_in(db):
         if r and Path(r).exists() and registry.find_git_root(r) == Path(r):
@@ -463,7 +467,7 @@ def _doctor_one(
         had = f"{n} events were recorded" if n else "it was bound"
         return {**out, "state": "lost", "message": f"the database is missing; {had}. {_WAYS_OUT}"}
     try:
-        conn = store.open_database(path, create=False)
+        conn = database.open_database(path, create=False)
     except SchemaTooNew as exc:
         return {**out, **_too_new(exc)}
     except (JupymemError, OSError) as exc:
@@ -471,7 +475,7 @@ def _doctor_one(
     try:
         report = verify(conn)
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        n, last = store.last_seq(conn), store.last_hash(conn)
+        n, last = eventlog.last_seq(conn), eventlog.last_hash(conn)
         try:
             _check_mark(conn, path, pid, None, record)
             lost = None
@@ -501,12 +505,12 @@ def _rebuilt_if_drifted(
     """A database whose log verifies: rebuild tables that drifted from it, report the rest."""
     drift = [p for p in report.problems if "`rebuild` recreates" in p]
     if drift:
-        conn = store.open_database(path, create=False)
+        conn = database.open_database(path, create=False)
         try:
             if shared_root is not None:  # a cache: rebuilt from the files and this machine's own events
                 share.Sharing(conn, shared_root, on_rebuild=lambda: None).rebuild()
             else:
-                from .maintenance import rebuild
+                from ..storage.maintenance import rebuild
 
                 rebuild(conn)
         finally:
@@ -533,7 +537,7 @@ def _recover(
                 "message": f"{why}; no event could be read from it ({salvage.stopped}). {_WAYS_OUT}"}
     moved = recovery.rebuild_database(path, salvage, recovery.identity_of(record, roots))
     n = len(salvage.events)  # rebuilding may stop earlier, at an event that cannot be applied
-    last = salvage.events[-1].hash if salvage.events else store.GENESIS
+    last = salvage.events[-1].hash if salvage.events else eventlog.GENESIS
     missing = f"; events {n + 1}..{expected} could not be recovered ({salvage.stopped})" if expected > n else ""
     if n == 0:
         state = "recreated" if _nothing_recorded(record) else "started afresh"
@@ -574,7 +578,7 @@ def _doctor_shared(
         return {**out, **_rebuild_cache(path, pid, record, roots, root, "the database (a cache of "
                                         f"{share.FOLDER}/log) was missing")}
     try:
-        conn = store.open_database(path, create=False)
+        conn = database.open_database(path, create=False)
     except SchemaTooNew as exc:
         return {**out, **_too_new(exc)}
     except (JupymemError, OSError) as exc:
@@ -596,7 +600,10 @@ def _rebuild_cache(
 ) -> dict[str, Any]:
     _forget(path.parent.parent.parent, pid)
     own = recovery.read_own(path) if path.exists() else None
-    moved, events = recovery.rebuild_cache(path, own, recovery.identity_of(record, roots or [str(root)]), root)
+    moved, events = recovery.rebuild_cache(
+        path, own, recovery.identity_of(record, roots or [str(root)]),
+        lambda conn: share.Sharing(conn, root, on_rebuild=lambda: None).rebuild(),  # as a read rebuilds it
+    )
     kept = f" The damaged file is kept at {moved}." if moved else ""
     if own is None:
         return {"state": "recovered", "events": events, "message": (
@@ -627,7 +634,7 @@ def _reset_mark(report: dict[str, Any]) -> None:
         marks.remove(db)
         return
     try:
-        marks.write(db, report.get("events", 0), report.get("last_hash") or store.GENESIS)
+        marks.write(db, report.get("events", 0), report.get("last_hash") or eventlog.GENESIS)
     except OSError as exc:
         log.warning("jupymem: could not leave the history mark of %s: %s", db, exc.strerror or exc)
 
@@ -641,7 +648,7 @@ def _updated_marks(home: Path, reg: registry.Registry, reports: list[dict[str, A
         }:
             rec = reg.record(r["project_id"])
             assert rec is not None
-            reg = reg.with_record(rec.marked(r.get("events", 0), r.get("last_hash") or store.GENESIS))
+            reg = reg.with_record(rec.marked(r.get("events", 0), r.get("last_hash") or eventlog.GENESIS))
             changed = True
     if changed:
         registry.write_registry(home, reg)

@@ -29,14 +29,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import capture, language
-from .retrieval import lexical
-from .config import Settings
-from .errors import JupymemError, LanguageRefused, NoMemory
-from .models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Memory, Provenance, SearchResult
+from ..intake import capture, language
+from ..retrieval import lexical
+from ..config import Settings
+from ..errors import JupymemError, LanguageRefused, NoMemory
+from ..models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Memory, Provenance, SearchResult
 
 if TYPE_CHECKING:
-    from .core import Project
+    from ..core.project import Project
 
 MAX_RESULT_CHARS = 2000  # per statement in a tool result
 SEARCH_LIMIT = 10
@@ -114,7 +114,7 @@ class ToolContext:
     recorded: list[Memory] = field(default_factory=list)  # what this turn recorded
 
     def project(self, *, create: bool = False) -> Project | None:
-        from .opening import find_project, init_project
+        from ..core.opening import find_project, init_project
 
         proj = init_project(self.path, self.settings) if create else find_project(self.path, self.settings)
         if proj is not None and proj.translator is None and self.translator is not None:

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .block import escape, memory_line
-from .config import Settings
+from ..config import Settings
+from ..core.block import escape, memory_line
+from ..models import UNCONFIRMED, Block, Evidence, Memory
 from .conversation import RECALLED, RECENT, RECENT_FULL, Conversation, Message
-from .models import UNCONFIRMED, Block, Evidence, Memory
 
 if TYPE_CHECKING:
-    from .core import Project
+    from ..core.project import Project
 
 RETRIEVED = 5  # at most this many retrieved memories per request
 RETRIEVED_BYTES = 2500  # and at most this many bytes of them
@@ -274,7 +274,7 @@ def _clip_bytes(text: str, limit: int) -> str:
 def for_path(prompt: str, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> str:
     """Block plus retrieved memory for ``prompt`` in the repository holding ``path``
     (default: cwd); "" where there is no memory. Never writes."""
-    from .opening import find_project
+    from ..core.opening import find_project
 
     proj = find_project(Path(path or os.getcwd()), settings if settings is not None else Settings.from_env())
     if proj is None:

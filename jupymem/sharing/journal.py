@@ -5,7 +5,7 @@ event goes into the database at once and, when the repository shares its memory 
 event is not private, into a queue of lines that ``flush`` appends to this writer's file
 (and fsyncs) just before the database transaction commits. Every line passes
 ``sharelog.check_line`` before it is queued: a line that readers would refuse would stop
-this writer's chain for everyone. Every event records who wrote it (``store.Event.writer``).
+this writer's chain for everyone. Every event records who wrote it (``eventlog.Event.writer``).
 
 The file is only ever appended to. A file whose end is not a complete line (cut by a
 crash, or by someone else's edit) is never cut back: what it holds may be committed
@@ -26,10 +26,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from . import clock, store, strictjson
-from .errors import InvalidStatement, SharingError
+from ..errors import InvalidStatement, SharingError
+from ..intake import clock, strictjson
+from ..storage import database, eventlog
+from ..storage.eventlog import GENESIS, LOCAL, PRIVATE, SHARED
 from .sharelog import MAX_LINE_BYTES, MAX_LINES, check_line, encode
-from .store import GENESIS, LOCAL, PRIVATE, SHARED
 
 # A writer starts a new file once its file holds this many lines, so that one write of
 # up to MAX_LINES - ROTATE_AT events always fits below the readers' cap.
@@ -118,7 +119,7 @@ class Journal:
     (when sharing is on) by ``flush``, before the transaction commits. ``writer``: who
     writes ("Name <email>"), recorded with every event."""
 
-    def __init__(self, conn: store.Connection, tail: FileTail | None, writer: str | None = None):
+    def __init__(self, conn: database.Connection, tail: FileTail | None, writer: str | None = None):
         self.conn = conn
         self.tail = tail
         self.writer = writer
@@ -136,13 +137,15 @@ class Journal:
     def source(self) -> str | None:
         return self.tail.name if self.tail else None
 
-    def append(self, type_: str, payload: dict[str, Any], *, private: bool = False, uid: str | None = None) -> store.Event:
+    def append(
+        self, type_: str, payload: dict[str, Any], *, private: bool = False, uid: str | None = None
+    ) -> eventlog.Event:
         """A new event, in the database now and (unless private or not sharing) in the file at flush."""
         uid = uid or uuid.uuid4().hex
         if self._prev is None:  # one query for both the chain and the clock
             row = self.conn.execute("SELECT hash, at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
             self._prev, after = (row[0], row[1]) if row else (GENESIS, None)
-            at = store.next_at(self.conn, after) if after else store.next_at(self.conn)
+            at = eventlog.next_at(self.conn, after) if after else eventlog.next_at(self.conn)
         else:
             at = self._next_at()
         self._last_at = at
@@ -150,7 +153,7 @@ class Journal:
         if shared:
             self.copy(uid, type_, at, payload)
         scope = PRIVATE if private else (SHARED if shared else LOCAL)
-        ev = store.append(self.conn, uid, type_, at, payload, prev=self._prev, scope=scope,
+        ev = eventlog.append(self.conn, uid, type_, at, payload, prev=self._prev, scope=scope,
                           source=self.source if shared else None, writer=self.writer)
         self._prev = ev.hash
         return ev

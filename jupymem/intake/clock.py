@@ -9,7 +9,7 @@ whoever wrote the line. Two bounds keep that claim from being a weapon:
   otherwise sort first and take the block's places before a team's real memories.
 * ``MAX_SKEW``: a line dated further ahead of this machine's clock waits until then
   (``sharelog``) or is refused (an import). Nothing ahead of it ever moves the time
-  this machine gives its own events (``store.next_at``), so a line "from the year
+  this machine gives its own events (``eventlog.next_at``), so a line "from the year
   9000" cannot push every teammate's later events after it, nor overflow a datetime.
 """
 

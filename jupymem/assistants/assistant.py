@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import llm, tools
-from .config import Settings
+from ..intake import llm
+from . import tools
+from ..config import Settings
 from .inject import PLAIN_INSTRUCTIONS, build as build_context
 from .conversation import Conversation, start_compaction
-from .errors import JupymemError
-from .models import Evidence, Memory, Provenance
+from ..errors import JupymemError
+from ..models import Evidence, Memory, Provenance
 
 MAX_TOOL_ROUNDS = 4
 
@@ -91,8 +92,8 @@ def ask_turn(
     cannot answer; what memory refuses (a secret, a language) is reported in the
     turn, never raised after the answer has been shown.
     """
-    from .opening import find_project
-    from .registry import find_git_root
+    from ..core.opening import find_project
+    from ..storage.registry import find_git_root
 
     if not memory:
         messages = [{"role": "system", "content": PLAIN_INSTRUCTIONS}, {"role": "user", "content": prompt}]

@@ -35,17 +35,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
+from ..errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
 
 REGISTRY_FILE = "registry.json"
 PROJECTS_DIR = "projects"
 DB_FILE = "memory.sqlite"
 _VERSION = 1
-
-
-def now_iso() -> str:
-    """UTC time with microseconds: sortable, and distinct for events in a burst."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 # -- git --------------------------------------------------------------------

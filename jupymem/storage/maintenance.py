@@ -39,10 +39,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any
 
-from . import store, strictjson, validate
+from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
+from ..intake import strictjson
+from ..models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
+from . import database, eventlog, validate
 from .damage import translated
-from .errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
-from .models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
 from .projection import Batch, apply, clear, snapshot
 
 EXPORT_FORMAT = 1
@@ -86,7 +87,7 @@ class ImportReport:
     skipped: int
 
 
-def verify(conn: store.Connection, *, shared: bool = False) -> VerifyReport:
+def verify(conn: database.Connection, *, shared: bool = False) -> VerifyReport:
     """``shared``: the log is a cache of a shared repository's files (see
     ``validate.problems``). Everything is read from one snapshot (``_one_snapshot``)."""
     problems: list[str] = []
@@ -101,7 +102,7 @@ def verify(conn: store.Connection, *, shared: bool = False) -> VerifyReport:
                 "checked; `jupymem doctor` rebuilds the project from them (the damaged file is kept aside)."
             )
         try:
-            store.check_chain(evts, source="memory log")
+            eventlog.check_chain(evts, source="memory log")
         except CorruptLog as exc:
             log_ok = False
             problems.append(exc.message)
@@ -128,10 +129,10 @@ def verify(conn: store.Connection, *, shared: bool = False) -> VerifyReport:
     return VerifyReport(ok=not problems, events=len(evts), memories=n, problems=tuple(problems), log_ok=log_ok)
 
 
-def applicable(evts: list[store.Event]) -> tuple[int, str | None]:
+def applicable(evts: list[eventlog.Event]) -> tuple[int, str | None]:
     """How many of ``evts``, from the first, apply cleanly (replayed into a scratch
     database), and why the next one does not."""
-    scratch = store.memory_database()
+    scratch = database.memory_database()
     try:
         for i, ev in enumerate(evts):
             try:
@@ -143,9 +144,9 @@ def applicable(evts: list[store.Event]) -> tuple[int, str | None]:
     return len(evts), None
 
 
-def _compare_with_replay(conn: store.Connection, evts: list[store.Event]) -> list[str]:
+def _compare_with_replay(conn: database.Connection, evts: list[eventlog.Event]) -> list[str]:
     problems = []
-    scratch = store.memory_database(_driver_name(conn))
+    scratch = database.memory_database(_driver_name(conn))
     try:
         for ev in evts:
             try:
@@ -163,7 +164,7 @@ def _compare_with_replay(conn: store.Connection, evts: list[store.Event]) -> lis
 
 
 @contextlib.contextmanager
-def _one_snapshot(conn: store.Connection) -> Iterator[None]:
+def _one_snapshot(conn: database.Connection) -> Iterator[None]:
     """Every read inside sees the database as one moment: a deferred transaction in WAL
     mode keeps the snapshot its first read took, while other processes go on committing.
     Nothing is written inside it; it ends with a rollback. The connection's lock is held,
@@ -204,7 +205,7 @@ EVENT_COLUMNS = event_columns()
 _UNAPPLICABLE = (KeyError, TypeError, ValueError, AttributeError, IndexError, JupymemError)
 
 
-def event_from_row(row: Any) -> store.Event:
+def event_from_row(row: Any) -> eventlog.Event:
     """One event read with ``EVENT_COLUMNS``; ``CorruptLog`` naming it, and what is wrong,
     when it is garbled: "event 17: its payload is not JSON (garbled bytes)"."""
     seq = row[0]
@@ -240,7 +241,7 @@ def event_from_row(row: Any) -> store.Event:
         if not isinstance(parsed, dict):
             raise CorruptLog(f"event {seq}: its payload is JSON but not an object (garbled bytes)")
         body = parsed
-    return store.Event(
+    return eventlog.Event(
         seq, values["uid"], values["type"], values["at"], body, values["payload_hash"], values["prev"], values["hash"],
         values["writer"], values["source"],
     )
@@ -258,11 +259,11 @@ def _describe(exc: BaseException) -> str:
     return exc.message if isinstance(exc, JupymemError) else f"{type(exc).__name__}: {exc}"
 
 
-def _rows(conn: store.Connection) -> list[Any]:
+def _rows(conn: database.Connection) -> list[Any]:
     return conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq").fetchall()
 
 
-def garbled_error(conn: store.Connection, what: str) -> CorruptLog:
+def garbled_error(conn: database.Connection, what: str) -> CorruptLog:
     """The error naming the first garbled event, for a caller that met one in its own
     reading (a shared cache's replay): ``what`` says what was not done."""
     found = _readable_prefix(conn)[1]
@@ -273,10 +274,10 @@ def garbled_error(conn: store.Connection, what: str) -> CorruptLog:
     )
 
 
-def _readable_prefix(conn: store.Connection) -> tuple[list[store.Event], list[str], int | None]:
+def _readable_prefix(conn: database.Connection) -> tuple[list[eventlog.Event], list[str], int | None]:
     """The events before the first garbled one, every garbled event named, and the
     number of the first (None when there is none)."""
-    evts: list[store.Event] = []
+    evts: list[eventlog.Event] = []
     garbled: list[str] = []
     first_bad = None
     for row in _rows(conn):
@@ -291,7 +292,7 @@ def _readable_prefix(conn: store.Connection) -> tuple[list[store.Event], list[st
     return evts, garbled, first_bad
 
 
-def read_log(conn: store.Connection, what: str) -> Iterator[store.Event]:
+def read_log(conn: database.Connection, what: str) -> Iterator[eventlog.Event]:
     """Every event in order; ``CorruptLog`` at the first garbled one, saying that
     ``what`` was not done and what ``doctor`` does."""
     for row in _rows(conn):
@@ -304,13 +305,13 @@ def read_log(conn: store.Connection, what: str) -> Iterator[store.Event]:
             ) from None
 
 
-def _driver_name(conn: store.Connection) -> str:
+def _driver_name(conn: database.Connection) -> str:
     return "sqlean" if conn.module.__name__.startswith("sqlean") else "sqlite3"
 
 
-def rebuild(conn: store.Connection) -> int:
+def rebuild(conn: database.Connection) -> int:
     """Recreate every derived table and the search index from the log."""
-    with store.transaction(conn):
+    with database.transaction(conn):
         clear(conn)
         n = 0
         for ev in read_log(conn, "Nothing was rebuilt."):
@@ -331,7 +332,7 @@ def _cutoff(now: datetime, days: int) -> str:
 
 
 def gc(
-    conn: store.Connection,
+    conn: database.Connection,
     *,
     dry_run: bool = False,
     closed_days: int = 90,
@@ -376,7 +377,7 @@ def gc(
         ]
     if dry_run or not (forgotten or stale_evidence):
         return GcReport(tuple(forgotten), len(purged), stale_evidence, dry_run)
-    with store.transaction(conn):
+    with database.transaction(conn):
         conn.execute("DELETE FROM staged_evidence WHERE created_at < ?", (evidence_cut,))
         if forgotten:
             payload = {
@@ -385,14 +386,14 @@ def gc(
                 "rules": {"closed_days": closed_days, "unconfirmed_days": unconfirmed_days},
             }
             # Retention is this machine's decision: the gc event never leaves it (scope private).
-            ev = store.append(conn, uuid.uuid4().hex, "gc", store.next_at(conn), payload, scope=store.PRIVATE)
+            ev = eventlog.append(conn, uuid.uuid4().hex, "gc", eventlog.next_at(conn), payload, scope=eventlog.PRIVATE)
             apply(conn, ev)
             conn.executemany("UPDATE events SET payload = NULL WHERE uid = ?", [(u,) for u in purged])
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return GcReport(tuple(forgotten), len(purged), stale_evidence, False)
 
 
-def export_log(conn: store.Connection, fp: IO[str], *, project_id: str, repository: str | None = None) -> int:
+def export_log(conn: database.Connection, fp: IO[str], *, project_id: str, repository: str | None = None) -> int:
     """Write the log as JSONL: a header line, then one event per line.
 
     Private events (``remember --private`` and what touches those memories) are left
@@ -400,12 +401,12 @@ def export_log(conn: store.Connection, fp: IO[str], *, project_id: str, reposito
     so the file verifies on its own. The header says how many were left out, and which
     repository the export is of (``repository``: its root commit; None when it has none).
     """
-    private = {r[0] for r in conn.execute("SELECT seq FROM events WHERE scope = ?", (store.PRIVATE,))}
-    evts, prev = [], store.GENESIS
+    private = {r[0] for r in conn.execute("SELECT seq FROM events WHERE scope = ?", (eventlog.PRIVATE,))}
+    evts, prev = [], eventlog.GENESIS
     logged = read_log(conn, "Nothing was exported.")
     for n, ev in enumerate((ev for ev in logged if ev.seq not in private), 1):
-        h = store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, prev)
-        evts.append(store.Event(n, ev.uid, ev.type, ev.at, ev.payload, ev.payload_hash, prev, h))
+        h = eventlog.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, prev)
+        evts.append(eventlog.Event(n, ev.uid, ev.type, ev.at, ev.payload, ev.payload_hash, prev, h))
         prev = h
     header: dict[str, Any] = {
         "jupymem_export": EXPORT_FORMAT, "project": project_id, "repository": repository, "events": len(evts),
@@ -418,9 +419,9 @@ def export_log(conn: store.Connection, fp: IO[str], *, project_id: str, reposito
     return len(evts)
 
 
-def _read_export(fp: IO[str], source: str) -> tuple[dict[str, Any], list[tuple[int, store.Event]]]:
+def _read_export(fp: IO[str], source: str) -> tuple[dict[str, Any], list[tuple[int, eventlog.Event]]]:
     """The header and the events of an export file, each event with its line number."""
-    evts: list[tuple[int, store.Event]] = []
+    evts: list[tuple[int, eventlog.Event]] = []
     header: dict[str, Any] | None = None
     try:
         lines = list(fp)
@@ -440,7 +441,7 @@ def _read_export(fp: IO[str], source: str) -> tuple[dict[str, Any], list[tuple[i
             header = obj
             continue
         try:
-            evts.append((number, store.parse_event(obj, source=source, line=number)))
+            evts.append((number, eventlog.parse_event(obj, source=source, line=number)))
         except CorruptLog as exc:
             raise InvalidImport(exc.message) from None
     if header is None:
@@ -449,8 +450,8 @@ def _read_export(fp: IO[str], source: str) -> tuple[dict[str, Any], list[tuple[i
 
 
 def read_import(
-    conn: store.Connection, fp: IO[str], source: str = "import", *, origin: Origin | None = None
-) -> list[store.Event]:
+    conn: database.Connection, fp: IO[str], source: str = "import", *, origin: Origin | None = None
+) -> list[eventlog.Event]:
     """The events of an export, verified (chain) and checked as every entrance checks an
     event (``validate``, against what ``conn`` holds); raises InvalidImport naming the line.
     With ``origin``, an export of another repository is refused (``check_origin``) once
@@ -458,7 +459,7 @@ def read_import(
     header, lines = _read_export(fp, source)
     evts = [ev for _, ev in lines]
     try:
-        store.check_chain(evts, source=source)
+        eventlog.check_chain(evts, source=source)
     except CorruptLog as exc:
         raise InvalidImport(f"{exc.message} Nothing was imported.") from None
     # A verified chain proves the file is intact, not that what it carries is clean:
@@ -503,14 +504,14 @@ def check_origin(header: dict[str, Any], origin: Origin, source: str) -> None:
 
 
 def import_log(
-    conn: store.Connection, fp: IO[str], *, source: str = "import", origin: Origin | None = None
+    conn: database.Connection, fp: IO[str], *, source: str = "import", origin: Origin | None = None
 ) -> ImportReport:
     evts = read_import(conn, fp, source, origin=origin)
     memory_ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
     added = skipped = 0
-    with store.transaction(conn), Batch(conn, memory_ids) as batch:
+    with database.transaction(conn), Batch(conn, memory_ids) as batch:
         known = _known_uids(conn, [ev.uid for ev in evts])  # one query per 500, not one per event
-        prev = store.last_hash(conn)
+        prev = eventlog.last_hash(conn)
         for ev in evts:
             if (
                 ev.payload is None
@@ -522,7 +523,7 @@ def import_log(
             ):
                 skipped += 1
                 continue
-            new = store.append(conn, ev.uid, ev.type, ev.at, ev.payload, prev=prev, writer=ev.writer)
+            new = eventlog.append(conn, ev.uid, ev.type, ev.at, ev.payload, prev=prev, writer=ev.writer)
             batch.apply(new)
             known.add(ev.uid)
             prev = new.hash
@@ -530,7 +531,7 @@ def import_log(
     return ImportReport(events=len(evts), added=added, skipped=skipped)
 
 
-def _known_uids(conn: store.Connection, uids: list[str]) -> set[str]:
+def _known_uids(conn: database.Connection, uids: list[str]) -> set[str]:
     """Which of ``uids`` the log already holds, one query per 500."""
     known: set[str] = set()
     for i in range(0, len(uids), 500):

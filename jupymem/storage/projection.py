@@ -15,8 +15,20 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from .models import ACTIVE, RETIRED, SUPERSEDED, SUPPORTED, UNCONFIRMED, Evidence, Fix, HistoryEntry, Memory, Provenance
-from .store import DERIVED_TABLES, Connection, Event
+from ..models import (
+    ACTIVE,
+    RETIRED,
+    SUPERSEDED,
+    SUPPORTED,
+    UNCONFIRMED,
+    Evidence,
+    Fix,
+    HistoryEntry,
+    Memory,
+    Provenance,
+)
+from .database import DERIVED_TABLES, Connection
+from .eventlog import Event
 
 MEMORY_COLUMNS = (
     "id, kind, topic, statement, original, standing, status, recorder, notebook, cell_id, "

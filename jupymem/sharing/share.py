@@ -17,7 +17,7 @@ before sharing was turned on until ``share`` writes it out). Three moving parts:
   file it follows first, then the new events go to the file (appended, fsynced) just before
   the database transaction commits. A crash between the two leaves an event in the file
   only; the next read applies it (events are keyed by uid, so nothing is applied twice).
-  New events take a time after every event applied (``store.next_at``), so applying them at
+  New events take a time after every event applied (``eventlog.next_at``), so applying them at
   once gives what a replay gives.
 * ``enable``/``disable``/``status``/``verify_files``: the switch, what status shows, and the
   file half of ``verify``.
@@ -40,26 +40,29 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from . import clock, store, strictjson
-from .damage import disk_full, os_reason
-from .errors import InvalidImport, JupymemError, SharingError
+from ..intake import clock, strictjson
+from ..storage import database, eventlog
+from ..storage.damage import disk_full, os_reason
+from ..errors import InvalidImport, JupymemError, SharingError
 from .folder import LinkRefused, opened, scan_log, shown
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
-from .block import SEEN
-from .projection import Batch, clear
+from ..storage.projection import Batch, clear
 from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
 )
-from .store import LOCAL, PRIVATE, SHARED
+from ..storage.eventlog import LOCAL, PRIVATE, SHARED
 
-__all__ = ["CONFIG", "NONE", "OFF", "ON", "Identity", "Journal", "Sharing", "folder_problems", "has_log", "identity",
-           "signature", "state"]
+__all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log",
+           "identity", "signature", "state"]
 
 CONFIG = "config.json"
 ON, OFF, NONE = "on", "off", "none"
 _ROOT = "share_root"  # the clone the cache was last built for
 MAX_SHOWN_PROBLEMS = 20  # per file, in status
 _CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
+# meta key: {shared file: the pull in which this clone first saw it}; this clone's own file is -1.
+# Written here, read by the block (core.block), which orders its turns by it.
+SEEN = "share_seen"
 
 
 # -- the folder ----------------------------------------------------------------------------
@@ -179,7 +182,7 @@ GITATTRIBUTES = "*.jsonl merge=union\n"
 class Sharing:
     """One project's view of its repository's ``.jupymem/`` (held by ``Project``)."""
 
-    def __init__(self, conn: store.Connection, root: Path, on_rebuild: Callable[[], None]):
+    def __init__(self, conn: database.Connection, root: Path, on_rebuild: Callable[[], None]):
         self.conn = conn
         self.root = root
         self._on_rebuild = on_rebuild
@@ -206,7 +209,7 @@ class Sharing:
             # Read first: another process may already have applied this (or there is
             # nothing shared at all); only a real change takes the write lock.
             if not self._in_step(sig):
-                with store.transaction(self.conn):
+                with database.transaction(self.conn):
                     self._sync(sig)
             self._seen = sig
             self._due = self._next_due()
@@ -228,7 +231,7 @@ class Sharing:
         return (
             {name: row[:3] for name, row in stored.items()} == current
             and not any(row[5] is not None and row[5] <= now for row in stored.values())
-            and store.get_meta(self.conn, _ROOT) in (None, str(self.root))
+            and database.get_meta(self.conn, _ROOT) in (None, str(self.root))
         )
 
     def _read(self, names: list[str], now: datetime) -> dict[str, Reading]:
@@ -245,7 +248,7 @@ class Sharing:
             return  # applied by another process while we waited for the lock
         stored = self._stored()
         current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
-        same_clone = store.get_meta(self.conn, _ROOT) in (None, str(self.root))
+        same_clone = database.get_meta(self.conn, _ROOT) in (None, str(self.root))
         # A first contact with the files replays everything in order too: events recorded
         # here before (an import, say) may not be in (time, uid) order yet.
         if not same_clone or not stored or set(stored) - set(current) or (not current and self.has_shared_events()):
@@ -276,14 +279,14 @@ class Sharing:
                 new.setdefault(e.uid, (e, name))
         known = _known_events(self.conn, list(new))
         if any(uid in known and known[uid] != (e.type, e.at, e.payload_hash) for uid, (e, _) in new.items()) or (
-            new and store.get_meta(self.conn, _CONFLICTS) not in (None, "[]")
+            new and database.get_meta(self.conn, _CONFLICTS) not in (None, "[]")
         ):
             self.rebuild(sig, readings)  # a uid another event already has: settled by a replay of all
             return
         todo = sorted((pair for uid, pair in new.items() if uid not in known), key=lambda p: p[0].key)
         if todo:
             # The last event is the latest in (time, uid) order: every write and every
-            # rebuild keeps it so (store.next_at).
+            # rebuild keeps it so (eventlog.next_at).
             latest = self.conn.execute("SELECT at, uid FROM events ORDER BY seq DESC LIMIT 1").fetchone()
             if latest is not None and todo[0][0].key <= tuple(latest):
                 self.rebuild(sig, readings)  # they interleave with what is applied: replay in order
@@ -292,16 +295,16 @@ class Sharing:
         for name in changed:
             self._store_file(name, current[name], readings[name])
         self._note_seen(list(current))
-        store.set_meta(self.conn, _ROOT, str(self.root))
+        database.set_meta(self.conn, _ROOT, str(self.root))
 
     def _apply_new(self, todo: list[tuple[Entry, str]]) -> None:
-        evts = store.append_many(
+        evts = eventlog.append_many(
             self.conn,
             [(e.uid, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name, e.who) for e, name in todo],
         )
         self._replay(evts)
 
-    def _replay(self, evts: list[store.Event]) -> None:
+    def _replay(self, evts: list[eventlog.Event]) -> None:
         ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
         with Batch(self.conn, ids) as batch:
             for ev in evts:
@@ -310,7 +313,7 @@ class Sharing:
     def rebuild(self, sig: Signature | None = None, readings: dict[str, Reading] | None = None) -> int:
         """Recreate the cache: every valid event of every file plus this machine's local and
         private events, replayed in (time, uid) order. Returns the number of events."""
-        with self._lock, store.transaction(self.conn):
+        with self._lock, database.transaction(self.conn):
             if sig is None:
                 sig = signature(self.root)
             now = clock.now()
@@ -318,15 +321,15 @@ class Sharing:
             names = [name for name, *_ in sig or ()]
             # A file unchanged since it was applied in full (every line, from this clone, with
             # no uid in conflict) is taken from the cache: its lines were checked when applied.
-            same_clone = store.get_meta(self.conn, _ROOT) in (None, str(self.root))
+            same_clone = database.get_meta(self.conn, _ROOT) in (None, str(self.root))
             stored = self._stored()
-            conflicted = set(json.loads(store.get_meta(self.conn, _CONFLICTS) or "[]"))
+            conflicted = set(json.loads(database.get_meta(self.conn, _CONFLICTS) or "[]"))
             cached = {
                 name for name, size, mtime, ino in sig or ()
                 if name not in readings and same_clone and name not in conflicted
                 and stored.get(name, ())[:3] == (size, mtime, ino) and stored[name][3] == stored[name][4]
             }
-            from_cache: dict[str, list[store.LogItem]] = {}
+            from_cache: dict[str, list[eventlog.LogItem]] = {}
             for name in sorted(cached):
                 from_cache[name] = [
                     (uid, type_, at, json.loads(body), body, payload_hash, SHARED, name, writer)
@@ -347,7 +350,7 @@ class Sharing:
                 for name in clashing:
                     del from_cache[name]
             combined, together = combine(readings)
-            items: dict[str, store.LogItem] = {}
+            items: dict[str, eventlog.LogItem] = {}
             for e, name, key in combined:
                 items[key] = (key, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name, e.who)
             for name in sorted(from_cache):
@@ -363,14 +366,14 @@ class Sharing:
                         continue  # this machine's event, in a file now (share wrote it out)
                     uid = f"{uid}:local"  # a file reuses the uid of this machine's own event
                 items.setdefault(uid, (uid, type_, at, payload, body, payload_hash, scope, source, writer))
-            evts = store.replace_log(self.conn, sorted(items.values(), key=lambda i: (i[2], i[0])))
+            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=lambda i: (i[2], i[0])))
             clear(self.conn)
             self._replay(evts)
             for p in together:
                 if p.file in readings:
                     readings[p.file].problems.append(p)
             conflicts = {p.file for p in together if "reuses the event id" in p.message}
-            store.set_meta(self.conn, _CONFLICTS, json.dumps(sorted(conflicts)))
+            database.set_meta(self.conn, _CONFLICTS, json.dumps(sorted(conflicts)))
             keep = sorted(from_cache)
             marks = ",".join("?" * len(keep))
             self.conn.execute(f"DELETE FROM shared_files WHERE name NOT IN ({marks})", keep)
@@ -378,7 +381,7 @@ class Sharing:
                 if name not in from_cache:
                     self._store_file(name, (size, mtime, ino), readings[name])
             self._note_seen(names)
-            store.set_meta(self.conn, _ROOT, str(self.root))
+            database.set_meta(self.conn, _ROOT, str(self.root))
             self._seen = sig
             self._due = self._next_due()
         self._on_rebuild()
@@ -386,14 +389,14 @@ class Sharing:
 
     def _note_seen(self, names: list[str], *, own: bool = False) -> None:
         """Remember when this clone first saw each file (one number per pull; its own
-        file -1), which orders the block's turns in a way no line can claim (block.SEEN)."""
-        seen: dict[str, int] = json.loads(store.get_meta(self.conn, SEEN) or "{}")
+        file -1), which orders the block's turns in a way no line can claim (``SEEN``, read by ``core.block``)."""
+        seen: dict[str, int] = json.loads(database.get_meta(self.conn, SEEN) or "{}")
         new = [name for name in names if name not in seen]
         if not new:
             return
         batch = -1 if own else max((v for v in seen.values()), default=0) + 1
         seen.update((name, batch) for name in new)
-        store.set_meta(self.conn, SEEN, json.dumps(seen, sort_keys=True))
+        database.set_meta(self.conn, SEEN, json.dumps(seen, sort_keys=True))
 
     def _store_file(self, name: str, st: tuple[int, int, int], reading: Reading) -> None:
         applied = self.conn.execute(
@@ -427,13 +430,13 @@ class Sharing:
         if self.state() != ON:
             who_writes = identity(self.root)
             self.follow()
-            with store.transaction(self.conn):
+            with database.transaction(self.conn):
                 yield Journal(self.conn, None, str(who_writes) if who_writes else None)
             return
         fh, tail = self._open_tail()
         with fh:
             try:
-                with store.transaction(self.conn):
+                with database.transaction(self.conn):
                     # Named as every reader of the file names it (sharelog.who).
                     journal = Journal(self.conn, tail, who(tail.writer))
                     yield journal
@@ -499,8 +502,8 @@ class Sharing:
         when ours is damaged (lines appended after a damaged line would never be applied
         by anyone) or full."""
         key = f"writer:{self.root}"
-        with store.transaction(self.conn):
-            name = None if new else store.get_meta(self.conn, key)
+        with database.transaction(self.conn):
+            name = None if new else database.get_meta(self.conn, key)
             if name is not None:
                 row = self.conn.execute("SELECT tail_ok, lines FROM shared_files WHERE name = ?", (name,)).fetchone()
                 if row is not None and (not row[0] or row[1] >= ROTATE_AT):
@@ -508,7 +511,7 @@ class Sharing:
             who_writes = identity(self.root)
             if name is None:
                 name = file_name(new_writer_id(), who_writes.name if who_writes else None)
-                store.set_meta(self.conn, key, name)
+                database.set_meta(self.conn, key, name)
                 self._note_seen([name], own=True)
         writer_id = writer_of(name) or name[: -len(SUFFIX)].rsplit("-", 1)[-1]
         fields = {"id": writer_id, "name": who_writes.name if who_writes else None,
@@ -517,7 +520,7 @@ class Sharing:
 
     def writer_file(self) -> str | None:
         """The name of this clone's log file, once it has one."""
-        return store.get_meta(self.conn, f"writer:{self.root}")
+        return database.get_meta(self.conn, f"writer:{self.root}")
 
     # -- the switch ------------------------------------------------------------------------
 
@@ -604,7 +607,7 @@ class Sharing:
             ),
         }
 
-    def import_events(self, evts: list[store.Event], source: str = "import") -> int:
+    def import_events(self, evts: list[eventlog.Event], source: str = "import") -> int:
         """Write imported events into this writer's file; the next read applies them in order."""
         n = 0
         with self.writing() as journal:
@@ -688,7 +691,7 @@ def _read_one(folder: Any, name: str, now: datetime) -> Reading:
         return reading
 
 
-def _same(e: Entry, item: store.LogItem) -> bool:
+def _same(e: Entry, item: eventlog.LogItem) -> bool:
     return (e.type, e.at, e.payload_hash) == (item[1], item[2], item[5])
 
 
@@ -711,7 +714,7 @@ def _write_config(folder: Any, value: str) -> None:
     folder.replace(CONFIG, (json.dumps({"format": 1, "sharing": value}, indent=2) + "\n").encode("utf-8"))
 
 
-def _known_events(conn: store.Connection, uids: list[str]) -> dict[str, tuple[str, str, str]]:
+def _known_events(conn: database.Connection, uids: list[str]) -> dict[str, tuple[str, str, str]]:
     """Which of ``uids`` the log already holds: uid -> (type, at, payload_hash)."""
     known: dict[str, tuple[str, str, str]] = {}
     for i in range(0, len(uids), 500):

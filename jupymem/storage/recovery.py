@@ -1,6 +1,6 @@
 """Getting a project back from a damaged database: whatever its event log still holds.
 
-The tables that answer questions are a projection of the event log (``store``),
+The tables that answer questions are a projection of the event log (``eventlog``),
 so a database whose pages are damaged can be recovered completely as long as its
 ``events`` table can still be read, and partly when only its first events can:
 the longest prefix that still verifies (each event's hash links it to the one
@@ -25,14 +25,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import registry, store
-from .errors import CorruptLog
+from ..errors import CorruptLog
+from . import database, eventlog, registry
 from .maintenance import applicable, event_columns, event_from_row, rebuild
-from .share import Sharing
 
 _COLUMNS = "seq, uid, type, at, payload, payload_hash, prev, hash, writer, source"
 _CHUNK = 500
@@ -42,7 +43,7 @@ _CHUNK = 500
 class Salvage:
     """What could be read from a database file."""
 
-    events: list[store.Event] = field(default_factory=list)  # the verified prefix
+    events: list[eventlog.Event] = field(default_factory=list)  # the verified prefix
     meta: dict[str, str] = field(default_factory=dict)
     total: int | None = None  # the highest seq the file claims, when readable
     stopped: str | None = None  # why reading stopped before the end
@@ -64,17 +65,17 @@ def read_log(path: Path) -> Salvage:
         rows = _rows(raw, out, _columns(raw))
     finally:
         raw.close()
-    prev = store.GENESIS
+    prev = eventlog.GENESIS
     for row in rows:
         try:
             ev = event_from_row(row)
         except CorruptLog as exc:  # a payload that is not JSON any more, a NULL hash ...
             out.stopped = exc.message
             break
-        if ev.prev != prev or store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash:
+        if ev.prev != prev or eventlog.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash:
             out.stopped = f"event {ev.seq} does not verify"
             break
-        if ev.payload is not None and store.sha256(store.canonical(ev.payload)) != ev.payload_hash:
+        if ev.payload is not None and eventlog.sha256(eventlog.canonical(ev.payload)) != ev.payload_hash:
             out.stopped = f"the payload of event {ev.seq} does not verify"
             break
         out.events.append(ev)
@@ -83,7 +84,7 @@ def read_log(path: Path) -> Salvage:
 
 
 def _open_readonly(path: Path) -> Any:
-    mod = store.driver()
+    mod = database.driver()
     last: Exception | None = None
     for suffix in ("", "&immutable=1"):
         try:
@@ -153,16 +154,16 @@ def rebuild_database(path: Path, salvage: Salvage, identity: dict[str, str]) -> 
     n, why = applicable(salvage.events)
     if n < len(salvage.events):  # rebuilt up to the first event that cannot be applied
         salvage.events, salvage.stopped = salvage.events[:n], why
-    conn = store.open_database(tmp, create=True, check=False)
+    conn = database.open_database(tmp, create=True, check=False)
     try:
-        with store.transaction(conn):
+        with database.transaction(conn):
             for key, value in {**identity, **salvage.meta}.items():
-                store.set_meta(conn, key, value)
+                database.set_meta(conn, key, value)
             conn.executemany(
                 f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (ev.seq, ev.uid, ev.type, ev.at,
-                     None if ev.payload is None else store.canonical(ev.payload).decode("utf-8"),
+                     None if ev.payload is None else eventlog.canonical(ev.payload).decode("utf-8"),
                      ev.payload_hash, ev.prev, ev.hash, ev.writer, ev.source)
                     for ev in salvage.events
                 ],
@@ -236,7 +237,7 @@ def roots_in(path: Path) -> list[str]:
 class Own:
     """This machine's own events (scope local or private) read from a damaged cache."""
 
-    events: list[store.LogItem] = field(default_factory=list)
+    events: list[eventlog.LogItem] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     lost: int | None = 0  # rows that could not be read or failed their hashes; None: not even counted
     stopped: str | None = None
@@ -285,39 +286,43 @@ def _own_rows(raw: Any, out: Own) -> list[tuple[Any, ...]]:
             out.lost = (out.lost or 0) + 1
             out.stopped = out.stopped or f"event {seq} is in a damaged part of the file ({exc})"
             continue
-        if row is not None and row[-2] != store.SHARED:
+        if row is not None and row[-2] != eventlog.SHARED:
             rows.append(row)
     return rows
 
 
-def _verified_item(row: tuple[Any, ...]) -> store.LogItem:
+def _verified_item(row: tuple[Any, ...]) -> eventlog.LogItem:
     """One of this machine's own events, as a log item; CorruptLog when it is garbled or
     fails its own hashes."""
     ev = event_from_row(row[:-2])
     scope, source = row[-2], row[-1]
-    if scope not in (store.LOCAL, store.PRIVATE) or (source is not None and not isinstance(source, str)):
+    if scope not in (eventlog.LOCAL, eventlog.PRIVATE) or (source is not None and not isinstance(source, str)):
         raise CorruptLog(f"event {ev.seq}: its scope is not one this machine writes (garbled bytes)")
-    body = None if ev.payload is None else store.canonical(ev.payload).decode("utf-8")
-    if store.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash or (
-        body is not None and store.sha256(body.encode("utf-8")) != ev.payload_hash
+    body = None if ev.payload is None else eventlog.canonical(ev.payload).decode("utf-8")
+    if eventlog.event_hash(ev.uid, ev.type, ev.at, ev.payload_hash, ev.prev) != ev.hash or (
+        body is not None and eventlog.sha256(body.encode("utf-8")) != ev.payload_hash
     ):
         raise CorruptLog(f"event {ev.seq} ({ev.type}) fails its own hashes")
     return (ev.uid, ev.type, ev.at, ev.payload, body, ev.payload_hash, scope, source, ev.writer)
 
 
-def rebuild_cache(path: Path, own: Own | None, identity: dict[str, str], root: Path) -> tuple[Path | None, int]:
-    """Write a new cache at ``path``: the files of ``root``'s ``.jupymem/log`` and ``own``
-    (None: the old file is gone), replayed in (time, uid) order as every read does. Returns
-    where the old file went and how many events the new cache holds."""
+def rebuild_cache(
+    path: Path, own: Own | None, identity: dict[str, str], replay_shared: Callable[[sqlite3.Connection], int]
+) -> tuple[Path | None, int]:
+    """Write a new cache at ``path``: ``own`` (None: the old file is gone) and then the
+    shared log, which ``replay_shared`` replays into the new database in (time, uid) order
+    as every read does, returning how many events the cache then holds. The shared log is
+    sharing's business, a room above this one, so the caller (``core.opening``) passes its
+    replay in. Returns where the old file went and how many events the new cache holds."""
     tmp = _fresh(path)
-    conn = store.open_database(tmp, create=True, check=False)
+    conn = database.open_database(tmp, create=True, check=False)
     try:
-        with store.transaction(conn):
+        with database.transaction(conn):
             for key, value in {**identity, **(own.meta if own else {})}.items():
-                store.set_meta(conn, key, value)
+                database.set_meta(conn, key, value)
             if own and own.events:
-                store.append_many(conn, sorted(own.events, key=lambda i: (i[2], i[0])), prev=store.GENESIS)
-        n = Sharing(conn, root, on_rebuild=lambda: None).rebuild()  # as a read rebuilds it
+                eventlog.append_many(conn, sorted(own.events, key=lambda i: (i[2], i[0])), prev=eventlog.GENESIS)
+        n = replay_shared(conn)
     finally:
         conn.close()
     return _swap(path, tmp), n

@@ -47,10 +47,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from . import clock, strictjson, validate
-from .errors import InvalidStatement, JupymemError
+from ..errors import InvalidStatement, JupymemError
+from ..intake import clock, strictjson
+from ..storage import validate
+from ..storage.eventlog import GENESIS, canonical, sha256
 from .folder import FOLDER, LOG_DIR
-from .store import GENESIS, canonical, sha256
 
 __all__ = [
     "FOLDER", "LOG_DIR", "FORMAT", "SUFFIX", "SHARED_TYPES", "MAX_LINES", "MAX_LINE_BYTES", "Entry", "Problem",

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .config import Settings
-from .errors import JupymemError
+from ..config import Settings
+from ..errors import JupymemError
 
 SEED = 20240501
 
@@ -210,9 +210,9 @@ def _encoders(spec: str | None, texts: Sequence[str], short: Sequence[str]) -> d
     """Each tier's encoder on its own: load (here and cold), embedding throughput over
     ``texts`` (at most 1,000 of them, in the backfill's batches) and the cost of encoding
     one short query (p50/p95), the part of a hybrid search that the dense leg adds first."""
-    from .retrieval import tiers
-    from .retrieval.embed import BackgroundEncoder
-    from .retrieval.index import BATCH
+    from ..retrieval import tiers
+    from ..retrieval.embed import BackgroundEncoder
+    from ..retrieval.index import BATCH
 
     plan = tiers.plan(spec)
     wanted = [] if plan.off else [("static", plan.static)] + ([("transformer", tiers.TRANSFORMER_SPEC)] if plan.transformer else [])
@@ -249,10 +249,10 @@ def _cold_load_seconds(spec: str | None) -> float | None:
 
 
 def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, singles: int = 200) -> dict[str, Any]:
-    from .retrieval import index, tiers
-    from .retrieval.embed import BackgroundEncoder
+    from ..retrieval import index, tiers
+    from ..retrieval.embed import BackgroundEncoder
     from .evaluate import _make_repo
-    from .opening import close_all, init_project
+    from ..core.opening import close_all, init_project
 
     base = Path(tempfile.mkdtemp(prefix="jupymem-bench-"))
     settings = Settings(home=base / "home", encoder=encoder)

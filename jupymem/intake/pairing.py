@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from ..models import Evidence, Fix
 from .capture import excerpt, redact
-from .models import Evidence, Fix
-from .registry import now_iso
+from .clock import now_at
 
 __all__ = [
     "THRESHOLD",
@@ -178,7 +178,7 @@ class Pairing:
         after = None
         if self._last_ok is not None and self._last_ok[0] > entry.tick:
             after = _code(_first_line(self._last_ok[1]))
-        at = now_iso()
+        at = now_at()
         out = []
         for ev, failed_source, line in (*entry.chain, (entry.evidence, entry.source, entry.line)):
             fix = make_fix(
@@ -251,7 +251,7 @@ def make_fix(
     return Fix(
         source=excerpt(source, None),
         diff=diff,
-        at=at or now_iso(),
+        at=at or now_at(),
         execution_count=execution_count,
         cell_id=cell_id,
         paired_by=paired_by,

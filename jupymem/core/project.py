@@ -2,7 +2,7 @@
 
 A ``Project`` is one repository's memory: a SQLite database under
 ``$JUPYMEM_HOME/projects/<id>/``. Writes append an event and project it in one
-transaction (``store``/``projection``); reads go to the projection. The block is
+transaction (``eventlog``/``projection``); reads go to the projection. The block is
 rebuilt only when the log has grown. Finding, creating and checking projects is
 ``opening``'s job.
 
@@ -28,11 +28,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import capture, language, registry, share, store, validate
-from .retrieval import retrieve
+from ..intake import capture, language
+from ..storage import database, eventlog, registry, validate
+from ..sharing import share
+from ..retrieval import retrieve
 from .block import BlockCache
-from .config import Settings
-from .errors import (
+from ..config import Settings
+from ..errors import (
     InvalidStatement,
     JupymemError,
     InvalidTransition,
@@ -42,20 +44,20 @@ from .errors import (
     UnknownEvidence,
     UnknownMemory,
 )
-from .maintenance import (
+from ..storage.maintenance import (
     GcReport, ImportReport, Origin, VerifyReport, export_log, garbled_error, gc, import_log, read_import, rebuild,
     verify,
 )
-from .models import (
+from ..models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
     Similar, kind_rank,
 )
-from .projection import (
+from ..storage.projection import (
     MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
     memory_from_row,
 )
-from .projection import GENERATION
-from .projection import disputes as projection_disputes  # a local name in Project._disputes
+from ..storage.projection import GENERATION
+from ..storage.projection import disputes as projection_disputes  # a local name in Project._disputes
 
 EVIDENCE_WINDOW = 64
 STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
@@ -71,7 +73,7 @@ LESSON_MARGIN = 0.15
 
 
 class Project:
-    def __init__(self, settings: Settings, project_id: str, root: Path, conn: store.Connection):
+    def __init__(self, settings: Settings, project_id: str, root: Path, conn: database.Connection):
         self.settings = settings
         self.id = project_id
         self.root = root
@@ -91,7 +93,7 @@ class Project:
         self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
         # Run after every committed write (opening keeps the registry's history mark with it).
         self.on_write: Any = None
-        self._generation = store.get_meta(conn, GENERATION)  # see revision()
+        self._generation = database.get_meta(conn, GENERATION)  # see revision()
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
@@ -121,11 +123,11 @@ class Project:
         repository's cache following an interleaving pull) may give row ids to other
         memories without changing the count; its generation mark says so, and what
         this process computed from rows is dropped."""
-        generation = store.get_meta(self.conn, GENERATION)
+        generation = database.get_meta(self.conn, GENERATION)
         if generation != self._generation:
             self._generation = generation
             self._forget_caches()
-        return store.last_seq(self.conn)
+        return eventlog.last_seq(self.conn)
 
     def _n_docs(self, rev: int) -> int:
         cached = self._ndocs_cache
@@ -300,11 +302,11 @@ class Project:
             raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
         rev = self.revision()
         if self._vocab is None:
-            from .retrieval.fuzzy import Vocabulary
+            from ..retrieval.fuzzy import Vocabulary
 
             self._vocab = Vocabulary()
         if self._postings is None:
-            from .retrieval.postings import Postings
+            from ..retrieval.postings import Postings
 
             self._postings = Postings()
         dense = self._dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
@@ -316,8 +318,8 @@ class Project:
     def prepare_lexical(self, timeout: float | None = None) -> bool:
         """Build the in-memory lexical index and the typo vocabulary now, waiting (evaluation,
         benchmarks, tests); searches never wait for them. True when the index answers."""
-        from .retrieval.fuzzy import Vocabulary
-        from .retrieval.postings import Postings
+        from ..retrieval.fuzzy import Vocabulary
+        from ..retrieval.postings import Postings
 
         if self._vocab is None:
             self._vocab = Vocabulary()
@@ -334,7 +336,7 @@ class Project:
         """Active memories that ``statement`` nearly repeats, closest first (never the
         ``exclude``d ids: the memory just recorded, the one it superseded). Faces call it
         after recording, to offer superseding the old memory instead."""
-        from .retrieval import similar
+        from ..retrieval import similar
 
         rev = self.revision()
         return similar.similar(
@@ -348,7 +350,7 @@ class Project:
         the request: "write the code to merge orders with clients" asks nothing that a
         memory answers, yet "join on customer_id, email repeats" is what the code must get
         right. Empty without the dense leg. ``inject`` hands them to assistants."""
-        from .retrieval.retrieve import nearest_of_kinds
+        from ..retrieval.retrieve import nearest_of_kinds
 
         dense = self._dense_leg(self.revision())
         if dense is None or not (prompt or "").strip():
@@ -363,7 +365,7 @@ class Project:
     def tiers(self) -> Any:
         """The dense leg's encoders and indexes (``retrieval.tiers``), made on first use."""
         if self._tiers is None:
-            from .retrieval.tiers import Tiers
+            from ..retrieval.tiers import Tiers
 
             with self._cache_lock:
                 if self._tiers is None:
@@ -576,7 +578,7 @@ class Project:
             dataclasses.replace(ev, notebook=_relative(ev.notebook, self.root)) if ev.notebook else ev
             for ev in (evidence, *more)
         ]
-        with store.transaction(self.conn):
+        with database.transaction(self.conn):
             for ev in (evidence, *more):
                 data = json.dumps(ev.to_dict(), sort_keys=True, ensure_ascii=False)
                 self.conn.execute(
@@ -589,7 +591,7 @@ class Project:
                     " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
                     (session, session, EVIDENCE_WINDOW),
                 )
-            store.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
+            database.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
 
     def staged_revision(self) -> int:
         """Changes whenever staged evidence is written (a new failure, a fix, a suggestion).
@@ -597,7 +599,7 @@ class Project:
         Staged evidence is not in the event log, so ``revision`` does not see it; a front
         end that shows failures watches both.
         """
-        value = store.get_meta(self.conn, STAGED_REVISION)
+        value = database.get_meta(self.conn, STAGED_REVISION)
         return int(value) if value and value.isdigit() else 0
 
     # -- maintenance ----------------------------------------------------------
@@ -650,7 +652,7 @@ class Project:
 
     def export(self, fp: IO[str]) -> int:
         """The log as JSONL, private events left out (an export is meant to be shared)."""
-        stored = store.get_meta(self.conn, "root_commit") or None
+        stored = database.get_meta(self.conn, "root_commit") or None
         return export_log(self.conn, fp, project_id=self.id, repository=stored or registry.root_commit(self.root))
 
     def export_to(self, path: str | Path) -> int:
@@ -701,7 +703,7 @@ class Project:
     def _root_commits(self) -> frozenset[str]:
         """This repository's identity: the root commit stored when it was bound and git's
         own now (a repository bound before its first commit has one only later)."""
-        stored = store.get_meta(self.conn, "root_commit") or None
+        stored = database.get_meta(self.conn, "root_commit") or None
         return frozenset(c for c in (stored, registry.root_commit(self.root)) if c)
 
     def _known(self) -> validate.Known:
@@ -833,7 +835,7 @@ def check_first_record(statement: str | bytes, settings: Settings) -> None:
 def _model_translator(settings: Settings) -> Any:
     if not settings.model:
         return None
-    from .llm import translator_for  # litellm itself is imported only when translating
+    from ..intake.llm import translator_for  # litellm itself is imported only when translating
 
     return translator_for(settings)
 

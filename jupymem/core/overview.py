@@ -15,9 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import registry, share, sharelog
-from .config import Settings
-from .errors import JupymemError, RegistryCorrupt, SharingError
+from ..config import Settings
+from ..errors import JupymemError, RegistryCorrupt, SharingError
+from ..sharing import share, sharelog
+from ..storage import registry
 
 
 def status(path: Path, settings: Settings) -> dict[str, Any]:

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .config import Settings
-from .errors import JupymemError
+from ..config import Settings
+from ..errors import JupymemError
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # method -> search mode: plain FTS5, the lexical leg, the default (best tier ready), each
@@ -190,8 +190,8 @@ def _safe(scope: str) -> str:
 
 def open_scope(suite: Suite, scope: str, base: Path, settings: Settings) -> tuple[Any, dict[str, str]]:
     """A fresh project holding ``scope``'s memories: (Project, suite id -> memory id)."""
-    from .capture import check_statement, memory_id
-    from .opening import init_project
+    from ..core.opening import init_project
+    from ..intake.capture import check_statement, memory_id
 
     project = init_project(_make_repo(base / "repos" / _safe(scope)), settings)
     items = suite.memories.get(scope, [])
@@ -226,7 +226,7 @@ def run_suite(
     "cross-scope" adds ``cross_scope_negatives``. ``details``, when given, receives one
     record per query and method (for error analysis).
     """
-    from .opening import close_all
+    from ..core.opening import close_all
 
     owned = workdir is None
     base = Path(tempfile.mkdtemp(prefix="jupymem-eval-")) if owned else workdir
@@ -308,7 +308,7 @@ def run_suite(
 
 
 def level(confidence: float) -> str:
-    from .retrieval.answerable import level as said
+    from ..retrieval.answerable import level as said
 
     return said(confidence)
 

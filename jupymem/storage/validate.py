@@ -33,12 +33,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from . import capture, clock
-from .errors import InvalidField, InvalidImport, InvalidStatement, JupymemError, SecretRefused
-from .models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Fix, Provenance
-from .secrets_scan import find_secrets
-from .strictjson import INT_MAX
-from .text import hidden
+from ..errors import InvalidField, InvalidImport, InvalidStatement, JupymemError, SecretRefused
+from ..intake import capture, clock
+from ..intake.secrets_scan import find_secrets
+from ..intake.strictjson import INT_MAX
+from ..intake.text import hidden
+from ..models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Fix, Provenance
 
 __all__ = [
     "EVENT_TYPES", "Known", "DatabaseKnown", "AnyId", "ANY_ID", "Replay", "check_event", "check_payload", "check_memory",

@@ -34,8 +34,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
-from .text import strip_hidden
+from ..intake.text import strip_hidden
+from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
+from ..sharing.share import SEEN
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "
@@ -51,8 +52,6 @@ _BREAKS = re.compile(r"[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029\t]+")
 # display in another order than it is read (Trojan Source): dropped.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACES = re.compile(r" {2,}")
-# meta key: {shared file: the pull in which this clone first saw it}; this clone's own file is -1.
-SEEN = "share_seen"
 
 
 def escape(text: str) -> str:
@@ -159,7 +158,7 @@ def build_block(memories: Sequence[Memory], cap: int) -> Block:
 
 def assemble(entries: Sequence[Entry], cap: int, seen: dict[str, int] | None = None) -> Block:
     """The block from rendered entries (any order): the one place its bytes are decided.
-    ``seen``: when this clone first saw each shared file (see ``SEEN``)."""
+    ``seen``: when this clone first saw each shared file (see ``share.SEEN``)."""
     ordered = sorted(entries)  # by key first: kind, time, id (unique, so nothing else is compared)
     head_len = len(f'<project_memory trust="untrusted" revision="{"0" * _REV_LEN}">\n'.encode())
     fixed = head_len + len(PREAMBLE.encode()) + 1 + len(CLOSE.encode())

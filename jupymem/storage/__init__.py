@@ -1,0 +1,17 @@
+"""Storage: one project database, its hash-chained event log, and everything that
+repairs it.
+
+database (driver, migrations, connection, the meta table), eventlog (the hash-chained
+log of every change), projection (events -> the tables that answer questions),
+validate (one check for every event), maintenance (verify, rebuild, gc, export,
+import), damage (a broken store told apart from a bug), recovery (a project back from
+a damaged database), marks (the history mark beside a database) and registry (which
+repository a path belongs to, and which database holds its memory).
+
+The room a second engine plugs into. Not yet the only code that speaks SQL: retrieval's
+index, the conversation and the block still query the connection they are handed,
+until a ``Store`` protocol stands between them and the engine.
+
+Imports intake and the shared vocabulary only; never sharing, retrieval or anything
+above them (what recovery needs from the shared log is passed in by ``core.opening``).
+"""
