@@ -6,6 +6,13 @@ never creates anything); ``status(path)`` describes either case;
 ``context(prompt, path)`` is the memory any assistant should receive with a
 prompt. Everything else hangs off ``Project``. Heavy modules are imported on
 first use so that ``%load_ext jupymem`` stays fast.
+
+What ``Project`` hands back are the frozen records of ``jupymem.models`` (``Memory``,
+``SearchResult`` and its ``Hit``s, ``Recorded``, ``Block``, ``Evidence`` ...), each with
+``to_dict()``; the literal types ``Kind``, ``Standing``, ``Status`` name their fields'
+values. Every error is a ``JupymemError`` with a ``code``; the specific ones are
+exported too (``SecretRefused``, ``InvalidStatement``, ``NoMemory`` ...), so that a
+notebook can catch exactly what it expects.
 """
 
 from __future__ import annotations
@@ -15,13 +22,96 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings
-from .errors import JupymemError
+from .errors import (
+    JupymemError,
+    NotAGitRepository,
+    NoMemory,
+    UnknownMemory,
+    UnknownEvidence,
+    InvalidStatement,
+    InvalidField,
+    SecretRefused,
+    LanguageRefused,
+    InvalidTransition,
+    RegistryCorrupt,
+    DatabaseDamaged,
+    DatabaseLost,
+    ReadOnlyHome,
+    StorageError,
+    SchemaTooNew,
+    CorruptLog,
+    InvalidImport,
+    OtherProjectImport,
+    SharingError,
+    MissingDependency,
+    ModelError,
+)
+from .models import (
+    Block,
+    Evidence,
+    Fix,
+    HistoryEntry,
+    Hit,
+    Kind,
+    Memory,
+    Provenance,
+    Recorded,
+    SearchResult,
+    SearchStatus,
+    Similar,
+    Standing,
+    Status,
+)
 
 if TYPE_CHECKING:
     from .core.project import Project
 
 __version__ = "0.1.0"
-__all__ = ["JupymemError", "Project", "Settings", "context", "init", "project", "status", "__version__"]
+__all__ = [
+    "Block",
+    "CorruptLog",
+    "DatabaseDamaged",
+    "DatabaseLost",
+    "Evidence",
+    "Fix",
+    "HistoryEntry",
+    "Hit",
+    "InvalidField",
+    "InvalidImport",
+    "InvalidStatement",
+    "InvalidTransition",
+    "JupymemError",
+    "Kind",
+    "LanguageRefused",
+    "Memory",
+    "MissingDependency",
+    "ModelError",
+    "NoMemory",
+    "NotAGitRepository",
+    "OtherProjectImport",
+    "Project",
+    "Provenance",
+    "ReadOnlyHome",
+    "Recorded",
+    "RegistryCorrupt",
+    "SchemaTooNew",
+    "SearchResult",
+    "SearchStatus",
+    "SecretRefused",
+    "Settings",
+    "SharingError",
+    "Similar",
+    "Standing",
+    "Status",
+    "StorageError",
+    "UnknownEvidence",
+    "UnknownMemory",
+    "__version__",
+    "context",
+    "init",
+    "project",
+    "status",
+]
 
 
 def _settings(settings: Settings | None) -> Settings:

@@ -9,10 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-# Block order (SPEC 2): what an assistant must not get wrong comes first.
-KINDS: tuple[str, ...] = (
+# What a memory is (SPEC 2). The order of KINDS is the block's: what an assistant must
+# not get wrong comes first.
+Kind = Literal["correction", "constraint", "preference", "decision", "procedure", "failure", "fact", "note"]
+# Who stands behind it: a person ("supported") or an assistant nobody confirmed yet.
+Standing = Literal["supported", "unconfirmed"]
+# Where it is in its life: answering, replaced by another, or withdrawn.
+Status = Literal["active", "superseded", "retired"]
+# What a search answered: hits, or "no memory answers this confidently".
+SearchStatus = Literal["ok", "abstained"]
+# Who recorded a statement.
+Recorder = Literal["person", "assistant"]
+# The dense leg's encoder, when it ran.
+Tier = Literal["static", "transformer"]
+
+KINDS: tuple[Kind, ...] = (
     "correction",
     "constraint",
     "preference",
@@ -22,7 +35,8 @@ KINDS: tuple[str, ...] = (
     "fact",
     "note",
 )
-KIND_RANK = {kind: i for i, kind in enumerate(KINDS)}
+assert set(KINDS) == set(get_args(Kind))
+KIND_RANK: dict[str, int] = {kind: i for i, kind in enumerate(KINDS)}
 
 
 def kind_rank(kind: str) -> int:
@@ -33,12 +47,12 @@ def kind_rank(kind: str) -> int:
 # Kinds that gc never drops while they are supported (SPEC 8).
 PROTECTED_KINDS = frozenset({"decision", "correction", "constraint", "preference"})
 
-SUPPORTED = "supported"
-UNCONFIRMED = "unconfirmed"
+SUPPORTED: Standing = "supported"
+UNCONFIRMED: Standing = "unconfirmed"
 
-ACTIVE = "active"
-SUPERSEDED = "superseded"
-RETIRED = "retired"
+ACTIVE: Status = "active"
+SUPERSEDED: Status = "superseded"
+RETIRED: Status = "retired"
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -89,7 +103,7 @@ class _Plain:
 class Provenance(_Plain):
     """Where a statement came from. Every field is optional outside a kernel."""
 
-    recorder: str = "person"  # "person" or "assistant"
+    recorder: Recorder = "person"
     notebook: str | None = None  # path relative to the repository root
     cell_id: str | None = None
     execution_count: int | None = None
@@ -137,11 +151,14 @@ class Evidence(_Plain):
 
 @dataclass(frozen=True)
 class Memory(_Plain):
+    """One memory as stored: its statement, kind, standing and status, where it came from,
+    the failed cells it cites, and what replaced it."""
+
     id: str
-    kind: str
+    kind: Kind
     statement: str  # English text as stored and shown
-    standing: str  # SUPPORTED or UNCONFIRMED
-    status: str  # ACTIVE, SUPERSEDED or RETIRED
+    standing: Standing
+    status: Status
     created_at: str
     valid_from: str
     valid_to: str | None = None
@@ -165,6 +182,8 @@ class Memory(_Plain):
 
 @dataclass(frozen=True)
 class HistoryEntry(_Plain):
+    """One event of a memory's history (``Project.history``)."""
+
     memory_id: str
     seq: int
     at: str
@@ -191,7 +210,7 @@ class SearchResult(_Plain):
     e.g. in a one-shot command)."""
 
     query: str
-    status: str
+    status: SearchStatus
     hits: tuple[Hit, ...] = ()
     full: Memory | None = None
     reason: str | None = None  # why it abstained, for people
@@ -199,7 +218,7 @@ class SearchResult(_Plain):
     # When it abstained: the nearest memories all the same, for people to judge (faces
     # show them under "no memory answers this confidently"); never handed to assistants.
     closest: tuple[Hit, ...] = ()
-    tier: str | None = None  # the dense leg's encoder when it ran: "static" or "transformer"
+    tier: Tier | None = None  # the dense leg's encoder when it ran
 
     @property
     def abstained(self) -> bool:
@@ -211,7 +230,7 @@ class Similar(_Plain):
     """An active memory that a new statement nearly repeats (``Project.similar``)."""
 
     id: str
-    kind: str
+    kind: Kind
     statement: str
     score: float  # 0..1, see retrieval/similar.py
 
@@ -229,6 +248,9 @@ class Recorded(_Plain):
 
 @dataclass(frozen=True)
 class Block(_Plain):
+    """The ``<project_memory>`` block as an assistant receives it (``Project.block``):
+    ``revision`` changes exactly when ``text`` does."""
+
     text: str
     revision: str
     bytes: int
