@@ -136,7 +136,7 @@ def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
     reason = w.Text(placeholder="why it no longer holds", layout=w.Layout(flex="1 1 auto", width="auto"))
     retire = w.Button(description="Retire", disabled=True, style={"button_color": "#8a4500", "text_color": "white"})
     actions = w.HBox([confirm, reason, retire], layout=w.Layout(**full))
-    seen = {"revision": None}
+    seen: dict[str, int | None] = {"revision": None}
 
     def refresh_header() -> None:
         header.value = header_html(project)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..models import Evidence, Provenance
+from ..models import Evidence, Provenance, Recorder
 
 log = logging.getLogger("jupymem")
 
@@ -124,7 +124,7 @@ class KernelState:
         path = current_path(self.shell)
         return (init_project if create else find_project)(path, self.settings())
 
-    def provenance(self, recorder: str = "person") -> Provenance:
+    def provenance(self, recorder: Recorder = "person") -> Provenance:
         return Provenance(
             recorder=recorder,
             notebook=self.notebook(),

@@ -54,7 +54,7 @@ import functools
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, cast, overload
 
 import tornado.web
 from jupyter_server.auth.decorator import authorized
@@ -147,8 +147,12 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
     auth_resource = "jupymem"
 
     @property
+    def app(self) -> JupymemApp:
+        return cast("JupymemApp", self.extensionapp)
+
+    @property
     def core(self) -> Settings:
-        return self.extensionapp.core_settings
+        return self.app.core_settings
 
     @property
     def server_root(self) -> Path:
@@ -160,15 +164,15 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
     def body(self, *fields: str) -> dict[str, Any]:
         """The JSON object sent, holding only ``fields`` (and ``path``)."""
         data = self.request.body or b""
-        if len(data) > self.extensionapp.max_body_bytes:
+        if len(data) > self.app.max_body_bytes:
             raise BodyTooLarge(
                 f"The request body has {len(data)} bytes; jupymem accepts at most "
-                f"{self.extensionapp.max_body_bytes}. Statements are meant to be short."
+                f"{self.app.max_body_bytes}. Statements are meant to be short."
             )
         if not data.strip():
             return {}
         try:  # the reader every entrance uses: no duplicate keys, NaN or integers SQLite cannot hold
-            parsed = strictjson.loads(data, max_bytes=self.extensionapp.max_body_bytes, max_depth=MAX_JSON_DEPTH)
+            parsed = strictjson.loads(data, max_bytes=self.app.max_body_bytes, max_depth=MAX_JSON_DEPTH)
         except strictjson.StrictJSONError as exc:
             raise BadJson(f"The request body {exc}.") from None
         if not isinstance(parsed, dict):
@@ -187,7 +191,7 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
 
     def arg_int(self, name: str, default: int, lo: int, hi: int) -> int:
         raw = self.get_query_argument(name, None)
-        if raw in (None, ""):
+        if raw is None or raw == "":
             return default
         try:
             value = int(raw)
@@ -220,6 +224,12 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
         return out
 
 
+@overload
+def _get_str(body: dict[str, Any], name: str, *, required: Literal[True]) -> str: ...
+@overload
+def _get_str(body: dict[str, Any], name: str, *, default: str) -> str: ...
+@overload
+def _get_str(body: dict[str, Any], name: str) -> str | None: ...
 def _get_str(body: dict[str, Any], name: str, *, required: bool = False, default: str | None = None) -> str | None:
     value = body.get(name, default)
     if value is None:

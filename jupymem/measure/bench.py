@@ -223,13 +223,14 @@ def _encoders(spec: str | None, texts: Sequence[str], short: Sequence[str]) -> d
         enc.wait()
         row: dict[str, Any] = {"state": enc.state, "reason": enc.reason, "load_seconds": round(time.perf_counter() - t, 3),
                                "cold_load_seconds": _cold_load_seconds(key)}
-        if enc.ready:
+        embedder = enc.embedder
+        if enc.ready and embedder is not None:
             sample = list(texts[:1000])
             t = time.perf_counter()
             for i in range(0, len(sample), BATCH):
-                enc.embedder.embed_batch(sample[i : i + BATCH])
+                embedder.embed_batch(sample[i : i + BATCH])
             row["embed_per_second"] = round(len(sample) / (time.perf_counter() - t), 1)
-            row["query_encoding"] = _latency(lambda q: enc.embedder.embed_batch([q]), short)
+            row["query_encoding"] = _latency(lambda q: embedder.embed_batch([q]), short)
         out[tier] = row
     return out
 
@@ -290,7 +291,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
         bytes_lexical = _db_bytes(project.database)
 
         embed_seconds = None
-        if enc.ready:
+        if enc.ready and enc.embedder is not None:
             dense = index.DenseIndex(project.conn, best)
             ok, why = index.vec_route(project.conn)
             if ok:

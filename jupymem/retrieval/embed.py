@@ -42,7 +42,7 @@ from ..errors import JupymemError, MissingDependency
 from . import arrays
 
 if TYPE_CHECKING:
-    np = arrays.np()
+    import numpy as np
     from numpy.typing import NDArray
 
     Vectors = NDArray[np.float32]
@@ -292,7 +292,7 @@ def resolve_encoder(spec: str | None, *, allow_download: bool = False) -> Embedd
                 "JUPYMEM_ENCODER to a model2vec model or to none"
             )
         return Model2VecEmbedder(path, name=BUNDLED_NAME)
-    return Model2VecEmbedder(spec.strip(), allow_download=allow_download)
+    return Model2VecEmbedder(low if spec is None else spec.strip(), allow_download=allow_download)
 
 
 def _describe(spec: str | None) -> str:

@@ -190,7 +190,7 @@ def doc_terms(text: str) -> tuple[str, ...]:
     return tuple(sorted(set(content_terms(text))))
 
 
-def term_span(doc: tuple[str, ...], term: Term) -> range:
+def term_span(doc: Sequence[str], term: Term) -> range:
     """Indexes of the words of ``doc`` that ``term`` matches."""
     lo = bisect.bisect_left(doc, term.key)
     if not term.prefix:

@@ -181,13 +181,13 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         previous = term
     unknown = sum(1 for df in dfs if df == 0) / len(dfs) if dfs else 1.0
     wants = None if foreign else wanted_type(text)
-    known = tuple(df > 0 for df in dfs)
+    known_terms = tuple(df > 0 for df in dfs)
     focus = frozenset(
         index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else focus_words(text)))
         if t is not None
     ) | attribute_terms
     return QuerySide(
-        terms, weights, known, tuple(salient), unknown, foreign, wants,
+        terms, weights, known_terms, tuple(salient), unknown, foreign, wants,
         salient_terms, attribute_terms, tuple(pairs), focus,
     )
 

@@ -174,6 +174,7 @@ class Tiers:
             return None
         # Asked for by name (evaluation, benchmarks), the static tier reads its stored vectors
         # now rather than in the background: its copy is dropped once the transformer answers.
+        assert static.embedder is not None  # ready
         got = self._ready_index(index.STATIC, static.embedder, background=only != index.STATIC)
         if got is None:
             return None
@@ -215,6 +216,7 @@ class Tiers:
         if words is None:  # the static model gives the word-level signals: it loads first
             self.note = "the transformer is waiting for the static model"
             return None
+        assert tx.embedder is not None  # ready
         got = self._ready_index(index.TRANSFORMER, tx.embedder, background=self.interactive)
         if got is None:
             done, total = self._index(index.TRANSFORMER).progress
@@ -267,7 +269,7 @@ class Tiers:
             if self.leg(rev(), make, only=tier) is None and tier in self._indexes:
                 self._indexes[tier].wait(timeout)
             dense = self._indexes.get(tier)
-            if dense is not None and dense.ready:
+            if dense is not None and dense.ready and enc.embedder is not None:
                 dense.sync(enc.embedder)
         self.leg(rev(), make)
 

@@ -47,7 +47,7 @@ from ..errors import JupymemError, MissingDependency
 from . import arrays
 
 if TYPE_CHECKING:
-    np = arrays.np()
+    import numpy as np
     from numpy.typing import NDArray
 
     Vectors = NDArray[np.float32]

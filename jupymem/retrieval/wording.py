@@ -73,10 +73,9 @@ def names(statement: str, wanted: Iterable[str]) -> dict[str, set[int]]:
     Only the wanted words are looked for (a 250-word abstract is read in C, not word by
     word)."""
     plain = statement if statement.isascii() else statement.translate(_unaccented())
-    lower = plain.lower()
+    # None: a letter whose lower case is longer, so compare chunk by chunk.
+    lower: str | None = plain.lower() if len(plain.lower()) == len(statement) else None
     out: dict[str, set[int]] = {}
-    if len(lower) != len(statement):
-        lower = None  # a letter whose lower case is longer: compare chunk by chunk
     for word in wanted:
         for at, end in _occurrences(statement, lower, word):
             sides = _name_sides(statement, at, end)

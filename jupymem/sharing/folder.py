@@ -145,7 +145,7 @@ class Folder:
         """Write ``name`` whole or not at all: a new temporary file (``O_EXCL``, a random
         name: a committed link under any fixed name is never opened), fsynced, renamed."""
         what = _kind(self.fd, name)
-        if what not in (None, "a file"):
+        if what is not None and what != "a file":
             raise _refused(f"{FOLDER}/{name}", what)
         tmp = f".{name}.{secrets.token_hex(6)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self.fd)
