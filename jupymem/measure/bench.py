@@ -291,7 +291,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
 
         embed_seconds = None
         if enc.ready:
-            dense = index.DenseIndex(project.conn, best)
+            dense = index.DenseIndex(project.store, best)
             ok, why = index.vec_route(project.conn)
             if ok:
                 t = time.perf_counter()

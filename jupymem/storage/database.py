@@ -309,6 +309,7 @@ class Connection:
             self.raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30)
         self.lock = threading.RLock()
         self.vec_loaded = False
+        self.store: Any = None  # the ``reads.SqliteStore`` over this connection, made on first use
         try:
             self.raw.execute("PRAGMA busy_timeout = 30000")
             # A read that opens the file (and, in WAL mode, its shared memory): an
