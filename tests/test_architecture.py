@@ -312,12 +312,8 @@ SQL_TEXT = re.compile(
 SQL_NOT_MOVED_YET = {
     "jupymem.core.project": "Project's own reads (list, get, history, staged evidence) and the staged-"
                             "evidence writes: being slimmed into a facade in parallel; next into a store",
-    "jupymem.core.opening": "integrity checks and the log's last hash while opening and recovering a project",
-    "jupymem.core.block": "the block's incremental read of memories changed since a seq, and the meta it keeps",
     "jupymem.core.overview": "status counts of staged evidence and the shared files' stat cache",
     "jupymem.sharing.share": "the shared files' table and the events it applies, scopes and compares",
-    "jupymem.sharing.journal": "the log's last hash for the shared log's chain",
-    "jupymem.measure.bench": "a WAL checkpoint between timed runs (a measuring tool's knob, not a query)",
 }
 
 

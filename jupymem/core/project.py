@@ -403,7 +403,7 @@ class Project:
         cached = self._block_cache
         if cached and cached[0] == rev and cached[1] == cap:
             return cached[2]
-        result = self._block_lines.build(self.conn, cap)
+        result = self._block_lines.build(self.store, cap)
         with self._cache_lock:
             self._block_cache = (rev, cap, result)
         if result.omitted and self.settings.interactive:

@@ -110,3 +110,8 @@ class SqliteConversations:
             )
             self.conn.execute("DELETE FROM conversation WHERE notebook = ? AND id <= ?", (notebook, upto))
         return True
+
+
+def _sqlite_conversations_are_a_store(store: SqliteConversations) -> ConversationStore:
+    """Never called: mypy checks here that ``SqliteConversations`` implements ``ConversationStore``."""
+    return store

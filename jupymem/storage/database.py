@@ -487,6 +487,16 @@ def memory_database(driver_name: str | None = None) -> Connection:
     return conn
 
 
+def integrity_check(conn: Connection) -> str:
+    """SQLite's full integrity check: "ok", or the first problem it names."""
+    return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def checkpoint(conn: Connection) -> None:
+    """Fold the WAL into the database file and empty it (between timed runs)."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def get_meta(conn: Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None

@@ -17,7 +17,8 @@ What a second engine must provide to serve retrieval (PostgreSQL, next):
   search; the engine then returns ``[]`` until it is ready;
 * ``vectors(tier)``: a ``vectors.VectorStore`` (the stored vectors of one tier);
 * ``conversations()``: a ``conversations.ConversationStore`` (the ``%%ask`` messages);
-* ``readonly``, ``engine`` (a name for status) and ``vector_route()``.
+* ``readonly``, ``engine`` (a name for status) and ``vector_route()``;
+* for the block (``core/block.py``): ``active_count``, ``changed_since`` and ``meta``.
 
 Writes are not in this protocol yet: memory changes through ``eventlog.append`` and
 ``projection`` over a SQLite connection, and a second engine needs those too.
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..models import ACTIVE, RETIRED, SUPERSEDED, Memory
-from . import fts
+from . import database, fts
 from .conversations import ConversationStore, SqliteConversations
 from .projection import MEMORY_COLUMNS, memory_from_row
 from .vectors import SqliteVectors, VectorStore, vec_route
@@ -46,6 +47,8 @@ _VOCAB_CHUNK = 400
 
 # (rid, statement, topic, original): what the lexical index and the typo vocabulary read.
 TextRow = tuple[int, str, "str | None", "str | None"]
+# (id, kind, statement, standing, created_at, topic, status, seq, source): what the block shows.
+BlockRow = tuple[str, str, str, str, str, "str | None", str, int, "str | None"]
 
 
 class MemoryReader(Protocol):
@@ -96,7 +99,9 @@ class MemoryReader(Protocol):
 class Store(MemoryReader, Protocol):
     """One project's memory as retrieval and the assistants use it."""
 
-    readonly: bool
+    @property
+    def readonly(self) -> bool:
+        """True when nothing may be written (vectors included)."""
 
     @property
     def engine(self) -> str:
@@ -110,6 +115,16 @@ class Store(MemoryReader, Protocol):
 
     def conversations(self) -> ConversationStore:
         """The ``%%ask`` conversations (``conversations.py``)."""
+
+    def active_count(self) -> int:
+        """Active memories."""
+
+    def changed_since(self, seq: int) -> list[BlockRow]:
+        """The block's columns of every memory row last written by an event after ``seq``
+        (any status: a closed one leaves the block)."""
+
+    def meta(self, key: str) -> str | None:
+        """A value the project keeps beside its memory (``database.get_meta``)."""
 
 
 class SqliteStore:
@@ -139,6 +154,18 @@ class SqliteStore:
 
     def conversations(self) -> SqliteConversations:
         return self._conversations
+
+    def active_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM memories WHERE status = ?", (ACTIVE,)).fetchone()[0]
+
+    def changed_since(self, seq: int) -> list[BlockRow]:
+        return self.conn.execute(
+            "SELECT id, kind, statement, standing, created_at, topic, status, seq, source FROM memories WHERE seq > ?",
+            (seq,),
+        ).fetchall()
+
+    def meta(self, key: str) -> str | None:
+        return database.get_meta(self.conn, key)
 
     # -- MemoryReader -----------------------------------------------------------------
 
@@ -176,7 +203,8 @@ class SqliteStore:
         if not rids:
             return set()
         marks = ",".join("?" * len(rids))
-        sql, params = f"SELECT rid FROM memories WHERE rid IN ({marks})", list(rids)
+        sql = f"SELECT rid FROM memories WHERE rid IN ({marks})"
+        params: list[Any] = list(rids)
         if not include_inactive:
             sql += " AND +status = ?"  # unary +: look rows up by rid, not through the status index
             params.append(ACTIVE)
@@ -242,3 +270,8 @@ def store_for(source: Any) -> Any:
         except AttributeError:  # a connection that takes no attribute (a raw driver's): not cached
             pass
     return got
+
+
+def _sqlite_store_is_a_store(store: SqliteStore) -> Store:
+    """Never called: mypy checks here that ``SqliteStore`` implements every method of ``Store``."""
+    return store

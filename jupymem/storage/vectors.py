@@ -213,3 +213,8 @@ class SqliteVectors:
             for rid in gone:
                 self.conn.execute(f"DELETE FROM {slot.vec_table} WHERE rowid = ?", (rid,))
                 self.conn.execute(f"DELETE FROM {slot.map_table} WHERE rid = ?", (rid,))
+
+
+def _sqlite_vectors_are_a_vector_store(vectors: SqliteVectors) -> VectorStore:
+    """Never called: mypy checks here that ``SqliteVectors`` implements ``VectorStore``."""
+    return vectors
