@@ -56,7 +56,7 @@ def conversation_for(project: Any, path: Path) -> Conversation:
                 key = path.resolve().relative_to(project.root).as_posix()
             except ValueError:
                 key = path.as_posix()
-        return Conversation(project.conn, key)
+        return Conversation(project.store, key)
     with _ephemeral_lock:
         conv = _ephemeral.get(str(path))
         if conv is None:

@@ -12,8 +12,8 @@ small however long the conversation grows (SPEC 7):
   State / Next Move / Relevant Files), merged with the previous summary, and
   deleted. The summary rides along instead.
 
-The messages live in the project database (migration 2), keyed by the
-notebook's path inside the repository, but outside the event log: they are a
+The messages live in the project database (``storage/conversations.py``), keyed by
+the notebook's path inside the repository, but outside the event log: they are a
 working set, like staged evidence, not history to export. Messages are
 redacted before they are stored, so a key pasted into a prompt is not kept.
 
@@ -33,6 +33,8 @@ from typing import Any
 
 from ..intake import clock
 from ..storage import database
+from ..storage.conversations import ConversationStore
+from ..storage.reads import store_for
 from ..retrieval import lexical
 from ..intake.capture import redact
 
@@ -73,10 +75,11 @@ class Message:
 
 
 class Conversation:
-    """One notebook's messages in one database connection."""
+    """One notebook's messages in one project's store."""
 
-    def __init__(self, conn: Any, notebook: str):
-        self.conn = conn
+    def __init__(self, store: Any, notebook: str):
+        """``store``: a ``reads.Store`` (``Project.store``) or a connection to wrap in one."""
+        self.store: ConversationStore = store_for(store).conversations()
         self.notebook = notebook
 
     @classmethod
@@ -87,22 +90,15 @@ class Conversation:
     # -- reading ------------------------------------------------------------------
 
     def count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM conversation WHERE notebook = ?", (self.notebook,)).fetchone()[0]
+        return self.store.count(self.notebook)
 
     def messages(self) -> list[Message]:
         """Every message still held, oldest first."""
-        rows = self.conn.execute(
-            "SELECT id, role, content, created_at FROM conversation WHERE notebook = ? ORDER BY id", (self.notebook,)
-        ).fetchall()
-        return [Message(*r) for r in rows]
+        return [Message(*r) for r in self.store.messages(self.notebook)]
 
     def recent(self, n: int = RECENT) -> list[Message]:
         """The ``n`` newest messages, oldest first."""
-        rows = self.conn.execute(
-            "SELECT id, role, content, created_at FROM conversation WHERE notebook = ? ORDER BY id DESC LIMIT ?",
-            (self.notebook, max(0, n)),
-        ).fetchall()
-        return [Message(*r) for r in reversed(rows)]
+        return [Message(*r) for r in reversed(self.store.recent(self.notebook, n))]
 
     def recall(self, prompt: str, before: int | None, limit: int = RECALLED) -> list[Message]:
         """Older messages (id < ``before``) that really share words with ``prompt``, oldest first.
@@ -115,32 +111,14 @@ class Conversation:
             return []
         # The rarest words say the most; without a vocabulary here, longer words stand in for rarer.
         picked = sorted(terms, key=lambda t: (-len(t), t))[: lexical.MAX_TERMS]
-        match = " OR ".join(lexical.quote_term(t) for t in picked)
-        # CROSS JOIN keeps the FTS scan outside: otherwise SQLite walks the notebook's
-        # rows and re-runs the MATCH for each of them (15 ms instead of 1).
-        rows = self.conn.execute(
-            "SELECT c.id, c.role, c.content, c.created_at FROM conversation_fts"
-            " CROSS JOIN conversation c ON c.id = conversation_fts.rowid"
-            " WHERE conversation_fts MATCH ? AND c.notebook = ? AND c.id < ?"
-            " ORDER BY bm25(conversation_fts), c.id DESC LIMIT ?",
-            (match, self.notebook, before, 4 * limit),
-        ).fetchall()
+        rows = self.store.recall(self.notebook, picked, before, 4 * limit)
         need = min(2, len(picked))
         wanted = set(picked)
         found = [Message(*r) for r in rows if len(wanted.intersection(lexical.tokens(r[2]))) >= need]
         return sorted(found[:limit], key=lambda m: m.id)
 
     def summary(self) -> str | None:
-        row = self.conn.execute(
-            "SELECT summary FROM conversation_summary WHERE notebook = ?", (self.notebook,)
-        ).fetchone()
-        return row[0] if row else None
-
-    def _summary_state(self) -> tuple[str | None, int]:
-        row = self.conn.execute(
-            "SELECT summary, folded FROM conversation_summary WHERE notebook = ?", (self.notebook,)
-        ).fetchone()
-        return (row[0], row[1]) if row else (None, 0)
+        return self.store.summary(self.notebook)[0]
 
     # -- writing ------------------------------------------------------------------
 
@@ -151,17 +129,10 @@ class Conversation:
         if len(text) > MAX_STORED_CHARS:
             text = text[: MAX_STORED_CHARS - 1] + "…"
         at = clock.now_at()
-        with database.transaction(self.conn):
-            cur = self.conn.execute(
-                "INSERT INTO conversation (notebook, role, content, created_at) VALUES (?, ?, ?, ?)",
-                (self.notebook, role, text, at),
-            )
-        return Message(cur.lastrowid, role, text, at)
+        return Message(self.store.append(self.notebook, role, text, at), role, text, at)
 
     def clear(self) -> None:
-        with database.transaction(self.conn):
-            self.conn.execute("DELETE FROM conversation WHERE notebook = ?", (self.notebook,))
-            self.conn.execute("DELETE FROM conversation_summary WHERE notebook = ?", (self.notebook,))
+        self.store.clear(self.notebook)
 
     # -- compaction -----------------------------------------------------------------
 
@@ -179,23 +150,12 @@ class Conversation:
         if len(held) <= COMPACT_ABOVE:
             return False
         fold = held[:-KEEP_AFTER_COMPACTION]
-        previous, folded = self._summary_state()
+        previous, folded = self.store.summary(self.notebook)
         text = redact((summarize(compaction_messages(previous, fold)) or "").strip())
         if not text:
             raise ValueError("the model returned an empty summary")
-        with database.transaction(self.conn):
-            if self._summary_state() != (previous, folded):
-                return False  # another fold won; its summary already covers these
-            self.conn.execute(
-                "INSERT INTO conversation_summary (notebook, summary, folded, updated_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT(notebook) DO UPDATE SET summary = excluded.summary, folded = excluded.folded,"
-                " updated_at = excluded.updated_at",
-                (self.notebook, text, folded + len(fold), clock.now_at()),
-            )
-            self.conn.execute(
-                "DELETE FROM conversation WHERE notebook = ? AND id <= ?", (self.notebook, fold[-1].id)
-            )
-        return True
+        # False: another fold won; its summary already covers these
+        return self.store.fold(self.notebook, (previous, folded), text, folded + len(fold), fold[-1].id, clock.now_at())
 
 
 def compaction_messages(previous: str | None, fold: Sequence[Message]) -> list[dict[str, str]]:
@@ -222,7 +182,7 @@ def start_compaction(
     line and leaves the messages as they were; the next turn tries again."""
     if not conversation.compaction_due():
         return None
-    key = (id(conversation.conn), conversation.notebook)
+    key = (id(conversation.store), conversation.notebook)  # one store per connection
     with _running_lock:
         if key in _running:
             return None

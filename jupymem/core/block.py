@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from ..intake.text import strip_hidden
 from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
 from ..sharing.share import SEEN
+from ..storage.reads import Store, store_for
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "
@@ -208,22 +209,19 @@ class BlockCache:
         with self._lock:
             self._seq, self._entries = -1, {}
 
-    def build(self, conn: Any, cap: int) -> Block:
+    def build(self, store: Any, cap: int) -> Block:
+        """``store``: a ``reads.Store`` (``Project.store``) or a connection to wrap in one."""
+        store = store_for(store)
         with self._lock:
-            self._refresh(conn)
-            if conn.execute("SELECT count(*) FROM memories WHERE status = ?", (ACTIVE,)).fetchone()[0] != len(
-                self._entries
-            ):
+            self._refresh(store)
+            if store.active_count() != len(self._entries):
                 self._seq, self._entries = -1, {}
-                self._refresh(conn)
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (SEEN,)).fetchone()
-            return assemble(list(self._entries.values()), cap, json.loads(row[0]) if row else None)
+                self._refresh(store)
+            seen = store.meta(SEEN)
+            return assemble(list(self._entries.values()), cap, json.loads(seen) if seen is not None else None)
 
-    def _refresh(self, conn: Any) -> None:
-        rows = conn.execute(
-            "SELECT id, kind, statement, standing, created_at, topic, status, seq, source FROM memories WHERE seq > ?",
-            (self._seq,),
-        ).fetchall()
+    def _refresh(self, store: Store) -> None:
+        rows = store.changed_since(self._seq)
         for memory_id, kind, statement, standing, created_at, topic, status, seq, source in rows:
             if status == ACTIVE:
                 self._entries[memory_id] = entry(memory_id, kind, statement, standing, created_at, topic, source)

@@ -158,9 +158,8 @@ def _check_mark(
     for m in seen:
         # Read as bytes: a garbled event (its hash not a hash any more) is damage that verify
         # and doctor name, not another history, and must not stop reads here.
-        row = conn.execute("SELECT CAST(hash AS BLOB) FROM events WHERE seq = ?", (m.events,)).fetchone()
-        found = bytes(row[0]) if row is not None and row[0] is not None else b""
-        if row is None or (m.last_hash and _HASH.fullmatch(found) and found.decode() != m.last_hash):
+        found = eventlog.stored_hash(conn, m.events)
+        if found is None or (m.last_hash and _HASH.fullmatch(found) and found.decode() != m.last_hash):
             raise _lost(path, project_id, root, record, "holds a different history", recorded=most)
 
 
@@ -185,7 +184,7 @@ def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) 
     def on_write(proj: Project) -> None:
         if share.has_log(proj.root):
             return  # the files are the history (see _check_mark)
-        row = proj.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        row = eventlog.head(proj.conn)
         n, last = (row[0], str(row[1])) if row else (0, eventlog.GENESIS)
         try:
             marks.write(proj.database, n, last)
@@ -474,7 +473,7 @@ def _doctor_one(
         return _recover(path, pid, record, roots, str(getattr(exc, "message", exc)), accept_loss=accept_loss)
     try:
         report = verify(conn)
-        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        integrity = database.integrity_check(conn)
         n, last = eventlog.last_seq(conn), eventlog.last_hash(conn)
         try:
             _check_mark(conn, path, pid, None, record)
@@ -585,8 +584,8 @@ def _doctor_shared(
         return {**out, **_rebuild_cache(path, pid, record, roots, root, str(getattr(exc, "message", exc)))}
     try:
         report = verify(conn, shared=True)
-        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        n = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        integrity = database.integrity_check(conn)
+        n = eventlog.count(conn)
     finally:
         conn.close()
     if integrity != "ok" or not report.log_ok:

@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from ..intake import capture, language
 from ..storage import database, eventlog, registry, validate
+from ..storage.reads import Store, store_for
 from ..sharing import share
 from ..retrieval import retrieve
 from .block import BlockCache
@@ -79,6 +80,8 @@ class Project:
         self.root = root
         self.name = root.name
         self.conn = conn
+        # What retrieval and the conversations read memory through (storage/reads.py).
+        self.store: Store = store_for(conn)
         self.translator: Any = None  # callable(str) -> str; set by faces that have a model
         self._cache_lock = threading.Lock()
         self._block_cache: tuple[int, int, Block] | None = None
@@ -262,7 +265,7 @@ class Project:
         limit = max(1, min(int(limit), 200))
         legs = self._legs(mode, kinds)
         result = retrieve.search(
-            self.conn, query, limit=limit, include_inactive=include_inactive,
+            self.store, query, limit=limit, include_inactive=include_inactive,
             kinds=tuple(kinds) if kinds else None, mode=mode, **legs,
         )
         if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
@@ -287,10 +290,10 @@ class Project:
         (``benchmarks/``); faces call ``search``."""
         legs = self._legs(mode, kinds)
         ranking = retrieve.rank(
-            self.conn, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
+            self.store, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
             depth=max(count, 40), **legs,
         )
-        retrieve.judge(self.conn, ranking, count)
+        retrieve.judge(self.store, ranking, count)
         return ranking
 
     def _legs(self, mode: str, kinds: Sequence[str] | None) -> dict[str, Any]:
@@ -326,11 +329,11 @@ class Project:
         if self._postings is None:
             self._postings = Postings()
         n = self._n_docs(self.revision())
-        if not self._postings.refresh(self.conn, n, force=True):
+        if not self._postings.refresh(self.store, n, force=True):
             self._postings.wait(timeout)
-        if not self._vocab.refresh(self.conn):
+        if not self._vocab.refresh(self.store):
             self._vocab.wait(timeout)
-        return self._postings.refresh(self.conn, self._n_docs(self.revision()))
+        return self._postings.refresh(self.store, self._n_docs(self.revision()))
 
     def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> list[Similar]:
         """Active memories that ``statement`` nearly repeats, closest first (never the
@@ -340,7 +343,7 @@ class Project:
 
         rev = self.revision()
         return similar.similar(
-            self.conn, statement, n_docs=self._n_docs(rev), dense=self._dense_leg(rev),
+            self.store, statement, n_docs=self._n_docs(rev), dense=self._dense_leg(rev),
             exclude=frozenset(exclude), limit=limit,
         )
 
@@ -356,7 +359,7 @@ class Project:
         if dense is None or not (prompt or "").strip():
             return []
         skip = set(exclude)
-        found = nearest_of_kinds(self.conn, prompt, dense, LESSON_KINDS, limit + len(skip), LESSON_MARGIN)
+        found = nearest_of_kinds(self.store, prompt, dense, LESSON_KINDS, limit + len(skip), LESSON_MARGIN)
         return [m for m, _ in found if m.id not in skip][:limit]
 
     # -- the dense leg --------------------------------------------------------
@@ -369,7 +372,7 @@ class Project:
 
             with self._cache_lock:
                 if self._tiers is None:
-                    self._tiers = Tiers(self.conn, self.settings.encoder, interactive=self.settings.interactive)
+                    self._tiers = Tiers(self.store, self.settings.encoder, interactive=self.settings.interactive)
         return self._tiers
 
     def _dense_leg(self, rev: int, tier: str | None = None) -> retrieve.DenseLeg | None:
@@ -400,7 +403,7 @@ class Project:
         cached = self._block_cache
         if cached and cached[0] == rev and cached[1] == cap:
             return cached[2]
-        result = self._block_lines.build(self.conn, cap)
+        result = self._block_lines.build(self.store, cap)
         with self._cache_lock:
             self._block_cache = (rev, cap, result)
         if result.omitted and self.settings.interactive:

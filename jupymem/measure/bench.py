@@ -254,6 +254,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
     from ..retrieval.embed import BackgroundEncoder
     from .evaluate import _make_repo
     from ..core.opening import close_all, init_project
+    from ..storage import database
 
     base = Path(tempfile.mkdtemp(prefix="jupymem-bench-"))
     settings = Settings(home=base / "home", encoder=encoder)
@@ -287,13 +288,13 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
             project.remember_many({"statement": s, "kind": "fact"} for s in batch[i : i + 1000])
         ingest = time.perf_counter() - t
         report["ingest_batched"] = {"seconds": round(ingest, 3), "per_second": round(len(batch) / ingest, 1)}
-        project.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        database.checkpoint(project.conn)
         bytes_lexical = _db_bytes(project.database)
 
         embed_seconds = None
         if enc.ready and enc.embedder is not None:
-            dense = index.DenseIndex(project.conn, best)
-            ok, why = index.vec_route(project.conn)
+            dense = index.DenseIndex(project.store, best)
+            ok, why = project.store.vector_route()
             if ok:
                 t = time.perf_counter()
                 dense.sync(enc.embedder, full=True)
@@ -305,7 +306,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
                 }
             else:
                 report["ingest_batched_with_embeddings"] = {"skipped": why}
-        project.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        database.checkpoint(project.conn)
         size = _db_bytes(project.database)
         report["db_bytes_per_memory"] = {
             "lexical": round(bytes_lexical / len(batch)), "with_vectors": round(size / len(batch)),

@@ -24,6 +24,7 @@ import threading
 from typing import Any
 
 from .lexical import STOPWORDS, fold, tokens
+from ..storage.reads import MemoryReader, store_for
 
 log = logging.getLogger(__name__)
 
@@ -84,21 +85,23 @@ class Vocabulary:
         self.background_rows = background_rows
         self._builder: threading.Thread | None = None
 
-    def refresh(self, conn: Any) -> bool:
-        """Bring the vocabulary up to date with memory; True when it can answer now."""
+    def refresh(self, store: Any) -> bool:
+        """Bring the vocabulary up to date with memory (``store``: a ``reads.MemoryReader``,
+        or a connection to wrap in one); True when it can answer now."""
         builder = self._builder
         if builder is not None and builder.is_alive():
             return False
-        top = conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
+        store = store_for(store)
+        top = store.top_rid()
         if top <= self._rid:
             return True
         if top - self._rid > self.background_rows:
             self._builder = threading.Thread(
-                target=self._build_logged, args=(conn, top), name="jupymem-vocabulary", daemon=True
+                target=self._build_logged, args=(store, top), name="jupymem-vocabulary", daemon=True
             )
             self._builder.start()
             return False
-        self._build(conn, top)
+        self._build(store, top)
         return True
 
     def state(self) -> str:
@@ -113,13 +116,13 @@ class Vocabulary:
         if builder is not None:
             builder.join(timeout)
 
-    def _build_logged(self, conn: Any, top: int) -> None:
+    def _build_logged(self, store: MemoryReader, top: int) -> None:
         try:
-            self._build(conn, top)
+            self._build(store, top)
         except Exception as err:  # a background thread reports instead of dying silently
             log.warning("jupymem: reading names for typo correction failed: %s: %s", type(err).__name__, err)
 
-    def _build(self, conn: Any, top: int) -> None:
+    def _build(self, store: MemoryReader, top: int) -> None:
         """Read rows up to ``top`` into copies, then swap them in (readers never wait)."""
         with self._lock:
             ids = {n: dict(d) for n, d in self._identifiers.items()}
@@ -127,13 +130,10 @@ class Vocabulary:
             start = self._rid
         last = start
         while last < top:
-            rows = conn.execute(
-                "SELECT rid, statement, topic FROM memories WHERE rid > ? AND rid <= ? ORDER BY rid LIMIT 20000",
-                (last, top),
-            ).fetchall()
+            rows = store.texts(last, top, 20000)
             if not rows:
                 break
-            for _, statement, topic in rows:
+            for _, statement, topic, _original in rows:
                 text = f"{statement} {topic}" if topic else statement
                 for ident in identifiers(text):
                     ids.setdefault(len(ident), {})[ident] = None

@@ -2,17 +2,12 @@
 
 Three pieces, and why each is shaped so:
 
-* ``memory_vectors``, a sqlite-vec ``vec0`` table in the project database, holds one
-  float32 vector per memory row (``rowid`` = ``memories.rid``). It cannot be created by a
-  migration: a connection without the extension cannot even open a ``vec0`` table, and a
-  Python whose ``sqlite3`` cannot load extensions must still read and write memory. So it
-  is created lazily, the first time vectors are written.
-* ``memory_vector_rows``, a plain table, says which memory row has a vector for which model
-  (and under which memory id, since ``rebuild`` may hand a row id to another memory). It
-  is created with the vec table. Anything a vec-less writer added (another process, a
-  build without extensions, an import, a rebuild) is simply a row with no entry here, and
-  the next process that has the extension backfills it; a model change re-embeds
-  everything. Retiring or superseding changes no vector: status is a filter at query time.
+* The stored vectors, one per memory row and model, kept by the store
+  (``storage/vectors.py``: sqlite-vec tables in the project database, created the first
+  time vectors are written). Anything a vec-less writer added (another process, a build
+  without extensions, an import, a rebuild) is simply a row with no vector, and the next
+  process that can store them backfills it; a model change re-embeds everything.
+  Retiring or superseding changes no vector: status is a filter at query time.
 * An in-process copy for search. sqlite-vec 0.1's ``vec0`` scans every vector for a k-NN
   query (measured: ~50 ms at 100,000 256-d vectors) and is slower still at fetching rows
   by id, while a notebook prompt must be answered in a few milliseconds. So search runs
@@ -35,9 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..storage import database
 from . import arrays
-from ..models import RETIRED, SUPERSEDED
+from ..storage.reads import store_for
+from ..storage.vectors import (  # noqa: F401  (the tiers and their tables, as retrieval has always named them)
+    MAP_TABLE, META_DIMS, META_FORMAT, META_MODEL, SLOTS, STATIC, TRANSFORMER, VEC_TABLE, Slot,
+)
 
 if TYPE_CHECKING:
     np = arrays.np()
@@ -45,18 +42,6 @@ if TYPE_CHECKING:
     from .embed import BackgroundEncoder, Embedder
 
 log = logging.getLogger(__name__)
-
-VEC_TABLE = "memory_vectors"
-MAP_TABLE = "memory_vector_rows"
-META_MODEL = "vector_model"
-META_DIMS = "vector_dimensions"
-META_FORMAT = "vector_format"
-
-# Two tiers keep their vectors side by side (``Slot``), so that the static model answers
-# while the transformer embeds a project in the background, and a project whose
-# transformer vectors exist is searched by a one-shot command without re-embedding.
-STATIC = "static"
-TRANSFORMER = "transformer"
 
 # Rows embedded per transaction by the backfill (encode outside the lock, write inside).
 BATCH = 512
@@ -68,76 +53,18 @@ EXACT_MAX = 4096
 RESCORE = 768
 
 
-def vec_route(conn: database.Connection) -> tuple[bool, str]:
-    """Can this connection hold vectors? (ok, reason in words fit for ``status``)."""
-    if conn.vec_loaded:
-        return True, "sqlite-vec loaded"
-    name = getattr(conn.module, "__name__", "sqlite3")
-    if not database.can_load_extensions(conn.module):
-        return False, (
-            f"this Python's {name} cannot load SQLite extensions, so sqlite-vec is unavailable; "
-            "install sqlean.py (pip install sqlean.py) for semantic search"
-        )
-    try:
-        ok = conn.load_vec()
-    except Exception as err:  # the driver's OperationalError: a broken or foreign binary
-        return False, f"sqlite-vec failed to load ({type(err).__name__}: {err})"
-    if not ok:
-        return False, "sqlite-vec is not installed (pip install sqlite-vec)"
-    return True, "sqlite-vec loaded"
+def vec_route(conn: Any) -> tuple[bool, str]:
+    """Can this project hold vectors? (ok, reason in words fit for ``status``)."""
+    return store_for(conn).vector_route()
 
 
 def embed_text(statement: str, topic: str | None) -> str:
     return f"{topic}: {statement}" if topic else statement
 
 
-def _has_table(conn: database.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Where one tier's vectors live: its tables, its meta keys, and how they are stored.
-
-    The static tier keeps the names it always had (a project embedded before the
-    transformer tier keeps its vectors). The transformer's 384 dimensions are stored as
-    int8 (sqlite-vec's ``int8[]``, a quarter of float32's bytes: 38 MB at 100,000
-    memories), each vector scaled by its largest component: cosine is blind to scale,
-    and rounding costs under 0.001 of it (``tests/test_dense.py``)."""
-
-    tier: str
-    vec_table: str
-    map_table: str
-    meta_model: str
-    meta_dims: str
-    int8: bool = False
-
-    @property
-    def meta_format(self) -> str:
-        return META_FORMAT if self.tier == STATIC else f"{META_FORMAT}_{self.tier}"
-
-    @property
-    def format(self) -> str:
-        return "int8" if self.int8 else "float"
-
-
-SLOTS = {
-    STATIC: Slot(STATIC, VEC_TABLE, MAP_TABLE, META_MODEL, META_DIMS),
-    TRANSFORMER: Slot(
-        TRANSFORMER, "memory_vectors_transformer", "memory_vector_rows_transformer",
-        "vector_model_transformer", "vector_dimensions_transformer", int8=True,
-    ),
-}
-
-
-def vector_counts(conn: database.Connection, tier: str = STATIC) -> tuple[str | None, int]:
+def vector_counts(conn: Any, tier: str = STATIC) -> tuple[str | None, int]:
     """(model, rows with a vector for it) as recorded; readable without the extension."""
-    slot = SLOTS[tier]
-    model = database.get_meta(conn, slot.meta_model)
-    if model is None or not _has_table(conn, slot.map_table):
-        return model, 0
-    n = conn.execute(f"SELECT count(*) FROM {slot.map_table} WHERE model = ?", (model,)).fetchone()[0]
-    return model, n
+    return store_for(conn).vectors(tier).counts()
 
 
 def quantize(vectors: np.ndarray) -> np.ndarray:
@@ -231,9 +158,10 @@ class DenseIndex:
     by the backfill thread. Everything here is safe to call from several threads.
     """
 
-    def __init__(self, conn: database.Connection, tier: str = STATIC):
-        self.conn = conn
-        self.slot = SLOTS[tier]
+    def __init__(self, store: Any, tier: str = STATIC):
+        self.store = store_for(store)  # a ``reads.Store``, or a connection to wrap in one
+        self.vectors = self.store.vectors(tier)
+        self.slot = self.vectors.slot
         self._lock = threading.RLock()  # the copy: held briefly, by searches too
         self._sync_lock = threading.Lock()  # embedding and writing: searches never wait on it
         self._copy: _Copy | None = None
@@ -255,40 +183,6 @@ class DenseIndex:
 
     # -- writing --------------------------------------------------------------
 
-    def _ensure_tables(self, embedder: Embedder) -> None:
-        """Create the tables for ``embedder``; a different model, size or format starts them afresh."""
-        conn, slot = self.conn, self.slot
-        model = database.get_meta(conn, slot.meta_model)
-        dims = database.get_meta(conn, slot.meta_dims)
-        fmt = database.get_meta(conn, slot.meta_format) or "float"
-        same = model == embedder.name and dims == str(embedder.dimensions) and fmt == slot.format
-        with database.transaction(conn):
-            if not same or not _has_table(conn, slot.vec_table):
-                conn.execute(f"DROP TABLE IF EXISTS {slot.vec_table}")
-                conn.execute(f"DROP TABLE IF EXISTS {slot.map_table}")
-                conn.execute(
-                    f"CREATE VIRTUAL TABLE {slot.vec_table} USING vec0("
-                    f"embedding {slot.format}[{int(embedder.dimensions)}] distance_metric=cosine)"
-                )
-                database.set_meta(conn, slot.meta_model, embedder.name)
-                database.set_meta(conn, slot.meta_dims, str(embedder.dimensions))
-                database.set_meta(conn, slot.meta_format, slot.format)
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {slot.map_table} ("
-                "rid INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, model TEXT NOT NULL)"
-            )
-
-    def _pending(self, model: str, after: int, limit: int, *, only_missing: bool) -> list[tuple[Any, ...]]:
-        """Rows after ``after``: (rid, id, statement, topic, stored), stored = has a current vector."""
-        stored = "(v.rid IS NOT NULL AND v.memory_id = m.id AND v.model = ?)"
-        where = f" AND NOT {stored}" if only_missing else ""
-        params: tuple[Any, ...] = (model, after, model, limit) if only_missing else (model, after, limit)
-        return self.conn.execute(
-            f"SELECT m.rid, m.id, m.statement, m.topic, {stored} FROM memories m LEFT JOIN {self.slot.map_table} v"
-            f" ON v.rid = m.rid WHERE m.rid > ?{where} ORDER BY m.rid LIMIT ?",
-            params,
-        ).fetchall()
-
     def _write(self, embedder: Embedder, rows: Sequence[tuple[Any, ...]]) -> int:
         """Embed ``rows`` into the copy; store the vectors of those that have none. Returns stored."""
         np = arrays.np()
@@ -300,41 +194,14 @@ class DenseIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         slot = self.slot
         stored_form = quantize(vectors) if slot.int8 else vectors
-        value = "vec_int8(?)" if slot.int8 else "?"
         store_idx = [i for i, r in enumerate(rows) if not r[4]]  # another process stored the rest
         if store_idx:
-            rids = [rows[i][0] for i in store_idx]
-            with database.transaction(self.conn):
-                marks = ",".join("?" * len(rids))
-                old = self.conn.execute(f"SELECT rid FROM {slot.map_table} WHERE rid IN ({marks})", rids).fetchall()
-                for (rid,) in old:  # a stale vector (rebuild moved the row): vec0 has no upsert
-                    self.conn.execute(f"DELETE FROM {slot.vec_table} WHERE rowid = ?", (rid,))
-                self.conn.executemany(
-                    f"INSERT INTO {slot.vec_table} (rowid, embedding) VALUES (?, {value})",
-                    [(rows[i][0], stored_form[i].tobytes()) for i in store_idx],
-                )
-                self.conn.executemany(
-                    f"INSERT OR REPLACE INTO {slot.map_table} (rid, memory_id, model) VALUES (?, ?, ?)",
-                    [(rows[i][0], rows[i][1], embedder.name) for i in store_idx],
-                )
+            self.vectors.put(
+                [(rows[i][0], rows[i][1]) for i in store_idx], [stored_form[i].tobytes() for i in store_idx],
+                embedder.name,
+            )
         self._add([r[0] for r in rows], stored_form)
         return len(store_idx)
-
-    def _drop_dangling(self) -> None:
-        """Forget vectors of rows that left ``memories`` (gc)."""
-        slot = self.slot
-        gone = [
-            r[0]
-            for r in self.conn.execute(
-                f"SELECT rid FROM {slot.map_table} WHERE rid NOT IN (SELECT rid FROM memories)"
-            ).fetchall()
-        ]
-        if not gone:
-            return
-        with database.transaction(self.conn):
-            for rid in gone:
-                self.conn.execute(f"DELETE FROM {slot.vec_table} WHERE rowid = ?", (rid,))
-                self.conn.execute(f"DELETE FROM {slot.map_table} WHERE rid = ?", (rid,))
 
     def sync(self, embedder: Embedder, *, limit: int | None = None, full: bool = False, wait: bool = True) -> int:
         """Embed rows that have no vector for ``embedder`` yet; returns how many.
@@ -347,20 +214,20 @@ class DenseIndex:
             return 0
         try:
             if self._model != embedder.name:
-                self._ensure_tables(embedder)
+                self.vectors.ensure(embedder.name, embedder.dimensions)
                 self._load(embedder)
                 full = True
-            top = self.conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
+            top = self.store.top_rid()
             after = 0 if full else self._synced_rid
             done = 0
             if limit is None:  # a backfill: count what it has to do, for status
-                todo = self.conn.execute("SELECT count(*) FROM memories WHERE rid > ?", (after,)).fetchone()[0]
+                todo = self.store.count_after(after)
                 self.progress = (0, max(0, todo - (self.size if full else 0)))
             while True:
                 take = BATCH if limit is None else min(BATCH, limit - done)
                 if take <= 0:
                     break
-                rows = self._pending(embedder.name, after, take, only_missing=full)
+                rows = self.vectors.pending(embedder.name, after, take, only_missing=full)
                 if not rows:
                     after = max(after, top)
                     break
@@ -370,7 +237,7 @@ class DenseIndex:
                     self.progress = (min(done, self.progress[1]), self.progress[1])
             self._synced_rid = max(self._synced_rid, after)
             if full:
-                self._drop_dangling()
+                self.vectors.drop_dangling()
             return done
         finally:
             if limit is None:
@@ -379,8 +246,7 @@ class DenseIndex:
 
     def behind(self) -> bool:
         """True when rows were added since the last sync (one indexed lookup)."""
-        row = self.conn.execute("SELECT 1 FROM memories WHERE rid > ? LIMIT 1", (self._synced_rid,)).fetchone()
-        return row is not None
+        return self.store.has_after(self._synced_rid)
 
     # -- the in-process copy --------------------------------------------------
 
@@ -389,11 +255,7 @@ class DenseIndex:
         np = arrays.np()
 
         dims, slot = embedder.dimensions, self.slot
-        rows = self.conn.execute(
-            f"SELECT v.rowid, v.embedding FROM {slot.vec_table} v JOIN {slot.map_table} r ON r.rid = v.rowid"
-            " JOIN memories m ON m.rid = r.rid AND m.id = r.memory_id WHERE r.model = ?",
-            (embedder.name,),
-        ).fetchall()
+        rows = self.vectors.load(embedder.name)
         copy = _Copy.empty(dims, max(1024, len(rows) * 5 // 4), int8=slot.int8)
         with self._lock:
             self._copy, self._row, self._model = copy, {}, embedder.name
@@ -447,9 +309,7 @@ class DenseIndex:
         assert copy is not None
         if self._inactive_rev != revision or self._inactive is None or len(self._inactive) < copy.size:
             mask = np.zeros(copy.size, dtype=bool)
-            # IN, not "!= active": the status index answers it without scanning every row.
-            closed = self.conn.execute("SELECT rid FROM memories WHERE status IN (?, ?)", (SUPERSEDED, RETIRED))
-            for (rid,) in closed.fetchall():
+            for rid in self.store.closed_rids():
                 row = self._row.get(rid)
                 if row is not None and row < copy.size:
                     mask[row] = True
@@ -528,7 +388,7 @@ class DenseIndex:
         thread = self._thread
         if thread is not None and thread.is_alive():
             return False
-        if self.conn.execute("SELECT count(*) FROM memories").fetchone()[0] > max_rows:
+        if self.store.count() > max_rows:
             return False
         started = time.perf_counter()
         try:

@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .tokenize import fold as fold, tokens  # fold is lexical.fold to the rest of retrieval
+from ..storage import fts
+from ..storage.fts import quote_term as quote_term  # FTS5's escaping lives in storage/fts.py
+from ..storage.reads import store_for
 
 # A long prompt's weight (for judging relevance, not for searching: every word is
 # searched) is that of its MAX_TERMS heaviest terms, so it is judged on what it is
@@ -142,7 +145,7 @@ class Term:
 
     @property
     def fts(self) -> str:
-        return quote_term(self.key) + ("*" if self.prefix else "")
+        return fts.phrase(self.key, self.prefix)
 
     def matches(self, doc_terms: Iterable[str]) -> bool:
         if self.prefix:
@@ -164,7 +167,13 @@ class QueryPlan:
 
     @property
     def match(self) -> str:
-        return " OR ".join(t.fts for t in self.selected)
+        """The selected terms as an FTS5 expression (what ``reads.SqliteStore.bm25`` searches)."""
+        return fts.any_of(self.search_terms)
+
+    @property
+    def search_terms(self) -> tuple[tuple[str, bool], ...]:
+        """The selected terms as the store's BM25 takes them: (word, prefix)."""
+        return tuple((t.key, t.prefix) for t in self.selected)
 
     def weight(self, term: Term) -> float:
         return self.weights[term.key]
@@ -198,24 +207,20 @@ def term_span(doc: Sequence[str], term: Term) -> range:
     return range(lo, bisect.bisect_left(doc, term.key + "\U0010ffff", lo))
 
 
-def quote_term(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
 # Without the in-memory index (a large project's first seconds, or the plain "fts" mode),
 # fts5vocab counts a term's documents by walking its postings (about 0.2 ms for a common
 # word on a 100,000-memory project), and a prompt has dozens of terms. Counts only tell
 # which terms memory holds and weigh them for relevance (bm25() counts its own), so they
-# are cached per connection and reused while the project has grown by less than 1%
+# are cached per store and reused while the project has grown by less than 1%
 # (exactly unchanged below 100 memories).
 _DF_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, int]]] = weakref.WeakKeyDictionary()
 _DF_CACHE_MAX = 100_000
 
 
-def _cache(conn: Any) -> dict[str, tuple[int, int]]:
+def _cache(store: Any) -> dict[str, tuple[int, int]]:
     try:
-        return _DF_CACHE.setdefault(conn, {})
-    except TypeError:  # a connection that cannot be weakly referenced: no cache
+        return _DF_CACHE.setdefault(store, {})
+    except TypeError:  # a store that cannot be weakly referenced: no cache
         return {}
 
 
@@ -234,8 +239,11 @@ def _remember(cache: dict[str, tuple[int, int]], key: str, n_docs: int, df: int)
     cache[key] = (n_docs, df)
 
 
-def document_frequencies(conn: Any, terms: Sequence[str], n_docs: int = 0) -> dict[str, int]:
-    cache = _cache(conn)
+def document_frequencies(store: Any, terms: Sequence[str], n_docs: int = 0) -> dict[str, int]:
+    """Memories holding each of ``terms`` (exact words); ``store``: a ``reads.MemoryReader``
+    or a connection to wrap in one."""
+    store = store_for(store)
+    cache = _cache(store)
     out: dict[str, int] = {}
     missing = []
     for t in terms:
@@ -244,30 +252,28 @@ def document_frequencies(conn: Any, terms: Sequence[str], n_docs: int = 0) -> di
             missing.append(t)
         else:
             out[t] = got
-    for i in range(0, len(missing), 400):
-        chunk = list(missing[i : i + 400])
-        marks = ",".join("?" * len(chunk))
-        found = dict(conn.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", chunk).fetchall())
-        for t in chunk:
-            if n_docs:
-                _remember(cache, t, n_docs, found.get(t, 0))
-            if t in found:
-                out[t] = found[t]
+    found = store.word_counts(missing) if missing else {}
+    for t in missing:
+        if n_docs:
+            _remember(cache, t, n_docs, found.get(t, 0))
+        if t in found:
+            out[t] = found[t]
     return out
 
 
-def prefix_frequency(conn: Any, prefix: str, n_docs: int = 0) -> int:
+def prefix_frequency(store: Any, prefix: str, n_docs: int = 0) -> int:
     """Memories holding some word that starts with ``prefix`` (what bm25() counts for the
     prefix phrase, so both scorers weigh it alike)."""
-    cache = _cache(conn)
+    store = store_for(store)
+    cache = _cache(store)
     key = prefix + "*"
     got = _cached(cache, key, n_docs)
     if got is not None:
         return got
-    row = conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (quote_term(prefix) + "*",)).fetchone()
+    count = store.prefix_count(prefix)
     if n_docs:
-        _remember(cache, key, n_docs, int(row[0]))
-    return int(row[0])
+        _remember(cache, key, n_docs, count)
+    return count
 
 
 def make_terms(words: Iterable[str], *, stems: bool) -> list[Term]:
@@ -287,17 +293,17 @@ def make_terms(words: Iterable[str], *, stems: bool) -> list[Term]:
     return [t for t in out.values() if not (t.prefix and t.key in covered)]
 
 
-def _frequencies(conn: Any, terms: Sequence[Term], n_docs: int) -> dict[str, int]:
+def _frequencies(store: Any, terms: Sequence[Term], n_docs: int) -> dict[str, int]:
     exact = [t.key for t in terms if not t.prefix]
-    df = document_frequencies(conn, exact, n_docs) if exact else {}
+    df = document_frequencies(store, exact, n_docs) if exact else {}
     for t in terms:
         if t.prefix:
-            df[t.key] = prefix_frequency(conn, t.key, n_docs)
+            df[t.key] = prefix_frequency(store, t.key, n_docs)
     return df
 
 
 def plan(
-    conn: Any, query: str, n_docs: int, extra_terms: Iterable[str] = (), *, stems: bool = True,
+    store: Any, query: str, n_docs: int, extra_terms: Iterable[str] = (), *, stems: bool = True,
     replace: dict[str, str] | None = None, frequencies: Frequencies | None = None,
 ) -> QueryPlan:
     """Every content word of ``query`` becomes a term; those memory holds are searched.
@@ -306,9 +312,9 @@ def plan(
     prefixes and splits a camelCase word that memory does not know into its parts.
     ``extra_terms`` join the query's words; ``replace`` swaps a word (a typo) for another.
     ``frequencies`` counts documents per term (a ``Postings`` index does it exactly and
-    for free); without it fts5vocab answers, cached.
+    for free); without it ``store`` (a ``reads.MemoryReader`` or a connection) answers, cached.
     """
-    count = frequencies.frequencies if frequencies is not None else (lambda ts: _frequencies(conn, ts, n_docs))
+    count = frequencies.frequencies if frequencies is not None else (lambda ts: _frequencies(store, ts, n_docs))
     words = content_terms(query)
     if stems:
         humps = {w: p for w, p in identifier_parts(query).items() if w in words}

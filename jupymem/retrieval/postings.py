@@ -45,6 +45,7 @@ from typing import Any
 from . import arrays
 from .lexical import Term
 from .tokenize import tokens
+from ..storage.reads import MemoryReader, store_for
 
 log = logging.getLogger(__name__)
 
@@ -105,25 +106,12 @@ class _State:
     base_df: dict[str, int] | None = None  # the base's memories per word, made on first need
 
 
-def _read(conn: Any, after: int, upto: int | None, limit: int | None = None) -> list[tuple[Any, ...]]:
-    sql = "SELECT rid, statement, topic, original FROM memories WHERE rid > ?"
-    params: list[Any] = [after]
-    if upto is not None:
-        sql += " AND rid <= ?"
-        params.append(upto)
-    sql += " ORDER BY rid"
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(limit)
-    return conn.execute(sql, params).fetchall()
-
-
-def _chunks(conn: Any, top: int, size: int = 20000) -> Iterable[tuple[Any, ...]]:
+def _chunks(store: MemoryReader, top: int, size: int = 20000) -> Iterable[tuple[Any, ...]]:
     """Every row up to ``top``, read a chunk at a time (a writer is never held up for long,
     and no more than a chunk of statements is held at once)."""
     last = 0
     while True:
-        chunk = _read(conn, last, top, size)
+        chunk = store.texts(last, top, size)
         if not chunk:
             return
         yield from chunk
@@ -209,22 +197,24 @@ class Postings:
 
     # -- keeping in step -------------------------------------------------------
 
-    def refresh(self, conn: Any, n_docs: int, *, force: bool = False) -> bool:
+    def refresh(self, store: Any, n_docs: int, *, force: bool = False) -> bool:
         """Bring the index up to date with memory (``n_docs`` rows); True when it answers now.
+        ``store``: a ``reads.MemoryReader`` (or a connection to wrap in one).
 
         The first ``after_searches`` calls build nothing (FTS5 answers them) unless ``force``.
         """
+        store = store_for(store)
         with self._lock:
             state = self._state
-            top = conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
+            top = store.top_rid()
             if state is not None and state.n == n_docs and state.top == top:
                 return True
             if state is not None and top > state.top:  # rows were added
-                new = _read(conn, state.top, None, self.inline_rows + 1)
+                new = store.texts(state.top, None, self.inline_rows + 1)
                 if len(new) <= self.inline_rows and state.n + len(new) == n_docs:
                     self._append(state, new)
                     if state.n - state.base.rows > max(self.inline_rows, state.n // 20):
-                        self._start_build(conn)  # fold the tail into a new base; this one answers meanwhile
+                        self._start_build(store)  # fold the tail into a new base; this one answers meanwhile
                     return True
             if state is None and not force and self._unindexed < self.after_searches:
                 self._unindexed += 1
@@ -232,9 +222,9 @@ class Postings:
             # First use, rows that left (gc), or more new rows than a search should read.
             self._state = None  # stale: FTS5 answers until a fresh index is in
             if n_docs <= self.inline_rows and not self._building():
-                self._install(build(_read(conn, 0, None)))
+                self._install(build(store.texts(0, None)))
                 return True
-            self._start_build(conn)
+            self._start_build(store)
             return False
 
     def _building(self) -> bool:
@@ -249,18 +239,18 @@ class Postings:
             return "building"
         return f"failed: {self._error}" if self._error else "not built"
 
-    def _start_build(self, conn: Any) -> None:
+    def _start_build(self, store: MemoryReader) -> None:
         if self._building():
             return
-        top = conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
+        top = store.top_rid()
         if self._error is not None and top == self._failed_top:
             return  # it failed on this very memory; try again once memory changes, not every search
-        self._builder = threading.Thread(target=self._build_logged, args=(conn, top), name="jupymem-postings", daemon=True)
+        self._builder = threading.Thread(target=self._build_logged, args=(store, top), name="jupymem-postings", daemon=True)
         self._builder.start()
 
-    def _build_logged(self, conn: Any, top: int) -> None:
+    def _build_logged(self, store: MemoryReader, top: int) -> None:
         try:
-            state = build(_chunks(conn, top))
+            state = build(_chunks(store, top))
             with self._lock:
                 self._install(state)
             self._error = None

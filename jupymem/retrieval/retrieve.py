@@ -32,7 +32,6 @@ active memory ranks before the ones it replaced.
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import re
 import threading
@@ -44,8 +43,8 @@ from typing import TYPE_CHECKING, Any
 from . import answerable, arrays, lexical, wordvec
 from . import signals as pair
 from .postings import COLUMN_WEIGHTS
-from ..models import ACTIVE, Hit, Memory, SearchResult
-from ..storage.projection import MEMORY_COLUMNS, memory_from_row
+from ..models import Hit, Memory, SearchResult
+from ..storage.reads import MemoryReader, bm25_expression, store_for
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -118,19 +117,8 @@ class Candidate:
     signals: pair.Signals | None = None
 
 
-def _memories(conn: Any, rids: Sequence[int]) -> dict[int, Memory]:
-    out: dict[int, Memory] = {}
-    rids = list(rids)
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in conn.execute(f"SELECT rid, {MEMORY_COLUMNS} FROM memories WHERE rid IN ({marks})", chunk):
-            out[row[0]] = memory_from_row(row[1:])
-    return out
-
-
 def _admitted(
-    conn: Any, rids: Sequence[int], include_inactive: bool, kinds: tuple[str, ...] | None,
+    store: MemoryReader, rids: Sequence[int], include_inactive: bool, kinds: tuple[str, ...] | None,
     inactive: frozenset[int] | None = None,
 ) -> set[int]:
     """The rows among ``rids`` that pass the status and kind filters (no JSON decoded);
@@ -141,30 +129,22 @@ def _admitted(
         return set()
     if not kinds and (include_inactive or inactive is not None):
         return {rid for rid in rids if include_inactive or rid not in inactive}  # type: ignore[operator]
-    marks = ",".join("?" * len(rids))
-    sql, params = f"SELECT rid FROM memories WHERE rid IN ({marks})", list(rids)
-    if not include_inactive:
-        sql += " AND +status = ?"  # unary +: look rows up by rid, not through the status index
-        params.append(ACTIVE)
-    if kinds:
-        sql += f" AND +kind IN ({','.join('?' * len(kinds))})"
-        params.extend(kinds)
-    return {r[0] for r in conn.execute(sql, params).fetchall()}
+    return store.admitted(rids, include_inactive=include_inactive, kinds=kinds)
 
 
-def materialize(conn: Any, candidates: Sequence[Candidate]) -> None:
+def materialize(store: Any, candidates: Sequence[Candidate]) -> None:
     missing = [c for c in candidates if c.memory is None]
     if missing:
-        found = _memories(conn, [c.rid for c in missing])
+        found = store_for(store).memories([c.rid for c in missing])
         for c in missing:
             c.memory = found[c.rid]
 
 
-_BM25 = "bm25(memories_fts, {}, {}, {})".format(*COLUMN_WEIGHTS)
+_BM25 = bm25_expression(COLUMN_WEIGHTS)  # FTS5's scorer with the lexical leg's weights (tests compare with it)
 
 
 def lexical_candidates(
-    conn: Any, plan: lexical.QueryPlan, *, depth: int, include_inactive: bool, kinds: tuple[str, ...] | None,
+    store: Any, plan: lexical.QueryPlan, *, depth: int, include_inactive: bool, kinds: tuple[str, ...] | None,
     index: Postings | None = None, inactive: frozenset[int] | None = None,
 ) -> list[Candidate]:
     """BM25 candidates, best first (ties by rid), with their memory rows not yet read
@@ -172,16 +152,12 @@ def lexical_candidates(
     of them, or the same ranking from ``index`` (``postings.py``) when it is ready."""
     if not plan.selected:
         return []
+    store = store_for(store)
     if index is not None:
         rows = [(rid, -score) for rid, score in index.top(plan.selected, depth)]
     else:
-        # ORDER BY the result column rather than a second bm25() expression: the same rows in
-        # the same order, and ~6% less time in this query at 100,000.
-        rows = conn.execute(
-            f"SELECT rowid, {_BM25} AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s, rowid LIMIT ?",
-            (plan.match, depth),
-        ).fetchall()
-    keep = _admitted(conn, [r[0] for r in rows], include_inactive, kinds, inactive)
+        rows = store.bm25(plan.search_terms, COLUMN_WEIGHTS, depth)
+    keep = _admitted(store, [r[0] for r in rows], include_inactive, kinds, inactive)
     out = [Candidate(rid, -score, plan) for rid, score in rows if rid in keep]
     out.sort(key=lambda c: (-c.bm25, c.rid))
     return out
@@ -194,9 +170,9 @@ class _Query:
     fixed: dict[str, str] = field(default_factory=dict)
 
 
-def _plan(conn: Any, text: str, n_docs: int, mode: str, vocab: Vocabulary | None, index: Postings | None = None) -> _Query:
+def _plan(store: MemoryReader, text: str, n_docs: int, mode: str, vocab: Vocabulary | None, index: Postings | None = None) -> _Query:
     stems = mode != "fts"
-    plan = lexical.plan(conn, text, n_docs, stems=stems, frequencies=index)
+    plan = lexical.plan(store, text, n_docs, stems=stems, frequencies=index)
     if vocab is None or mode == "fts":
         return _Query(text, plan)
     unknown = {t.word for t in plan.terms if plan.df.get(t.key, 0) == 0}
@@ -204,12 +180,12 @@ def _plan(conn: Any, text: str, n_docs: int, mode: str, vocab: Vocabulary | None
         return _Query(text, plan)
     from .fuzzy import corrections
 
-    if not vocab.refresh(conn):  # still reading a large project's names in the background
+    if not vocab.refresh(store):  # still reading a large project's names in the background
         return _Query(text, plan)
     fixed = corrections(vocab, text, unknown)
     if not fixed:
         return _Query(text, plan)
-    return _Query(text, lexical.plan(conn, text, n_docs, stems=stems, replace=fixed, frequencies=index), fixed)
+    return _Query(text, lexical.plan(store, text, n_docs, stems=stems, replace=fixed, frequencies=index), fixed)
 
 
 # -- ranking ----------------------------------------------------------------------------
@@ -241,7 +217,7 @@ def without_now_words(text: str) -> tuple[str, bool]:
 
 
 def rank(
-    conn: Any,
+    store: Any,
     query: str,
     *,
     n_docs: int,
@@ -255,7 +231,9 @@ def rank(
     inactive: frozenset[int] | None = None,
 ) -> Ranking:
     """The candidates for ``query``, scored and ordered, none of them judged yet.
+    ``store``: a ``reads.MemoryReader`` (or a connection to wrap in one).
     ``inactive``: the project's superseded and retired rows, when the caller keeps them."""
+    store = store_for(store)
     text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
     query = query if isinstance(query, str) else ""
     if mode not in DENSE_MODES:
@@ -268,16 +246,16 @@ def rank(
     if not text.strip():
         return Ranking(query, [], legs, reason="empty query")
     if mode == "dense":
-        return _dense_only(conn, query, text, dense, legs, depth, include_inactive, kinds, n_docs)
+        return _dense_only(store, query, text, dense, legs, depth, include_inactive, kinds, n_docs)
     text, now = without_now_words(text)
-    index = postings if postings is not None and mode != "fts" and postings.refresh(conn, n_docs) else None
-    q = _plan(conn, text, n_docs, mode, vocab, index)
+    index = postings if postings is not None and mode != "fts" and postings.refresh(store, n_docs) else None
+    q = _plan(store, text, n_docs, mode, vocab, index)
     plan = q.plan
     if not plan.terms and dense is None:
         return Ranking(query, [], legs, reason="the query has no searchable words")
     depth = max(depth, LEXICAL_DEPTH if dense is not None else 0)
     candidates = lexical_candidates(
-        conn, plan, depth=depth, include_inactive=include_inactive, kinds=kinds, index=index, inactive=inactive
+        store, plan, depth=depth, include_inactive=include_inactive, kinds=kinds, index=index, inactive=inactive
     )
     if q.fixed:
         for c in candidates:
@@ -286,7 +264,7 @@ def rank(
     small = 0 < n_docs <= answerable.SMALL_PROJECT
     if dense is not None:
         candidates, background = _fuse(
-            conn, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
+            store, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
         )
         side = dataclasses.replace(side, background=background)
     else:
@@ -294,10 +272,10 @@ def rank(
             c.score = c.bm25
         if mode != "fts" and small:  # also "hybrid" while the dense leg cannot answer
             candidates += _unmatched(
-                conn, candidates, plan, include_inactive=include_inactive, kinds=kinds, inactive=inactive
+                store, candidates, plan, include_inactive=include_inactive, kinds=kinds, inactive=inactive
             )
     if now and include_inactive and candidates:
-        _prefer_active(conn, candidates)
+        _prefer_active(store, candidates)
     reason = None
     if not candidates:
         reason = "no word of the query occurs in memory" if not plan.selected and dense is None else "no memory matches"
@@ -331,7 +309,7 @@ def query_vector(embedder: Embedder, text: str) -> Any:
 
 
 def _dense_only(
-    conn: Any, query: str, text: str, dense: DenseLeg | None, legs: tuple[str, ...], depth: int,
+    store: MemoryReader, query: str, text: str, dense: DenseLeg | None, legs: tuple[str, ...], depth: int,
     include_inactive: bool, kinds: tuple[str, ...] | None, n_docs: int,
 ) -> Ranking:
     """The dense leg's nearest memories by cosine alone (a reference, not a face's search)."""
@@ -343,17 +321,18 @@ def _dense_only(
     if not np.any(qv):
         return Ranking(query, [], legs, reason="the query has nothing to encode")
     near = dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=include_inactive)
-    keep = _admitted(conn, [rid for rid, _ in near], include_inactive, kinds)
+    keep = _admitted(store, [rid for rid, _ in near], include_inactive, kinds)
     candidates = [Candidate(rid, 0.0, None, cosine=s, score=s, legs=("dense",)) for rid, s in near if rid in keep]
     return Ranking(query, candidates, legs, None, True, None, n_docs, dense.word_embedder, None, dense.tier)
 
 
 def nearest_of_kinds(
-    conn: Any, text: str, dense: DenseLeg, kinds: frozenset[str], limit: int, margin: float, depth: int = 200,
+    store: Any, text: str, dense: DenseLeg, kinds: frozenset[str], limit: int, margin: float, depth: int = 200,
 ) -> list[tuple[Memory, float]]:
     """The active memories of ``kinds`` nearest ``text`` by meaning alone, at least
     ``margin`` above the text's dense background: [(memory, cosine)], nearest first.
     (Lessons for a request that no memory answers: ``Project.applicable``.)"""
+    store = store_for(store)
     np = arrays.np()
 
     qv = query_vector(dense.embedder, text[:MAX_QUERY_CHARS])
@@ -362,55 +341,55 @@ def nearest_of_kinds(
     background = wordvec.background(dense.embedder, qv)
     near = [(rid, s) for rid, s in dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=False)
             if s - background >= margin]
-    keep = _admitted(conn, [rid for rid, _ in near], False, tuple(sorted(kinds)))
+    keep = _admitted(store, [rid for rid, _ in near], False, tuple(sorted(kinds)))
     chosen = [(rid, s) for rid, s in near if rid in keep][:limit]
-    found = _memories(conn, [rid for rid, _ in chosen])
+    found = store.memories([rid for rid, _ in chosen])
     return [(found[rid], s) for rid, s in chosen if rid in found]
 
 
 def _unmatched(
-    conn: Any, found: Sequence[Candidate], plan: lexical.QueryPlan, *, include_inactive: bool,
+    store: MemoryReader, found: Sequence[Candidate], plan: lexical.QueryPlan, *, include_inactive: bool,
     kinds: tuple[str, ...] | None, inactive: frozenset[int] | None = None,
 ) -> list[Candidate]:
     """A small project's memories that BM25 did not reach, after the ones it did (score 0).
     Without the dense leg this is how "missing ages" still reaches "Impute age ...":
     answerability matches a word's singular and plural, which a prefix cannot. Only those
     it finds confident are shown (``decide``)."""
-    rids = [r[0] for r in conn.execute("SELECT rid FROM memories ORDER BY rid").fetchall()]
+    rids = store.rids()
     seen = {c.rid for c in found}
-    keep = _admitted(conn, [rid for rid in rids if rid not in seen], include_inactive, kinds, inactive)
+    keep = _admitted(store, [rid for rid in rids if rid not in seen], include_inactive, kinds, inactive)
     return [Candidate(rid, 0.0, plan) for rid in sorted(keep)]
 
 
-def _prefer_active(conn: Any, candidates: list[Candidate]) -> None:
+def _prefer_active(store: MemoryReader, candidates: list[Candidate]) -> None:
     """A question about the current value: closed memories rank after the active ones
     that replaced them (history was asked for, so both are shown)."""
-    materialize(conn, candidates)
+    materialize(store, candidates)
     for c in candidates:
         if not c.memory.active:
             c.score *= PAST_FACTOR
     candidates.sort(key=lambda c: (-c.score, c.rid))
 
 
-def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
+def judge(store: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     """Give candidates ``start`` to ``count`` their signals and confidence."""
     chosen = ranking.candidates[start:count]
     if not chosen or ranking.side is None:
         return
-    materialize(conn, chosen)
+    store = store_for(store)
+    materialize(store, chosen)
     if start == 0:  # the names memory writes, however the query spells them (``with_names``)
         first = ranking.candidates[: answerable.ANSWER_K]
-        materialize(conn, first)
+        materialize(store, first)
         ranking.side = pair.with_names(ranking.side, ranking.query, [c.memory.statement for c in first])
     n = max(ranking.n_docs, 1)
     texts = [" ".join(filter(None, (c.memory.statement, c.memory.topic, c.memory.original))) for c in chosen]
     docs = [lexical.doc_terms(text) for text in texts]
-    weighed = _weighed(conn)
+    weighed = _weighed(store)
     known = [_fresh(weighed.get(text), ranking.n_docs) for text in texts]
     # Word counts for every word of a memory not weighed yet, and for the matched words of
     # the others: from the in-memory index when it answered (fts5vocab walks a word's
-    # postings to count them), else from FTS5, held across the read since another thread's
-    # commit would abort an open fts5vocab cursor.
+    # postings to count them), else from the store (``reads.MemoryReader.word_counts``).
     found = [pair.spans(ranking.side, doc) for doc in docs]
     words = list(dict.fromkeys(
         w for doc, got, at in zip(docs, known, found) for w in (doc if got is None else pair.matched_words(doc, at))
@@ -418,8 +397,7 @@ def judge(conn: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     if ranking.index is not None:
         df = ranking.index.word_frequencies(words)
     else:
-        with getattr(conn, "lock", None) or contextlib.nullcontext():
-            df = lexical.document_frequencies(conn, words, ranking.n_docs)
+        df = lexical.document_frequencies(store, words, ranking.n_docs)
     by_df: dict[int, float] = {}  # most words share a handful of small counts
     idf = {}
     for w in words:
@@ -457,10 +435,10 @@ _WEIGHED_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, float, tuple
 _WEIGHED_MAX = 20_000
 
 
-def _weighed(conn: Any) -> dict[str, tuple[int, float, tuple[str, ...]]]:
+def _weighed(store: MemoryReader) -> dict[str, tuple[int, float, tuple[str, ...]]]:
     try:
-        return _WEIGHED_CACHE.setdefault(conn, {})
-    except TypeError:  # a connection that cannot be weakly referenced: no cache
+        return _WEIGHED_CACHE.setdefault(store, {})
+    except TypeError:  # a store that cannot be weakly referenced: no cache
         return {}
 
 
@@ -474,7 +452,7 @@ def _fresh(
 
 
 def search(
-    conn: Any,
+    store: Any,
     query: str,
     *,
     n_docs: int,
@@ -490,17 +468,20 @@ def search(
     """``mode``: "hybrid" (every leg available), "lexical" (BM25 with stems and fuzzy
     identifiers, no vectors) or "fts" (plain FTS5 BM25 over the query's words, for
     measuring the others). ``postings`` computes the lexical leg's BM25 in memory once it
-    has caught up with memory (the same ranking as FTS5's, sooner); "fts" never uses it."""
+    has caught up with memory (the same ranking as FTS5's, sooner); "fts" never uses it.
+    ``store``: a ``reads.MemoryReader`` (or a connection to wrap in one)."""
+    store = store_for(store)
     ranking = rank(
-        conn, query, n_docs=n_docs, mode=mode, dense=dense, vocab=vocab, include_inactive=include_inactive,
+        store, query, n_docs=n_docs, mode=mode, dense=dense, vocab=vocab, include_inactive=include_inactive,
         kinds=kinds, depth=max(4 * limit, 40), postings=postings, inactive=inactive,
     )
-    return decide(conn, ranking, limit)
+    return decide(store, ranking, limit)
 
 
-def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
+def decide(store: Any, ranking: Ranking, limit: int) -> SearchResult:
     """The answer a person sees: the first ``limit`` candidates, or an abstention when
     none of the first ``ANSWER_K`` is confident enough."""
+    store = store_for(store)
     query, legs = ranking.query, ranking.legs
     if not ranking.candidates:
         return SearchResult(query=query, status="abstained", reason=ranking.reason or "no memory matches", legs=legs)
@@ -510,10 +491,10 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     # larger project that abstain do so on questions memory does not hold, and weighing
     # hits nobody will see was most of their time.
     first = answerable.ANSWER_K if all(c.score > 0 for c in ranking.candidates) else count
-    judge(conn, ranking, min(first, count))
+    judge(store, ranking, min(first, count))
     if ranking.legs in (("fts",), ("dense",)):
-        judge(conn, ranking, count, start=first)
-        materialize(conn, ranking.candidates[:limit])  # judge reads none without a query side
+        judge(store, ranking, count, start=first)
+        materialize(store, ranking.candidates[:limit])  # judge reads none without a query side
         # The plain FTS5 baseline has no notion of an answer: it ranks, and is measured as
         # a ranking; our abstention would only take its hits away.
         hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 4)) for c in ranking.candidates[:limit])
@@ -525,13 +506,13 @@ def decide(conn: Any, ranking: Ranking, limit: int) -> SearchResult:
     decisive = candidates[: answerable.ANSWER_K] + [c for c in candidates if c.score <= 0]
     if not any(c.confidence >= answerable.ANSWER_AT for c in decisive):
         if CLOSEST > first:  # candidates are best first, so these are the ones shown
-            judge(conn, ranking, CLOSEST, start=first)
+            judge(store, ranking, CLOSEST, start=first)
         shown = [c for c in candidates if c.score > 0][: min(limit, CLOSEST)]
         closest = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 4)) for c in shown)
         return SearchResult(
             query=query, status="abstained", reason="nothing matches closely enough", legs=legs, closest=closest, tier=ranking.tier
         )
-    judge(conn, ranking, count, start=first)
+    judge(store, ranking, count, start=first)
     hits = tuple(Hit(c.memory, round(c.score, 4), c.legs, round(c.confidence, 4)) for c in candidates[:limit])
     return SearchResult(
         query=query, status="ok", hits=hits, full=_full(candidates, hybrid=ranking.hybrid), legs=legs,
@@ -569,7 +550,7 @@ def _transformer_score(c: Candidate, best: float, weight: float) -> float:
 
 
 def _fuse(
-    conn: Any,
+    store: MemoryReader,
     text: str,
     lex: list[Candidate],
     dense: DenseLeg,
@@ -596,7 +577,7 @@ def _fuse(
     fresh = [(rid, s) for rid, s in near if rid not in by_rid and (small or s - background >= DENSE_ONLY_MARGIN)]
     out = list(lex)
     if fresh:
-        keep = _admitted(conn, [rid for rid, _ in fresh], include_inactive, kinds)  # read: see _admitted
+        keep = _admitted(store, [rid for rid, _ in fresh], include_inactive, kinds)  # read: see _admitted
         out += [Candidate(rid, 0.0, None, cosine=s, legs=("dense",)) for rid, s in fresh if rid in keep]
     best = max((c.bm25 for c in lex), default=0.0) or 1.0
     transformer = dense.tier == "transformer"

@@ -92,7 +92,7 @@ def _shares(plan: lexical.QueryPlan, text: str) -> tuple[float, float]:
 
 
 def pairs(
-    conn: Any,
+    store: Any,
     statement: str,
     *,
     n_docs: int,
@@ -103,8 +103,8 @@ def pairs(
     """Every candidate with its shares and cosine, unsorted (``similar`` and tuning use it)."""
     if not statement.strip():
         return []
-    plan = lexical.plan(conn, statement, n_docs)
-    found = {c.rid: c for c in lexical_candidates(conn, plan, depth=depth, include_inactive=False, kinds=None)}
+    plan = lexical.plan(store, statement, n_docs)
+    found = {c.rid: c for c in lexical_candidates(store, plan, depth=depth, include_inactive=False, kinds=None)}
     cosines: dict[int, float] = {}
     if dense is not None:
         qv = dense.embedder.embed_batch([statement])[0]
@@ -113,7 +113,7 @@ def pairs(
             found.setdefault(rid, Candidate(rid, 0.0, plan))
         cosines.update(dense.index.cosines(qv, [rid for rid in found if rid not in cosines]))
     candidates = list(found.values())
-    materialize(conn, candidates)
+    materialize(store, candidates)
     out = []
     for c in candidates:
         m = c.memory
@@ -126,7 +126,7 @@ def pairs(
 
 
 def similar(
-    conn: Any,
+    store: Any,
     statement: str,
     *,
     n_docs: int,
@@ -138,7 +138,7 @@ def similar(
     scored = []
     tx = dense is not None and dense.tier == "transformer"
     share, threshold = (TRANSFORMER_SHARE, TRANSFORMER_THRESHOLD) if tx else (LEXICAL_SHARE, FUSED_THRESHOLD)
-    for p in pairs(conn, statement, n_docs=n_docs, dense=dense, exclude=exclude):
+    for p in pairs(store, statement, n_docs=n_docs, dense=dense, exclude=exclude):
         words = p.lexical
         fused = p.score(share) if p.cosine is not None else None
         if words >= LEXICAL_THRESHOLD or (fused is not None and fused >= threshold):

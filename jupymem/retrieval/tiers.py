@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import index
+from ..storage.reads import store_for
 
 if TYPE_CHECKING:
-    from ..storage import database
     from .embed import BackgroundEncoder, Embedder
     from .retrieve import DenseLeg
 
@@ -92,8 +92,8 @@ class Tiers:
     """One project's dense leg: its encoders (shared by the process), its indexes (one per
     tier) and why it is not answering. Safe to call from several threads."""
 
-    def __init__(self, conn: database.Connection, spec: str | None, *, interactive: bool):
-        self.conn = conn
+    def __init__(self, store: Any, spec: str | None, *, interactive: bool):
+        self.store = store_for(store)  # a ``reads.Store``, or a connection to wrap in one
         self.plan = plan(spec)
         self.interactive = interactive
         self._indexes: dict[str, index.DenseIndex] = {}
@@ -132,7 +132,7 @@ class Tiers:
         with self._lock:
             got = self._indexes.get(tier)
             if got is None:
-                got = self._indexes[tier] = index.DenseIndex(self.conn, tier)
+                got = self._indexes[tier] = index.DenseIndex(self.store, tier)
             return got
 
     # -- the leg --------------------------------------------------------------
@@ -149,10 +149,10 @@ class Tiers:
         if self.plan.off:
             self.note = "turned off (JUPYMEM_ENCODER=none)"
             return None
-        if self.conn.readonly:  # vectors are written beside the memories: not here
+        if self.store.readonly:  # vectors are written beside the memories: not here
             self.note = "the memory home is read-only, so no vectors can be stored"
             return None
-        ok, why = index.vec_route(self.conn)
+        ok, why = self.store.vector_route()
         if not ok:
             self.note = why
             return None
@@ -229,10 +229,10 @@ class Tiers:
 
     def _vectors_exist(self) -> bool:
         """Has a long-lived process embedded (nearly) every memory with the transformer?"""
-        model, stored = index.vector_counts(self.conn, index.TRANSFORMER)
+        model, stored = index.vector_counts(self.store, index.TRANSFORMER)
         if model is None or not stored:
             return False
-        count = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        count = self.store.count()
         return count - stored <= index.INLINE_BUDGET
 
     def _ready_index(self, tier: str, embedder: Embedder, *, background: bool = True) -> index.DenseIndex | None:
@@ -285,7 +285,7 @@ class Tiers:
         if self.note is None and not answering and not self.interactive:
             self.note = self._one_shot_note()
         shown = index.TRANSFORMER if tier == index.TRANSFORMER or (tier is None and tx is not None) else index.STATIC
-        model, stored = index.vector_counts(self.conn, shown)
+        model, stored = index.vector_counts(self.store, shown)
         enc = tx if shown == index.TRANSFORMER and tx is not None else static
         dense = self._indexes.get(index.TRANSFORMER)
         done, total = dense.progress if dense is not None else (0, 0)
@@ -302,14 +302,14 @@ class Tiers:
             "embedding": {"done": done, "total": total} if total else None,
             "model": model,
             "vectors": stored,
-            "driver": getattr(self.conn.module, "__name__", "sqlite3"),
+            "driver": self.store.engine,
         }
 
     def _one_shot_note(self) -> str:
         """What a search in this one-shot command would use, without loading anything."""
         if self.plan.off:
             return "turned off (JUPYMEM_ENCODER=none)"
-        if self.plan.transformer and not self.conn.readonly:
+        if self.plan.transformer and not self.store.readonly:
             if self._vectors_exist():
                 return "a search here loads the transformer: its vectors exist"
             return NOT_MADE

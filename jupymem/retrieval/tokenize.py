@@ -11,7 +11,7 @@ unicode61 works one character at a time: each is a separator or a token characte
 folds to at most one character (checked over every code point). ASCII is decided here
 (letters and digits are token characters, lower-cased; everything else separates). A
 non-ASCII character is looked up once per process by tokenizing ``q<c>z`` in an
-in-memory FTS5 table and remembered, so a text is one ``str.translate`` and a split.
+in-memory FTS5 table (``storage/fts.py``) and remembered, so a text is one ``str.translate`` and a split.
 unicode61's tables are frozen (an index built by one SQLite must stay readable by the
 next), so any SQLite gives the answer the project's database would.
 """
@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import logging
 import re
-import sqlite3
 import threading
 import unicodedata
+
+from ..storage import fts
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,6 @@ _SPLIT: dict[int, str] = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c
 # Code point -> folded form, token characters only (``fold`` keeps separators as they are).
 _FOLD: dict[int, str] = {c: chr(c).lower() for c in range(128) if chr(c).isalnum()}
 _lock = threading.Lock()
-_conn: sqlite3.Connection | None = None
 
 
 def tokens(text: str) -> list[str]:
@@ -68,26 +68,13 @@ def _learn(text: str) -> None:
 
 def _ask(chars: list[str]) -> dict[str, str | None]:
     """What unicode61 makes of each character: None for a separator, else its folded form."""
-    global _conn
     try:
-        if _conn is None:
-            conn = sqlite3.connect(":memory:", check_same_thread=False)
-            conn.execute("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize='unicode61 remove_diacritics 2')")
-            conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')")
-            _conn = conn
-        conn = _conn
-        with conn:
-            conn.execute("DELETE FROM t")
-            conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", [(i, f"q{c}z") for i, c in enumerate(chars)])
-            found: dict[int, list[str]] = {}
-            for term, doc in conn.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
-                found.setdefault(doc, []).append(term)
-    except sqlite3.Error as err:  # a Python whose SQLite lacks FTS5: approximate, and say so once
+        found = fts.unicode61_tokens([f"q{c}z" for c in chars])
+    except fts.Unavailable as err:  # a Python whose SQLite lacks FTS5: approximate, and say so once
         log.warning("jupymem: cannot ask SQLite how it tokenizes (%s); approximating", err)
         return {c: _approximate(c) for c in chars}
     out: dict[str, str | None] = {}
-    for i, c in enumerate(chars):
-        got = found.get(i, [])
+    for c, got in zip(chars, found):
         out[c] = got[0][1:-1] if len(got) == 1 else None
     return out
 

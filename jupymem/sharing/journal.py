@@ -143,8 +143,8 @@ class Journal:
         """A new event, in the database now and (unless private or not sharing) in the file at flush."""
         uid = uid or uuid.uuid4().hex
         if self._prev is None:  # one query for both the chain and the clock
-            row = self.conn.execute("SELECT hash, at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-            self._prev, after = (row[0], row[1]) if row else (GENESIS, None)
+            row = eventlog.head(self.conn)
+            self._prev, after = (row[1], row[2]) if row else (GENESIS, None)
             at = eventlog.next_at(self.conn, after) if after else eventlog.next_at(self.conn)
         else:
             at = self._next_at()

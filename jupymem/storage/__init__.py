@@ -8,9 +8,12 @@ import), damage (a broken store told apart from a bug), recovery (a project back
 a damaged database), marks (the history mark beside a database) and registry (which
 repository a path belongs to, and which database holds its memory).
 
-The room a second engine plugs into. Not yet the only code that speaks SQL: retrieval's
-index, the conversation and the block still query the connection they are handed,
-until a ``Store`` protocol stands between them and the engine.
+The room a second engine plugs into: ``reads`` holds the ``Store`` protocol (and its
+SQLite engine, ``SqliteStore``) that retrieval reads memory through, ``vectors`` the dense
+leg's stored vectors (sqlite-vec), ``conversations`` the ``%%ask`` messages, ``fts`` FTS5's
+query language (its escaping, in one place). Not yet the only code that speaks SQL: core
+(Project's own reads, opening, the block, the overview), sharing and bench still query the
+connection they hold (``tests/test_architecture.py``'s ``SQL_NOT_MOVED_YET`` says why).
 
 Imports intake and the shared vocabulary only; never sharing, retrieval or anything
 above them (what recovery needs from the shared log is passed in by ``core.opening``).

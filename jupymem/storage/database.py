@@ -309,6 +309,7 @@ class Connection:
             self.raw = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30)
         self.lock = threading.RLock()
         self.vec_loaded = False
+        self.store: Any = None  # the ``reads.SqliteStore`` over this connection, made on first use
         try:
             self.raw.execute("PRAGMA busy_timeout = 30000")
             # A read that opens the file (and, in WAL mode, its shared memory): an
@@ -484,6 +485,16 @@ def memory_database(driver_name: str | None = None) -> Connection:
     conn = Connection(Path(":memory:"), driver_name=driver_name)
     migrate(conn)
     return conn
+
+
+def integrity_check(conn: Connection) -> str:
+    """SQLite's full integrity check: "ok", or the first problem it names."""
+    return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def checkpoint(conn: Connection) -> None:
+    """Fold the WAL into the database file and empty it (between timed runs)."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def get_meta(conn: Connection, key: str) -> str | None:

@@ -108,6 +108,25 @@ def last_seq(conn: Connection) -> int:
     return row[0] or 0
 
 
+def head(conn: Connection) -> tuple[int, str, str] | None:
+    """(seq, hash, at) of the newest event; None for an empty log."""
+    row = conn.execute("SELECT seq, hash, at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return (row[0], row[1], row[2]) if row else None
+
+
+def stored_hash(conn: Connection, seq: int) -> bytes | None:
+    """The hash stored at ``seq``, as bytes (b"" when empty), None without that event. Read
+    as bytes: a garbled hash is damage for verify and doctor to name, not a failed read."""
+    row = conn.execute("SELECT CAST(hash AS BLOB) FROM events WHERE seq = ?", (seq,)).fetchone()
+    if row is None:
+        return None
+    return bytes(row[0]) if row[0] is not None else b""
+
+
+def count(conn: Connection) -> int:
+    return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+
 # Where an event lives (the ``scope`` column, migration 3).
 LOCAL, PRIVATE, SHARED = "local", "private", "shared"
 
