@@ -21,11 +21,11 @@ import hashlib
 import re
 import secrets
 import unicodedata
-from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import InvalidStatement, SecretRefused
 from ..models import Evidence, Fix
+from .clock import now_at
 from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, open_key_block, redact
 from .text import control, hidden, strip_control, strip_hidden, unify_newlines
 
@@ -394,11 +394,6 @@ def _not_a_failure(exc: BaseException) -> bool:
     return type(exc).__name__ == "BdbQuit" and type(exc).__module__ == "bdb"
 
 
-def _now() -> str:
-    # Microseconds: failures in a burst must keep their order in the window.
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def evidence_from_exception(
     exc: BaseException,
     *,
@@ -423,7 +418,7 @@ def evidence_from_exception(
         evalue=strip_hidden(_clip(redact(evalue), MAX_EVALUE_CHARS)),
         diagnosis=tuple(strip_hidden(line) for line in diagnose(exc)),
         excerpt=strip_hidden(excerpt(source, exc)),
-        created_at=_now(),
+        created_at=now_at(),  # microseconds: failures in a burst keep their order in the window
         cell_id=cell_id,
         execution_count=execution_count,
         notebook=notebook,

@@ -23,7 +23,6 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptLog
@@ -143,9 +142,6 @@ def append(
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer, source)
 
 
-AT_FORMAT = clock.AT_FORMAT
-
-
 def next_at(conn: Connection, after: str | None = None) -> str:
     """The time for a new event: now, or just after the latest event when that is later
     (``after``, when the caller knows it, saves the query).
@@ -163,9 +159,7 @@ def next_at(conn: Connection, after: str | None = None) -> str:
         row = conn.execute("SELECT at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         after = row[0] if row is not None else None
     if after is not None and not clock.ahead(after, now):
-        latest = clock.parse_at(after)  # None: not our format (a hand-made event), ignored
-        if latest is not None and latest >= now:
-            now = latest + timedelta(microseconds=1)
+        now = clock.after(clock.parse_at(after), now)  # None: not our format (a hand-made event), ignored
     return clock.format_at(now)
 
 

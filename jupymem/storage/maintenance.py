@@ -36,11 +36,11 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import IO, Any
 
 from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
-from ..intake import strictjson
+from ..intake import clock, strictjson
 from ..models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
 from . import database, eventlog, validate
 from .damage import translated
@@ -328,7 +328,7 @@ def rebuild(conn: database.Connection) -> int:
 
 
 def _cutoff(now: datetime, days: int) -> str:
-    return (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return clock.format_at(now - timedelta(days=days))
 
 
 def gc(
@@ -350,7 +350,7 @@ def gc(
     Forgotten memories leave the tables; the payloads of the events that only
     concern them are purged (their hashes stay, so the chain still verifies).
     """
-    now = now or datetime.now(timezone.utc)
+    now = now or clock.now()
     closed_cut, unconfirmed_cut = _cutoff(now, closed_days), _cutoff(now, unconfirmed_days)
     evidence_cut = _cutoff(now, evidence_days)
     rows = conn.execute(
