@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..storage.database import in_batches
 from .tokenize import fold as fold, tokens  # fold is lexical.fold to the rest of retrieval
 
 # A long prompt's weight (for judging relevance, not for searching: every word is
@@ -244,11 +245,9 @@ def document_frequencies(conn: Any, terms: Sequence[str], n_docs: int = 0) -> di
             missing.append(t)
         else:
             out[t] = got
-    for i in range(0, len(missing), 400):
-        chunk = list(missing[i : i + 400])
-        marks = ",".join("?" * len(chunk))
-        found = dict(conn.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", chunk).fetchall())
-        for t in chunk:
+    for batch, marks in in_batches(missing):
+        found = dict(conn.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", list(batch)).fetchall())
+        for t in batch:
             if n_docs:
                 _remember(cache, t, n_docs, found.get(t, 0))
             if t in found:

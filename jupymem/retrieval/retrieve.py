@@ -45,6 +45,7 @@ from . import answerable, arrays, lexical, wordvec
 from . import signals as pair
 from .postings import COLUMN_WEIGHTS
 from ..models import ACTIVE, Hit, Memory, SearchResult
+from ..storage.database import in_batches
 from ..storage.projection import MEMORY_COLUMNS, memory_from_row
 
 if TYPE_CHECKING:
@@ -121,10 +122,8 @@ class Candidate:
 def _memories(conn: Any, rids: Sequence[int]) -> dict[int, Memory]:
     out: dict[int, Memory] = {}
     rids = list(rids)
-    for i in range(0, len(rids), 500):
-        chunk = rids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in conn.execute(f"SELECT rid, {MEMORY_COLUMNS} FROM memories WHERE rid IN ({marks})", chunk):
+    for batch, marks in in_batches(rids):
+        for row in conn.execute(f"SELECT rid, {MEMORY_COLUMNS} FROM memories WHERE rid IN ({marks})", batch):
             out[row[0]] = memory_from_row(row[1:])
     return out
 

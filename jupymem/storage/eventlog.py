@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptLog
 from ..intake import clock
+from .database import in_batches
 
 if TYPE_CHECKING:
     from .database import Connection
@@ -140,6 +141,15 @@ def append(
         (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source, writer),
     )
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer, source)
+
+
+def known(conn: Connection, uids: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+    """Which of ``uids`` the log already holds: uid -> (type, at, payload_hash), one query per batch."""
+    found: dict[str, tuple[str, str, str]] = {}
+    for batch, marks in in_batches(uids):
+        rows = conn.execute(f"SELECT uid, type, at, payload_hash FROM events WHERE uid IN ({marks})", batch)
+        found.update((uid, (type_, at, payload_hash)) for uid, type_, at, payload_hash in rows)
+    return found
 
 
 def next_at(conn: Connection, after: str | None = None) -> str:

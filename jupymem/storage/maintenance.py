@@ -510,7 +510,7 @@ def import_log(
     memory_ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
     added = skipped = 0
     with database.transaction(conn), Batch(conn, memory_ids) as batch:
-        known = _known_uids(conn, [ev.uid for ev in evts])  # one query per 500, not one per event
+        known = set(eventlog.known(conn, [ev.uid for ev in evts]))  # one query per batch, not one per event
         prev = eventlog.last_hash(conn)
         for ev in evts:
             if (
@@ -530,12 +530,3 @@ def import_log(
             added += 1
     return ImportReport(events=len(evts), added=added, skipped=skipped)
 
-
-def _known_uids(conn: database.Connection, uids: list[str]) -> set[str]:
-    """Which of ``uids`` the log already holds, one query per 500."""
-    known: set[str] = set()
-    for i in range(0, len(uids), 500):
-        chunk = uids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        known.update(r[0] for r in conn.execute(f"SELECT uid FROM events WHERE uid IN ({marks})", chunk))
-    return known

@@ -12,7 +12,7 @@ every other event to ``apply``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..models import (
@@ -27,7 +27,7 @@ from ..models import (
     Memory,
     Provenance,
 )
-from .database import DERIVED_TABLES, Connection
+from .database import DERIVED_TABLES, Connection, in_batches
 from .eventlog import Event
 
 MEMORY_COLUMNS = (
@@ -195,22 +195,12 @@ def apply(conn: Connection, ev: Event) -> None:
     _HANDLERS[ev.type](conn, ev, ev.payload)
 
 
-# SQLite's default limit on bound parameters is 999 in older builds.
-_CHUNK = 500
-
-
-def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i : i + _CHUNK]
-
-
 def existing_ids(conn: Connection, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` have a row in ``memories``, in one query per 500 ids."""
     wanted = list(dict.fromkeys(ids))
     found: set[str] = set()
-    for chunk in _chunks(wanted):
-        marks = ",".join("?" * len(chunk))
-        found.update(r[0] for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk))
+    for batch, marks in in_batches(wanted):
+        found.update(r[0] for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", batch))
     return found
 
 
@@ -218,9 +208,8 @@ def memories_by_id(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
     """The memories with these exact ids (absent ones are left out), one query per 500 ids."""
     wanted = list(dict.fromkeys(ids))
     out: dict[str, Memory] = {}
-    for chunk in _chunks(wanted):
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk).fetchall()
+    for batch, marks in in_batches(wanted):
+        rows = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", batch).fetchall()
         out.update((row[0], memory_from_row(row)) for row in rows)
     return out
 
