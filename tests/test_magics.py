@@ -11,6 +11,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 
+from conftest import loaded_shell
+
 
 def run(ip: InteractiveShell, code: str):
     return ip.run_cell(code, store_history=True)
@@ -124,16 +126,11 @@ def test_outside_git_is_refused_and_creates_nothing(tmp_path, monkeypatch, jupym
     outside = tmp_path / "plain"
     outside.mkdir()
     monkeypatch.chdir(outside)
-    ip = InteractiveShell.instance()
-    try:
-        ip.run_line_magic("load_ext", "jupymem")
+    with loaded_shell() as ip:
         res = ip.run_cell("%%remember\nSomething worth keeping.")
         assert isinstance(res.error_in_exec, UsageError)
         assert "git" in str(res.error_in_exec)
         assert not any(jupymem_home.iterdir())
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
 
 
 def test_notebook_path_from_session_name(shell, repo, monkeypatch):

@@ -22,23 +22,13 @@ from jupymem.faces import render
 from jupymem.faces.kernel import session_evidence, session_state
 from jupymem.intake.pairing import Pairing
 
+from conftest import loaded_shell
+
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 SECRET = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
 MODEL = "openai/fake"
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(repo)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    ip = InteractiveShell.instance()
-    ip.user_ns.pop("__session__", None)
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
-    InteractiveShell.clear_instance()
 
 
 def fail_then_fix(ip: InteractiveShell, cell_id: str | None = "c1") -> tuple[Any, Any]:
@@ -249,13 +239,8 @@ async def test_rest_evidence_keep_and_detail_carry_the_fix(jp_fetch: Any, jp_roo
     repo = make_repo(Path(jp_root_dir) / "proj")
     proj = jupymem.init(repo)
     monkeypatch.chdir(repo)
-    ip = InteractiveShell.instance()
-    try:
-        ip.run_line_magic("load_ext", "jupymem")
+    with loaded_shell() as ip:
         failed, fixed = fail_then_fix(ip)
-        ip.run_line_magic("unload_ext", "jupymem")
-    finally:
-        InteractiveShell.clear_instance()
 
     async def get(*route: str, **params: str) -> Any:
         resp = await jp_fetch("jupymem", "api", *route, params={"path": "proj", **params})
