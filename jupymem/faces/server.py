@@ -79,23 +79,16 @@ __all__ = ["JupymemApp", "BadPath", "PathNotFound", "PathOutsideRoot", "PathTooL
 # -- errors only the REST face can meet ---------------------------------------
 
 
-class BadJson(JupymemError):
+class BadJson(JupymemError, code="bad_json"):
     """Raised when a request body is not a JSON object."""
 
-    code = "bad_json"
 
-
-class BadRequest(JupymemError):
+class BadRequest(JupymemError, code="bad_request"):
     """Raised when a parameter is missing or has the wrong type."""
 
-    code = "bad_request"
 
-
-class BodyTooLarge(JupymemError):
+class BodyTooLarge(JupymemError, code="body_too_large", http_status=413):
     """Raised when a request body exceeds ``JupymemApp.max_body_bytes``."""
-
-    code = "body_too_large"
-    http_status = 413
 
 
 MAX_JSON_DEPTH = 16  # the deepest body a route takes is 3 levels

@@ -62,10 +62,8 @@ NEGATIVES = ("cross-scope",)
 SIZES = ((10, "1-10"), (1000, "11-1000"), (None, ">1000"))  # project sizes reported apart
 
 
-class SuiteError(JupymemError):
+class SuiteError(JupymemError, code="invalid_suite"):
     """Raised when a gold suite file cannot be read; the message names the line."""
-
-    code = "invalid_suite"
 
 
 @dataclass

@@ -40,11 +40,9 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-class LinkRefused(SharingError):
+class LinkRefused(SharingError, code="link_refused"):
     """Something under ``.jupymem/`` is a symbolic link, or not the regular file or folder
     jupymem expects there; it is neither read nor written."""
-
-    code = "link_refused"
 
 
 def _refused(where: str, what: str) -> LinkRefused:
