@@ -120,6 +120,12 @@ def _json_errors(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _endpoint(method: F) -> F:
+    """What every handler method wears: a signed-in user (tornado), allowed on the
+    handler's ``auth_resource`` (jupyter_server), its ``JupymemError`` answered as JSON."""
+    return tornado.web.authenticated(authorized(_json_errors(method)))  # type: ignore[no-any-return]
+
+
 # -- paths ----------------------------------------------------------------------
 
 
@@ -260,18 +266,14 @@ def _provenance(body: dict[str, Any], target: Path, **fixed: Any) -> Provenance:
 
 
 class StatusHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         self.reply(await self.call(self.status_of, target))
 
 
 class InitHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self) -> None:
         body = self.body()
         target = self.target(_get_str(body, "path"))
@@ -284,9 +286,7 @@ class InitHandler(_Handler):
 
 
 class MemoriesHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         query = self.arg_str("q") or ""
@@ -312,9 +312,7 @@ class MemoriesHandler(_Handler):
 
         self.reply(await self.call(work))
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self) -> None:
         body = self.body(*RECORD_FIELDS)
         target = self.target(_get_str(body, "path"))
@@ -343,9 +341,7 @@ class MemoriesHandler(_Handler):
 
 
 class MemoryHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self, memory_id: str) -> None:
         target = self.target(self.arg_str("path"))
 
@@ -360,9 +356,7 @@ class MemoryHandler(_Handler):
 class MemoryActionHandler(_Handler):
     """``POST memories/{id}/confirm | supersede | retire``."""
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self, memory_id: str, action: str) -> None:
         body = self.body(*ACTION_FIELDS[action])
         target = self.target(_get_str(body, "path"))
@@ -396,9 +390,7 @@ class MemoryActionHandler(_Handler):
 
 
 class EvidenceHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         session = self.arg_str("session") or None
@@ -413,9 +405,7 @@ class EvidenceHandler(_Handler):
 class KeepEvidenceHandler(_Handler):
     """Turn a staged failure into a memory that cites it (the sidebar's "Keep as lesson")."""
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self, handle: str) -> None:
         body = self.body(*RECORD_FIELDS)
         target = self.target(_get_str(body, "path"))
@@ -446,9 +436,7 @@ class KeepEvidenceHandler(_Handler):
 class ShareHandler(_Handler):
     """Sharing through git on or off (the sidebar's switch); initializes memory like init."""
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self) -> None:
         body = self.body("on")
         target = self.target(_get_str(body, "path"))
@@ -462,9 +450,7 @@ class ShareHandler(_Handler):
 
 
 class BlockHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         raw_cap = self.arg_str("cap")
