@@ -11,6 +11,7 @@ every other event to ``apply``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -352,32 +353,17 @@ def evidence_from_json(d: dict[str, Any]) -> Evidence:
     )
 
 
+# A row of MEMORY_COLUMNS: its names, and which of them a memory keeps in its provenance.
+_MEMORY_NAMES = tuple(name.strip() for name in MEMORY_COLUMNS.split(","))
+_PROVENANCE_NAMES = frozenset(f.name for f in dataclasses.fields(Provenance))
+
+
 def memory_from_row(row: Any) -> Memory:
-    (id_, kind, topic, statement, original, standing, status, recorder, notebook, cell_id, execution_count,
-     session, quote, evidence, created_at, valid_from, valid_to, supersedes, superseded_by, retire_reason,
-     confirmed_at, author, private) = row
-    return Memory(
-        id=id_,
-        kind=kind,
-        statement=statement,
-        standing=standing,
-        status=status,
-        created_at=created_at,
-        valid_from=valid_from,
-        valid_to=valid_to,
-        topic=topic,
-        original=original,
-        provenance=Provenance(
-            recorder=recorder, notebook=notebook, cell_id=cell_id, execution_count=execution_count,
-            session=session, quote=quote, author=author,
-        ),
-        evidence=tuple(evidence_from_json(e) for e in json.loads(evidence)),
-        supersedes=supersedes,
-        superseded_by=superseded_by,
-        retire_reason=retire_reason,
-        confirmed_at=confirmed_at,
-        private=bool(private),
-    )
+    fields = dict(zip(_MEMORY_NAMES, row))
+    provenance = Provenance(**{name: fields.pop(name) for name in _PROVENANCE_NAMES})
+    evidence = tuple(evidence_from_json(e) for e in json.loads(fields.pop("evidence")))
+    private = bool(fields.pop("private"))
+    return Memory(**fields, provenance=provenance, evidence=evidence, private=private)
 
 
 def history_from_row(row: Any) -> HistoryEntry:
