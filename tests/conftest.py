@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,21 @@ def loaded_shell() -> Iterator[Any]:
     finally:
         ip.run_line_magic("unload_ext", "jupymem")
         InteractiveShell.clear_instance()
+
+
+def in_fresh_shell(repo: Path, code: str) -> str:
+    """``code`` run in a new Python after ``%load_ext jupymem`` in a real shell (``ip``),
+    in ``repo`` with a home of its own; its stdout. For what loading imports: nothing else
+    has been imported in that process."""
+    preamble = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "ip = InteractiveShell.instance()\n"
+        "ip.run_line_magic('load_ext', 'jupymem')\n"
+    )
+    env = {**os.environ, "JUPYMEM_HOME": str(repo / ".home")}
+    argv = [sys.executable, "-c", preamble + code]
+    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, check=True).stdout
 
 
 def shell_in(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:

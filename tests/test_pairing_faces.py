@@ -22,7 +22,7 @@ from jupymem.faces import render
 from jupymem.faces.kernel import session_evidence, session_state
 from jupymem.intake.pairing import Pairing
 
-from conftest import loaded_shell
+from conftest import in_fresh_shell, loaded_shell
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -46,11 +46,7 @@ def fail_then_fix(ip: InteractiveShell, cell_id: str | None = "c1") -> tuple[Any
 def test_rapidfuzz_waits_for_the_first_comparison(repo: Path) -> None:
     """%load_ext, successes and a first failure import no rapidfuzz; a success without a
     cell id while a failure waits does (and pairs)."""
-    code = (
-        "import sys\n"
-        "from IPython.core.interactiveshell import InteractiveShell\n"
-        "ip = InteractiveShell.instance()\n"
-        "ip.run_line_magic('load_ext', 'jupymem')\n"
+    out = in_fresh_shell(repo, (
         "ip.run_cell('x = 1')\n"
         "print('rapidfuzz' in sys.modules)\n"
         "ip.run_cell('xs = [2, 1]\\nxs.sortt()')\n"
@@ -59,10 +55,8 @@ def test_rapidfuzz_waits_for_the_first_comparison(repo: Path) -> None:
         "print('rapidfuzz' in sys.modules)\n"
         "from jupymem.faces.kernel import session_evidence\n"
         "print(session_evidence(ip)[0].fix is not None)\n"
-    )
-    env = {**os.environ, "JUPYMEM_HOME": str(repo / ".home")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, check=True)
-    assert [line for line in out.stdout.splitlines() if line in ("True", "False")][-4:] == ["False", "False", "True", "True"]
+    ))
+    assert [line for line in out.splitlines() if line in ("True", "False")][-4:] == ["False", "False", "True", "True"]
 
 
 def test_a_pair_reaches_the_window_and_the_database(shell: InteractiveShell, repo: Path) -> None:
