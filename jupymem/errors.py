@@ -9,170 +9,123 @@ from __future__ import annotations
 
 
 class JupymemError(Exception):
-    """Base class. ``code`` is a stable machine-readable name for REST clients."""
+    """Base class. ``code`` is a stable machine-readable name for REST clients.
+
+    A subclass states what differs from its base in its header, one line a kind of
+    error: ``class NoMemory(JupymemError, code="no_memory", http_status=404)``."""
 
     code = "error"
     http_status = 400
     exit_code = 2
+
+    def __init_subclass__(cls, *, code: str, http_status: int | None = None, exit_code: int | None = None) -> None:
+        super().__init_subclass__()
+        cls.code = code
+        if http_status is not None:
+            cls.http_status = http_status
+        if exit_code is not None:
+            cls.exit_code = exit_code
 
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
 
 
-class NotAGitRepository(JupymemError):
+class NotAGitRepository(JupymemError, code="not_a_git_repository"):
     """Raised when a path is not inside a git working tree (nothing is created)."""
 
-    code = "not_a_git_repository"
 
-
-class NoMemory(JupymemError):
+class NoMemory(JupymemError, code="no_memory", http_status=404):
     """Raised when an operation needs memory but the repository has none yet."""
 
-    code = "no_memory"
-    http_status = 404
 
-
-class UnknownMemory(JupymemError):
+class UnknownMemory(JupymemError, code="unknown_memory", http_status=404):
     """Raised when an id (or id prefix) matches no memory, or more than one."""
 
-    code = "unknown_memory"
-    http_status = 404
 
-
-class UnknownEvidence(JupymemError):
+class UnknownEvidence(JupymemError, code="unknown_evidence", http_status=404):
     """Raised when an evidence handle is not staged."""
 
-    code = "unknown_evidence"
-    http_status = 404
 
-
-class InvalidStatement(JupymemError):
+class InvalidStatement(JupymemError, code="invalid_statement"):
     """Raised for empty, oversized, binary or otherwise unusable input."""
 
-    code = "invalid_statement"
 
-
-class InvalidField(InvalidStatement):
+class InvalidField(InvalidStatement, code="invalid_field"):
     """Raised when one field of an event (a kind, a topic, a cell id, a timestamp, a
     reference to another memory ...) is not acceptable. ``field`` names it, e.g.
     ``memory.provenance.cell_id``; the message says why and what is allowed."""
-
-    code = "invalid_field"
 
     def __init__(self, field: str, message: str):
         super().__init__(message)
         self.field = field
 
 
-class SecretRefused(JupymemError):
+class SecretRefused(JupymemError, code="secret_refused"):
     """Raised when a statement contains a secret; it is never stored."""
 
-    code = "secret_refused"
 
-
-class LanguageRefused(JupymemError):
+class LanguageRefused(JupymemError, code="language_refused"):
     """Raised for a non-English statement when no model can translate it."""
 
-    code = "language_refused"
 
-
-class InvalidTransition(JupymemError):
+class InvalidTransition(JupymemError, code="invalid_transition", http_status=409):
     """Raised for a change that makes no sense, e.g. retiring a retired memory."""
 
-    code = "invalid_transition"
-    http_status = 409
 
-
-class RegistryCorrupt(JupymemError):
+class RegistryCorrupt(JupymemError, code="registry_corrupt", http_status=500):
     """Raised when the bindings registry fails its checksum or cannot be parsed."""
 
-    code = "registry_corrupt"
-    http_status = 500
 
-
-class DatabaseDamaged(JupymemError):
+class DatabaseDamaged(JupymemError, code="database_damaged", http_status=503, exit_code=1):
     """Raised when a project database cannot be used: it is not a database any more
     (truncated, overwritten, zeroed), fails SQLite's integrity check, or is empty.
     The message names the file; ``jupymem doctor`` checks every database, recovers
     what it can from the event log and says what it could not."""
 
-    code = "database_damaged"
-    http_status = 503
-    exit_code = 1
 
-
-class DatabaseLost(DatabaseDamaged):
+class DatabaseLost(DatabaseDamaged, code="database_lost"):
     """Raised when a project's database is missing, empty or shorter than the history
     the registry recorded for it (it was deleted, replaced or rolled back). Nothing
     is recreated in its place until a person decides: restore the file, or run
     ``jupymem doctor --accept-loss``."""
 
-    code = "database_lost"
 
-
-class ReadOnlyHome(JupymemError):
+class ReadOnlyHome(JupymemError, code="read_only_home", http_status=503):
     """Raised when something must be written but the memory home (or a project
     database in it) is read-only. Reading still works."""
 
-    code = "read_only_home"
-    http_status = 503
 
-
-class StorageError(JupymemError):
+class StorageError(JupymemError, code="storage_error", http_status=503, exit_code=1):
     """Raised when the disk refuses a write or a read fails below SQLite (disk full,
     I/O error). Nothing half-written is kept: the transaction rolls back."""
 
-    code = "storage_error"
-    http_status = 503
-    exit_code = 1
 
-
-class SchemaTooNew(JupymemError):
+class SchemaTooNew(JupymemError, code="schema_too_new", http_status=500):
     """Raised when a database was written by a newer jupymem."""
 
-    code = "schema_too_new"
-    http_status = 500
 
-
-class CorruptLog(JupymemError):
+class CorruptLog(JupymemError, code="corrupt_log", http_status=500, exit_code=1):
     """Raised when an event log (a database's or an import file's) fails verification."""
 
-    code = "corrupt_log"
-    http_status = 500
-    exit_code = 1
 
-
-class InvalidImport(JupymemError):
+class InvalidImport(JupymemError, code="invalid_import"):
     """Raised when a file given to ``import`` is not a jupymem export or fails verification."""
 
-    code = "invalid_import"
 
-
-class OtherProjectImport(InvalidImport):
+class OtherProjectImport(InvalidImport, code="other_project_import"):
     """Raised when an export comes from another repository (or does not say which) and
     the import was not told that merging another project's memory is meant."""
 
-    code = "other_project_import"
 
-
-class SharingError(JupymemError):
+class SharingError(JupymemError, code="sharing_error", http_status=409):
     """Raised when the repository's shared ``.jupymem/`` folder cannot be read or written
     (permissions, a full disk); nothing was recorded."""
 
-    code = "sharing_error"
-    http_status = 409
 
-
-class MissingDependency(JupymemError):
+class MissingDependency(JupymemError, code="missing_dependency", http_status=501):
     """Raised when an optional dependency is needed; the message names the pip command."""
 
-    code = "missing_dependency"
-    http_status = 501
 
-
-class ModelError(JupymemError):
+class ModelError(JupymemError, code="model_error", http_status=502):
     """Raised when a configured language model cannot be reached or answers badly."""
-
-    code = "model_error"
-    http_status = 502

@@ -1,4 +1,5 @@
-"""What the browser tests measure in the page: text contrast and overlaps.
+"""The browser the tests drive (``chromium_page``), and what they measure in the page:
+text contrast and overlaps.
 
 Contrast follows WCAG 2 (relative luminance, (L1 + 0.05) / (L2 + 0.05)),
 computed from the computed styles of every element that holds text: its
@@ -11,9 +12,34 @@ Disabled controls are left out, as WCAG 1.4.3 leaves them out.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 AA = 4.5  # WCAG AA for normal-size text
+CHROMIUM = "/usr/bin/chromium"  # Debian's; ``.ci/run`` installs it
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1400, "height": 900}
+
+
+@contextlib.contextmanager
+def chromium_page() -> Iterator[Any]:
+    """A page of headless Chromium driven through Playwright; the browser closes after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser.new_page(viewport=VIEWPORT)
+        finally:
+            browser.close()
 
 CONTRAST_JS = r"""
 (selector) => {

@@ -1,10 +1,15 @@
-"""Shared fixtures: every test gets its own JUPYMEM_HOME and real git repositories."""
+"""Shared fixtures: every test gets its own JUPYMEM_HOME and real git repositories, and
+a real IPython shell with the extension loaded (``shell``, ``loaded_shell``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,15 +79,47 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")
 
 
-@pytest.fixture
-def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
-    """A real IPython ``InteractiveShell`` in ``repo`` with ``%load_ext jupymem``."""
+@contextlib.contextmanager
+def loaded_shell() -> Iterator[Any]:
+    """A real IPython ``InteractiveShell`` with ``%load_ext jupymem``, in the current
+    directory; unloaded and cleared after, so that the next one starts afresh."""
     from IPython.core.interactiveshell import InteractiveShell
 
+    ip = InteractiveShell.instance()
+    ip.user_ns.pop("__session__", None)
+    ip.run_line_magic("load_ext", "jupymem")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "jupymem")
+        InteractiveShell.clear_instance()
+
+
+def in_fresh_shell(repo: Path, code: str) -> str:
+    """``code`` run in a new Python after ``%load_ext jupymem`` in a real shell (``ip``),
+    in ``repo`` with a home of its own; its stdout. For what loading imports: nothing else
+    has been imported in that process."""
+    preamble = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "ip = InteractiveShell.instance()\n"
+        "ip.run_line_magic('load_ext', 'jupymem')\n"
+    )
+    env = {**os.environ, "JUPYMEM_HOME": str(repo / ".home")}
+    argv = [sys.executable, "-c", preamble + code]
+    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def shell_in(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The ``shell`` fixture, for a module whose shell needs a step before it starts:
+    ``yield from shell_in(repo, monkeypatch)`` after the step."""
     monkeypatch.chdir(repo)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
-    InteractiveShell.clear_instance()
+    with loaded_shell() as ip:
+        yield ip
+
+
+@pytest.fixture
+def shell(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A real IPython ``InteractiveShell`` in ``repo`` with ``%load_ext jupymem``."""
+    yield from shell_in(repo, monkeypatch)

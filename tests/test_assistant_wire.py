@@ -25,6 +25,8 @@ from jupymem.config import Settings
 from jupymem.intake.capture import evidence_from_exception
 from jupymem.models import SUPPORTED, UNCONFIRMED
 
+from conftest import shell_in
+
 MODEL = "openai/fake"
 BLOCK = re.compile(r'<project_memory trust="untrusted" revision="[0-9a-f]+">\n.*?\n</project_memory>', re.DOTALL)
 
@@ -168,15 +170,9 @@ def test_only_loopback_is_contacted(repo: Path, fake: FakeOpenAI, settings: Sett
 
 @pytest.fixture
 def shell(repo: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(repo)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     monkeypatch.setenv("OPENAI_API_BASE", fake.url)
     monkeypatch.setenv("JUPYMEM_MODEL", MODEL)
-    ip = InteractiveShell.instance()
-    ip.user_ns.pop("__session__", None)
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
+    yield from shell_in(repo, monkeypatch)
 
 
 def test_ask_magic_streams_into_a_real_shell(shell: InteractiveShell, repo: Path, fake: FakeOpenAI, capsys):

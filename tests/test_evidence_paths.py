@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
+
+from conftest import loaded_shell
 
 
 def test_a_staged_failure_names_its_notebook_relative_to_the_repository(
@@ -20,13 +21,8 @@ def test_a_staged_failure_names_its_notebook_relative_to_the_repository(
     monkeypatch.chdir(nb.parent)
     monkeypatch.setenv("JPY_SESSION_NAME", str(nb))
     jupymem.init(repo)
-    ip = InteractiveShell.instance()
-    try:
-        ip.run_line_magic("load_ext", "jupymem")
+    with loaded_shell() as ip:
         assert not ip.run_cell("{}['customer_id']").success
-        ip.run_line_magic("unload_ext", "jupymem")
-    finally:
-        InteractiveShell.clear_instance()
     (staged,) = jupymem.project(repo).staged_evidence()
     assert staged.notebook == "analysis/01_load.ipynb"
     assert staged.diagnosis == ("KeyError: 'customer_id'",)

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from conftest import make_repo
+from conftest import loaded_shell, make_repo
 from faults import quiesce, read_only
 from jupymem.sharing import sharelog
 from team import Clone, git, make_team
@@ -67,15 +66,12 @@ def test_magic_status_says_it_too(team, monkeypatch: pytest.MonkeyPatch, capsys)
     monkeypatch.setenv("JUPYMEM_HOME", str(ben.home))
     monkeypatch.chdir(ben.path)
     with read_only(ben.home):
-        ip = InteractiveShell.instance()
-        ip.run_line_magic("load_ext", "jupymem")
         try:
-            capsys.readouterr()
-            assert ip.run_cell("%memory status").success
-            assert SAID in capsys.readouterr().out
+            with loaded_shell() as ip:
+                capsys.readouterr()
+                assert ip.run_cell("%memory status").success
+                assert SAID in capsys.readouterr().out
         finally:
-            ip.run_line_magic("unload_ext", "jupymem")
-            InteractiveShell.clear_instance()
             quiesce()
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
 from faults import WRITING_LOOP, jm, ok, overwrite, page_size, quiesce, refused, root_page, spawn
 from jupymem.storage import eventlog, marks
+from conftest import loaded_shell
 from team import Clone, make_team
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,14 +158,9 @@ def test_a_database_from_a_newer_jupymem_is_refused_everywhere_and_doctor_never_
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 99
     monkeypatch.chdir(repo)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    try:
+    with loaded_shell() as ip:
         with pytest.raises(UsageError, match="written by a newer jupymem"):
             ip.run_line_magic("memory", "list")
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
 
 
 # -- doctor and a shared repository -------------------------------------------------------------

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
+from conftest import shell_in
 from faults import assert_nowhere, jm, ok, quiesce, refused
 from secret_shapes import PROSE, SHAPES
 
@@ -99,14 +99,8 @@ async def test_rest_refuses_every_shape_in_every_free_text_field(jp_fetch, jp_ro
 
 @pytest.fixture
 def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(repo)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     jupymem.init(repo).remember("Timestamps are UTC.")
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
-    InteractiveShell.clear_instance()
+    yield from shell_in(repo, monkeypatch)
 
 
 def test_failed_cells_keep_no_secret_and_keys_are_redacted_as_a_block(shell, repo, jupymem_home):

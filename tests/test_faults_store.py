@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from conftest import make_repo
+from conftest import loaded_shell, make_repo
 from faults import jm, ok, overwrite, page_size, quiesce, read_only, refused, root_page
 
 N = 300
@@ -202,18 +201,13 @@ def test_ipython_names_a_damaged_database_and_a_failing_cell_still_runs(filled, 
     repo, db, _ = filled
     overwrite(db, 0, b"\x00" * 100)
     monkeypatch.chdir(repo)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    try:
+    with loaded_shell() as ip:
         with pytest.raises(UsageError, match="is not a SQLite database any more.*jupymem doctor"):
             ip.run_line_magic("memory", "list")
         with pytest.raises(UsageError, match="jupymem doctor"):
             ip.run_cell_magic("remember", "", "A new statement.")
         res = ip.run_cell("{}['missing']")
         assert isinstance(res.error_in_exec, KeyError)  # the hook logged, the cell's own error stands
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
 
 
 # -- read-only ------------------------------------------------------------------------------
@@ -244,20 +238,17 @@ def test_a_read_only_home_answers_reads_in_ipython(filled, jupymem_home, monkeyp
     repo, _, _ = filled
     monkeypatch.chdir(repo)
     with read_only(jupymem_home):
-        ip = InteractiveShell.instance()
-        ip.run_line_magic("load_ext", "jupymem")
         try:
-            assert ip.run_cell("%memory list").success
-            assert ip.run_cell("%memory search c17 nullable").success
-            with pytest.raises(UsageError, match="read-only"):
-                ip.run_cell_magic("remember", "", "A new statement.")
-            res = ip.run_cell("{}['missing']")
-            assert isinstance(res.error_in_exec, KeyError)
-            from jupymem.faces.magics import session_evidence
+            with loaded_shell() as ip:
+                assert ip.run_cell("%memory list").success
+                assert ip.run_cell("%memory search c17 nullable").success
+                with pytest.raises(UsageError, match="read-only"):
+                    ip.run_cell_magic("remember", "", "A new statement.")
+                res = ip.run_cell("{}['missing']")
+                assert isinstance(res.error_in_exec, KeyError)
+                from jupymem.faces.magics import session_evidence
 
-            assert session_evidence(ip)[0].ename == "KeyError"  # kept in the kernel, not on disk
+                assert session_evidence(ip)[0].ename == "KeyError"  # kept in the kernel, not on disk
         finally:
-            ip.run_line_magic("unload_ext", "jupymem")
-            InteractiveShell.clear_instance()
             quiesce()
     assert len(jupymem.project(repo).list()) == N and jupymem.project(repo).staged_evidence() == []

@@ -42,8 +42,8 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
+from conftest import loaded_shell
 import hostile
 from hostile import ALICE, ATTACKS, BOB_SAYS, SECRETS, TAG_BLOCK, Attack, Scene, Session, make_fake_home, session
 from team import Clone, git, make_team
@@ -277,9 +277,7 @@ def own_files(scene: Scene, planted: set[str]) -> list[Path]:
 
 
 def check_kernel(scene: Scene, attack: Attack, capsys: pytest.CaptureFixture[str]) -> None:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    try:
+    with loaded_shell() as ip:
         outputs = []
         for cell in ("%memory status", "%memory block", "%memory list", "%memory verify",
                      "%memory search which currency is revenue reported in", f"%memory show {scene.alice_ids[0]}",
@@ -298,9 +296,6 @@ def check_kernel(scene: Scene, attack: Attack, capsys: pytest.CaptureFixture[str
         if attack.named and not attack.fresh_empty:  # a fresh clone of such a repository has no memory to show
             named = attack.named[0].replace("{alice}", scene.alice_file)
             assert named in outputs[3] or named in outputs[0], outputs[3]
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
 
 
 async def check_rest(scene: Scene, attack: Attack, jp_fetch: Any) -> None:
@@ -411,9 +406,7 @@ def test_a_forged_export_is_refused_whole_in_every_face(tmp_path: Path, jupymem_
     monkeypatch.chdir(bob.path)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    try:
+    with loaded_shell() as ip:
         assert ip.run_cell("%%remember\nDashboards refresh at 06:00 UTC").success
         for name in exports:
             capsys.readouterr()
@@ -421,9 +414,6 @@ def test_a_forged_export_is_refused_whole_in_every_face(tmp_path: Path, jupymem_
             out = capsys.readouterr()
             assert isinstance(result.error_in_exec, UsageError), (name, result.error_in_exec, out.out, out.err)
             clean(out.out + out.err + str(result.error_in_exec), name)
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
     for secret in SECRETS:
         assert secret.encode() not in hostile.stored_bytes(jupymem_home)
 
@@ -490,18 +480,13 @@ async def test_every_other_door_refuses_what_a_forged_line_carries(
 
     monkeypatch.chdir(repo)
     monkeypatch.setenv("IPYTHONDIR", str(jupymem_home.parent / "ipython"))
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    try:
+    with loaded_shell() as ip:
         for cell in (f"%%remember\n{hidden}", f"%%remember --topic revenue{hostile.tags('x')}\nRevenue is in EUR"):
             capsys.readouterr()
             result = ip.run_cell(cell)
             out = capsys.readouterr()
             assert isinstance(result.error_in_exec, UsageError), (cell, result.error_in_exec, out.err[-2000:])
             clean(out.out + out.err + str(result.error_in_exec), "%%remember")
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
     for home in (jupymem_home, bob.home):
         for secret in SECRETS:
             assert secret.encode() not in hostile.stored_bytes(home)

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from conftest import make_repo
+from conftest import loaded_shell, make_repo
 from faults import jm, ok, refused
 from jupymem.errors import OtherProjectImport
 from jupymem.storage.registry import root_commit
@@ -100,14 +99,9 @@ def test_ipython_and_python_need_the_flag_too(repo: Path, tmp_path: Path, monkey
         target.import_(io.StringIO(out.read_text()))
     assert target.list() == []
     monkeypatch.chdir(repo)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    try:
+    with loaded_shell() as ip:
         with pytest.raises(UsageError, match="--other-project"):
             ip.run_line_magic("memory", f"import {out}")
         assert jupymem.project(repo).list() == []
         assert ip.run_cell(f"%memory import --other-project {out}").success
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
     assert [m.statement for m in jupymem.project(repo).list()] == ["Use the 2023 fiscal calendar"]

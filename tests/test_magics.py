@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
+
+from conftest import in_fresh_shell, loaded_shell
 
 
 def run(ip: InteractiveShell, code: str):
@@ -124,16 +123,11 @@ def test_outside_git_is_refused_and_creates_nothing(tmp_path, monkeypatch, jupym
     outside = tmp_path / "plain"
     outside.mkdir()
     monkeypatch.chdir(outside)
-    ip = InteractiveShell.instance()
-    try:
-        ip.run_line_magic("load_ext", "jupymem")
+    with loaded_shell() as ip:
         res = ip.run_cell("%%remember\nSomething worth keeping.")
         assert isinstance(res.error_in_exec, UsageError)
         assert "git" in str(res.error_in_exec)
         assert not any(jupymem_home.iterdir())
-    finally:
-        ip.run_line_magic("unload_ext", "jupymem")
-        InteractiveShell.clear_instance()
 
 
 def test_notebook_path_from_session_name(shell, repo, monkeypatch):
@@ -160,18 +154,12 @@ def test_unload_removes_the_hook(repo, monkeypatch):
 
 
 def test_load_ext_imports_nothing_heavy(repo):
-    code = (
-        "import sys\n"
-        "from IPython.core.interactiveshell import InteractiveShell\n"
-        "ip = InteractiveShell.instance()\n"
-        "ip.run_line_magic('load_ext', 'jupymem')\n"
+    out = in_fresh_shell(repo, (
         "ip.run_cell('1/0')\n"
         "heavy = [m for m in ('numpy', 'model2vec', 'sqlite_vec', 'litellm') if m in sys.modules]\n"
         "print(heavy)\n"
-    )
-    env = {**os.environ, "JUPYMEM_HOME": str(repo / ".home")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    ))
+    assert out.strip().splitlines()[-1] == "[]"
 
 
 def test_a_refused_first_record_initializes_nothing(shell, repo, jupymem_home):

@@ -22,23 +22,13 @@ from jupymem.faces import render
 from jupymem.faces.kernel import session_evidence, session_state
 from jupymem.intake.pairing import Pairing
 
+from conftest import in_fresh_shell, loaded_shell
+
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 SECRET = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
 MODEL = "openai/fake"
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(repo)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    ip = InteractiveShell.instance()
-    ip.user_ns.pop("__session__", None)
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
-    InteractiveShell.clear_instance()
 
 
 def fail_then_fix(ip: InteractiveShell, cell_id: str | None = "c1") -> tuple[Any, Any]:
@@ -56,11 +46,7 @@ def fail_then_fix(ip: InteractiveShell, cell_id: str | None = "c1") -> tuple[Any
 def test_rapidfuzz_waits_for_the_first_comparison(repo: Path) -> None:
     """%load_ext, successes and a first failure import no rapidfuzz; a success without a
     cell id while a failure waits does (and pairs)."""
-    code = (
-        "import sys\n"
-        "from IPython.core.interactiveshell import InteractiveShell\n"
-        "ip = InteractiveShell.instance()\n"
-        "ip.run_line_magic('load_ext', 'jupymem')\n"
+    out = in_fresh_shell(repo, (
         "ip.run_cell('x = 1')\n"
         "print('rapidfuzz' in sys.modules)\n"
         "ip.run_cell('xs = [2, 1]\\nxs.sortt()')\n"
@@ -69,10 +55,8 @@ def test_rapidfuzz_waits_for_the_first_comparison(repo: Path) -> None:
         "print('rapidfuzz' in sys.modules)\n"
         "from jupymem.faces.kernel import session_evidence\n"
         "print(session_evidence(ip)[0].fix is not None)\n"
-    )
-    env = {**os.environ, "JUPYMEM_HOME": str(repo / ".home")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, check=True)
-    assert [line for line in out.stdout.splitlines() if line in ("True", "False")][-4:] == ["False", "False", "True", "True"]
+    ))
+    assert [line for line in out.splitlines() if line in ("True", "False")][-4:] == ["False", "False", "True", "True"]
 
 
 def test_a_pair_reaches_the_window_and_the_database(shell: InteractiveShell, repo: Path) -> None:
@@ -249,13 +233,8 @@ async def test_rest_evidence_keep_and_detail_carry_the_fix(jp_fetch: Any, jp_roo
     repo = make_repo(Path(jp_root_dir) / "proj")
     proj = jupymem.init(repo)
     monkeypatch.chdir(repo)
-    ip = InteractiveShell.instance()
-    try:
-        ip.run_line_magic("load_ext", "jupymem")
+    with loaded_shell() as ip:
         failed, fixed = fail_then_fix(ip)
-        ip.run_line_magic("unload_ext", "jupymem")
-    finally:
-        InteractiveShell.clear_instance()
 
     async def get(*route: str, **params: str) -> Any:
         resp = await jp_fetch("jupymem", "api", *route, params={"path": "proj", **params})

@@ -21,6 +21,7 @@ import pytest
 
 from jupymem.intake import capture, secrets_scan
 from jupymem.intake.secrets_scan import _scan, find_secrets
+from jupymem.intake.text import CONTROL, LINE_CONTROL
 from secret_shapes import FORMS, PROSE, SHAPES
 
 DATA = Path(__file__).parent / "data"
@@ -129,8 +130,10 @@ def test_capture_still_exports_the_secret_api():
 
 
 def test_binary_class_is_exactly_the_control_characters_but_tab_and_newline():
-    binary = capture._BINARY
+    binary = CONTROL
     expected = {chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cc"} - {"\t", "\n"}
     found = {chr(c) for c in range(0x110000) if binary.match(chr(c))}
     assert found == expected and len(expected) == 63
     assert binary.search("ok\x85").start() == 2
+    every = {chr(c) for c in range(0x110000) if LINE_CONTROL.match(chr(c))}
+    assert every == expected | {"\t", "\n"}

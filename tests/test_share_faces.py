@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
-from conftest import make_repo
+from conftest import make_repo, shell_in
 from jupymem.sharing import sharelog
 
 from team import git
@@ -40,13 +39,7 @@ def identify(repo: Path, name: str = "Ana") -> None:
 @pytest.fixture
 def shell(repo: Path, monkeypatch: pytest.MonkeyPatch):
     identify(repo)
-    monkeypatch.chdir(repo)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupymem")
-    yield ip
-    ip.run_line_magic("unload_ext", "jupymem")
-    InteractiveShell.clear_instance()
+    yield from shell_in(repo, monkeypatch)
 
 
 def test_magics_share_and_keep_private_things_private(shell, repo: Path, capsys) -> None:

@@ -23,7 +23,6 @@ block is cached by revision and retrieval is one FTS5 query.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..core.block import escape, memory_line
+from ..intake.text import strip_control, unify_newlines
 from ..models import UNCONFIRMED, Block, Evidence, Memory
 from .conversation import RECALLED, RECENT, RECENT_FULL, Conversation, Message
 
@@ -247,12 +247,9 @@ def _messages(messages: Sequence[Message]) -> str:
 
 # -- text helpers ----------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
 def _escape_text(text: str) -> str:
     """Multi-line text made inert: ``&<>`` escaped, control characters gone, lines kept."""
-    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = strip_control(unify_newlines(text))
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").strip()
 
 

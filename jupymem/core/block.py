@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ..intake.text import strip_hidden
+from ..intake.text import one_line
 from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
 from ..sharing.share import SEEN
 from ..storage.reads import Store, store_for
@@ -47,17 +47,12 @@ CLOSE = "</project_memory>"
 STATEMENT_BYTES = 320  # a statement longer than this is clipped in the block only
 _REV_LEN = 12
 
-# Everything Python's str.splitlines() treats as a line break, plus tabs.
-_BREAKS = re.compile(r"[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029\t]+")
-# The other control characters (C0, DEL, C1), and the bidi controls that make text
-# display in another order than it is read (Trojan Source): dropped.
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACES = re.compile(r" {2,}")
 
 
 def escape(text: str) -> str:
-    # strip_hidden: every entrance refuses such text already; this is the last line.
-    text = strip_hidden(_CONTROL.sub("", _BREAKS.sub(" ", text)))
+    # one_line strips hidden characters too: every entrance refuses them already; this is the last line.
+    text = one_line(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPACES.sub(" ", text).strip()
 

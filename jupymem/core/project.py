@@ -342,10 +342,9 @@ class Project:
         from ..retrieval import similar
 
         rev = self.revision()
-        return similar.similar(
-            self.store, statement, n_docs=self._n_docs(rev), dense=self._dense_leg(rev),
-            exclude=frozenset(exclude), limit=limit,
-        )
+        dense = self._dense_leg(rev)
+        found = similar.pairs(self.store, statement, n_docs=self._n_docs(rev), dense=dense, exclude=frozenset(exclude))
+        return similar.similar(found, dense, limit)
 
     def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Memory]:
         """Lessons that may apply to a request (``LESSON_KINDS``: corrections, constraints,

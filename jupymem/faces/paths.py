@@ -17,36 +17,26 @@ from pathlib import Path, PurePosixPath
 from ..errors import JupymemError
 
 
-class PathOutsideRoot(JupymemError):
+class PathOutsideRoot(JupymemError, code="path_outside_root", http_status=403):
     """Raised when a path is absolute, starts at ``~``, climbs with ``..``, or resolves
     (symlinks included) outside the server root."""
 
-    code = "path_outside_root"
-    http_status = 403
 
-
-class PathNotFound(JupymemError):
+class PathNotFound(JupymemError, code="path_not_found", http_status=404):
     """Raised when a path names nothing under the server root."""
 
-    code = "path_not_found"
-    http_status = 404
 
-
-class PathTooLong(JupymemError):
+class PathTooLong(JupymemError, code="path_too_long"):
     """Raised when a path (or one of its components) is longer than any file system takes:
     the file system is never asked about a name it would refuse (ENAMETOOLONG)."""
-
-    code = "path_too_long"
 
 
 MAX_PATH_BYTES = 4096  # PATH_MAX
 MAX_NAME_BYTES = 255  # NAME_MAX
 
 
-class BadPath(JupymemError):
+class BadPath(JupymemError, code="bad_request"):
     """Raised when a path cannot be a path at all (a NUL byte, a name the system refuses)."""
-
-    code = "bad_request"
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")

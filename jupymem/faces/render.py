@@ -22,11 +22,11 @@ altered: ``block_text`` returns it byte for byte. Stdlib only, cheap to import.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..intake.text import strip_control
 from ..models import (
     KINDS, UNCONFIRMED, Block, Evidence, Fix, HistoryEntry, Hit, Memory, Recorded, SearchResult, Similar,
     kind_rank,
@@ -66,8 +66,6 @@ __all__ = [
 LINE_CHARS = 100  # a statement's share of a one-line listing in a terminal
 HTML_CLIP_CHARS = 240  # a statement's share of a table cell in a notebook
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_BREAKS = re.compile(r"\s*[\r\n\v\f\x85\u2028\u2029]+\s*")
 
 @dataclass(frozen=True)
 class Output:
@@ -94,11 +92,11 @@ class Output:
 
 def _clean(text: str | None) -> str:
     """Drop control characters (keeping newlines and tabs) for terminal output."""
-    return _CONTROL.sub("", text or "").replace("\r\n", "\n").replace("\r", "\n")
+    return strip_control(text or "")
 
 
 def _one_line(text: str | None) -> str:
-    return " ".join(_BREAKS.sub(" ", _clean(text)).split())
+    return " ".join(_clean(text).split())  # str.split() splits at every line break
 
 
 def _clip(text: str, limit: int) -> str:

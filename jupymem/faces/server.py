@@ -79,23 +79,16 @@ __all__ = ["JupymemApp", "BadPath", "PathNotFound", "PathOutsideRoot", "PathTooL
 # -- errors only the REST face can meet ---------------------------------------
 
 
-class BadJson(JupymemError):
+class BadJson(JupymemError, code="bad_json"):
     """Raised when a request body is not a JSON object."""
 
-    code = "bad_json"
 
-
-class BadRequest(JupymemError):
+class BadRequest(JupymemError, code="bad_request"):
     """Raised when a parameter is missing or has the wrong type."""
 
-    code = "bad_request"
 
-
-class BodyTooLarge(JupymemError):
+class BodyTooLarge(JupymemError, code="body_too_large", http_status=413):
     """Raised when a request body exceeds ``JupymemApp.max_body_bytes``."""
-
-    code = "body_too_large"
-    http_status = 413
 
 
 MAX_JSON_DEPTH = 16  # the deepest body a route takes is 3 levels
@@ -125,6 +118,12 @@ def _json_errors(method: F) -> F:
             self.finish({"error": err.code, "message": err.message})
 
     return wrapper  # type: ignore[return-value]
+
+
+def _endpoint(method: F) -> F:
+    """What every handler method wears: a signed-in user (tornado), allowed on the
+    handler's ``auth_resource`` (jupyter_server), its ``JupymemError`` answered as JSON."""
+    return tornado.web.authenticated(authorized(_json_errors(method)))  # type: ignore[no-any-return]
 
 
 # -- paths ----------------------------------------------------------------------
@@ -277,18 +276,14 @@ def _provenance(body: dict[str, Any], target: Path, **fixed: Any) -> Provenance:
 
 
 class StatusHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         self.reply(await self.call(self.status_of, target))
 
 
 class InitHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self) -> None:
         body = self.body()
         target = self.target(_get_str(body, "path"))
@@ -301,9 +296,7 @@ class InitHandler(_Handler):
 
 
 class MemoriesHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         query = self.arg_str("q") or ""
@@ -329,9 +322,7 @@ class MemoriesHandler(_Handler):
 
         self.reply(await self.call(work))
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self) -> None:
         body = self.body(*RECORD_FIELDS)
         target = self.target(_get_str(body, "path"))
@@ -360,9 +351,7 @@ class MemoriesHandler(_Handler):
 
 
 class MemoryHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self, memory_id: str) -> None:
         target = self.target(self.arg_str("path"))
 
@@ -377,9 +366,7 @@ class MemoryHandler(_Handler):
 class MemoryActionHandler(_Handler):
     """``POST memories/{id}/confirm | supersede | retire``."""
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self, memory_id: str, action: str) -> None:
         body = self.body(*ACTION_FIELDS[action])
         target = self.target(_get_str(body, "path"))
@@ -413,9 +400,7 @@ class MemoryActionHandler(_Handler):
 
 
 class EvidenceHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         session = self.arg_str("session") or None
@@ -430,9 +415,7 @@ class EvidenceHandler(_Handler):
 class KeepEvidenceHandler(_Handler):
     """Turn a staged failure into a memory that cites it (the sidebar's "Keep as lesson")."""
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self, handle: str) -> None:
         body = self.body(*RECORD_FIELDS)
         target = self.target(_get_str(body, "path"))
@@ -463,9 +446,7 @@ class KeepEvidenceHandler(_Handler):
 class ShareHandler(_Handler):
     """Sharing through git on or off (the sidebar's switch); initializes memory like init."""
 
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self) -> None:
         body = self.body("on")
         target = self.target(_get_str(body, "path"))
@@ -479,9 +460,7 @@ class ShareHandler(_Handler):
 
 
 class BlockHandler(_Handler):
-    @tornado.web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         target = self.target(self.arg_str("path"))
         raw_cap = self.arg_str("cap")

@@ -21,13 +21,13 @@ import hashlib
 import re
 import secrets
 import unicodedata
-from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import InvalidStatement, SecretRefused
 from ..models import Evidence, Fix
+from .clock import now_at
 from .secrets_scan import ELLIPSIS, SecretFinding, find_secrets, open_key_block, redact
-from .text import hidden, strip_hidden
+from .text import control, hidden, strip_control, strip_hidden, unify_newlines
 
 __all__ = [
     "MAX_STATEMENT_BYTES",
@@ -55,11 +55,6 @@ MAX_EVALUE_CHARS = 500
 MAX_MESSAGE_CHARS = 64 * 1024
 
 # --------------------------------------------------------------------------- statements
-
-# Unicode category Cc (C0, DEL and C1 controls) except tab and newline; a test
-# checks this class against ``unicodedata`` for every code point.
-_BINARY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def check_statement(text: str | bytes, what: str = "statement") -> str:
     """Return ``text`` cleaned for storage, or raise why it cannot be a memory.
@@ -89,7 +84,7 @@ def check_statement(text: str | bytes, what: str = "statement") -> str:
             f"character {exc.start}), usually from bytes decoded with 'surrogateescape'; "
             "decode the source as UTF-8 and record it again."
         ) from None
-    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").strip()
+    text = unify_newlines(text).lstrip("\ufeff").strip()
     if not text:
         raise InvalidStatement(
             f"The {what} is empty; write the decision, constraint or lesson to remember."
@@ -101,7 +96,7 @@ def check_statement(text: str | bytes, what: str = "statement") -> str:
             "A memory is a statement: keep it short, put long material in a notebook "
             "or file and cite it."
         )
-    binary = _BINARY.search(text)
+    binary = control(text)
     if binary:
         raise InvalidStatement(
             f"The {what} holds a binary control character (U+{ord(binary.group()):04X} at "
@@ -171,7 +166,6 @@ def memory_id(text: str) -> str:
 # --------------------------------------------------------------------------- failed cells
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _FRAMING = re.compile(
     r"^(?:Traceback \(most recent call last\):"
     r"|During handling of the above exception, another exception occurred:"
@@ -215,7 +209,7 @@ def _clean_lines(message: str) -> list[str]:
     lines: list[str] = []
     skip_code = False
     for raw in _ANSI.sub("", message).splitlines():
-        line = _CONTROL.sub(" ", raw).rstrip()
+        line = strip_control(raw, " ").rstrip()
         if _FRAME.match(line):
             skip_code = True  # the next indented line is the frame's source
             continue
@@ -338,7 +332,7 @@ def excerpt(source: str, exc: BaseException | None) -> str:
     errors = _clip_bytes_head(errors, MAX_EXCERPT_BYTES // 2) if errors else ""
     # Redact before clipping, so that a cut never hides half a secret from the
     # detector; only a bounded tail is scanned, as cells can be huge.
-    src = (source or "").replace("\r\n", "\n").replace("\r", "\n")
+    src = unify_newlines(source or "")
     src = _ANSI.sub("", src).rstrip()
     src = _redacted_tail(src) if len(src) > _SOURCE_TAIL else redact(src)
     if not errors:
@@ -400,11 +394,6 @@ def _not_a_failure(exc: BaseException) -> bool:
     return type(exc).__name__ == "BdbQuit" and type(exc).__module__ == "bdb"
 
 
-def _now() -> str:
-    # Microseconds: failures in a burst must keep their order in the window.
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def evidence_from_exception(
     exc: BaseException,
     *,
@@ -429,7 +418,7 @@ def evidence_from_exception(
         evalue=strip_hidden(_clip(redact(evalue), MAX_EVALUE_CHARS)),
         diagnosis=tuple(strip_hidden(line) for line in diagnose(exc)),
         excerpt=strip_hidden(excerpt(source, exc)),
-        created_at=_now(),
+        created_at=now_at(),  # microseconds: failures in a burst keep their order in the window
         cell_id=cell_id,
         execution_count=execution_count,
         notebook=notebook,
@@ -457,7 +446,6 @@ def raising_line(exc: BaseException, namespace: dict[str, Any] | None) -> int | 
         tb = tb.tb_next
         steps += 1
     return None
-_EVIDENCE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _KEEP_AS_IS = ("handle", "session", "created_at", "cell_id", "notebook")
 
 
@@ -494,5 +482,5 @@ def clean_evidence(ev: Evidence) -> Evidence:
 
 def _clean_text(text: str, one_line: bool = False) -> str:
     text = redact(text)
-    text = strip_hidden(_EVIDENCE_CONTROL.sub(" ", text))
+    text = strip_hidden(strip_control(text, " "))
     return text.replace("\t", " ").replace("\n", " ") if one_line else text

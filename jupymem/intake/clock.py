@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-__all__ = ["AT_FORMAT", "EARLIEST", "MAX_SKEW", "ahead", "format_at", "now", "now_at", "parse_at", "skew_text"]
+__all__ = [
+    "AT_FORMAT", "EARLIEST", "MAX_SKEW", "ahead", "after", "format_at", "now", "now_at", "now_stamp", "parse_at",
+    "skew_text",
+]
 
 AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+STAMP_FORMAT = "%Y%m%dT%H%M%S%fZ"  # the same, without the separators a file name would rather not hold
 EARLIEST = "2025-01-01T00:00:00.000000Z"
 MAX_SKEW = timedelta(minutes=10)
 
@@ -35,6 +39,19 @@ def format_at(moment: datetime) -> str:
 def now_at() -> str:
     """Now, as an event time."""
     return format_at(now())
+
+
+def now_stamp() -> str:
+    """Now, for a file name (``name.damaged-20250102T030405000006Z``)."""
+    return now().strftime(STAMP_FORMAT)
+
+
+def after(last: datetime | None, moment: datetime) -> datetime:
+    """``moment``, or a microsecond after ``last`` when ``moment`` is not later: the
+    time of an event that must sort after the one before it (a burst, a faster clock)."""
+    if last is not None and last >= moment:
+        return last + timedelta(microseconds=1)
+    return moment
 
 
 def parse_at(at: str) -> datetime | None:

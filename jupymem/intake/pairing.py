@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from ..models import Evidence, Fix
 from .capture import excerpt, redact
 from .clock import now_at
+from .text import unify_newlines
 
 __all__ = [
     "THRESHOLD",
@@ -213,7 +214,7 @@ class Pairing:
 
 
 def _lines(source: str) -> list[str]:
-    text = source[:MAX_COMPARE_CHARS].replace("\r\n", "\n").replace("\r", "\n")
+    text = unify_newlines(source[:MAX_COMPARE_CHARS])
     return [line.rstrip() for line in text.strip("\n").split("\n")]
 
 

@@ -1,4 +1,5 @@
-"""Characters that people cannot see: the one rule for every field that can reach the block.
+"""Characters that people cannot see: the one rule for every field that can reach the block,
+and the control characters that no text of ours holds.
 
 A memory is read by two audiences at once: a person (in the sidebar, a pull request,
 ``jupymem show``) and an assistant (in the block). Text that one of them sees and the
@@ -17,14 +18,25 @@ What stays allowed is what ordinary text uses: a zero-width joiner or a variatio
 selector inside an emoji (``❤️‍🔥`` is U+2764 U+FE0F U+200D U+1F525), a soft hyphen,
 a bidi mark in a right-to-left quote. Those are bounded: never more than two
 invisible characters in a row, never more than ``MAX_INVISIBLE`` in one field.
+
+Control characters (Unicode category Cc: C0, DEL and C1) have one rule too, with three
+reaches (``control``): text that may span lines keeps tab and newline, a one-line text
+keeps none, and a name (an identifier) holds no space or invisible character either.
+Entrances refuse them (``control``); where refusing is not an option they are dropped or
+turned into spaces (``strip_control``), line endings are made ``\\n`` (``unify_newlines``),
+and the block puts each text on one line (``one_line``).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Literal
 
-__all__ = ["MAX_INVISIBLE", "hidden", "strip_hidden"]
+__all__ = [
+    "CONTROL", "LINE_CONTROL", "MAX_INVISIBLE", "NAME_CONTROL", "control", "hidden", "one_line", "strip_control",
+    "strip_hidden", "unify_newlines",
+]
 
 MAX_INVISIBLE = 16
 
@@ -36,6 +48,20 @@ _BANNED = re.compile(
 # Renders as nothing: format characters (Cf), variation selectors, fillers.
 _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u180e") | frozenset(chr(c) for c in range(0xFE00, 0xFE10))
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+# Unicode category Cc but tab and newline, for text that may span lines (a test checks
+# this class against ``unicodedata`` for every code point); every Cc, for one-line text;
+# and for names (identifiers) also spaces and the invisible characters that reorder or
+# hide text (bidi marks, controls and isolates, zero widths, the BOM).
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+NAME_CONTROL = re.compile(r"[\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2069\u3000\ufeff]")
+_REACH = {"text": CONTROL, "line": LINE_CONTROL, "name": NAME_CONTROL}
+# Everything Python's str.splitlines() treats as a line break, plus tabs.
+_BREAKS = re.compile(r"[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029\t]+")
+# Every Cc, and the bidi controls that make text display in another order than it is
+# read (Trojan Source).
+_OUT_OF_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _invisible(c: str) -> bool:
@@ -91,3 +117,27 @@ def strip_hidden(text: str) -> str:
             run = 0
         out.append(c)
     return "".join(out)
+
+
+def control(text: str, reach: Literal["text", "line", "name"] = "text") -> re.Match[str] | None:
+    """The first control character ``text`` may not hold, or None: for ``"text"`` every
+    Cc but tab and newline, for ``"line"`` every Cc, for ``"name"`` also spaces and the
+    invisible characters of ``NAME_CONTROL``."""
+    return _REACH[reach].search(text)
+
+
+def strip_control(text: str, into: str = "") -> str:
+    """``text`` with each control character but tab and newline replaced by ``into``:
+    dropped, or ``" "`` where the words on either side must stay apart."""
+    return CONTROL.sub(into, text)
+
+
+def unify_newlines(text: str) -> str:
+    """Line endings as ``\\n``: ``\\r\\n`` and a lone ``\\r`` both."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, as the block shows it: every line break and tab a space,
+    every other control character and bidi control dropped, and ``strip_hidden``."""
+    return strip_hidden(_OUT_OF_LINE.sub("", _BREAKS.sub(" ", text)))

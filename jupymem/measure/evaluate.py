@@ -30,7 +30,6 @@ import argparse
 import json
 import math
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -45,8 +44,8 @@ from typing import IO, Any
 
 from ..config import Settings
 from ..errors import JupymemError
+from ..intake.text import strip_control
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # method -> search mode: plain FTS5, the lexical leg, the default (best tier ready), each
 # tier's hybrid, and the transformer's ranking alone.
 METHODS = {
@@ -63,10 +62,8 @@ NEGATIVES = ("cross-scope",)
 SIZES = ((10, "1-10"), (1000, "11-1000"), (None, ">1000"))  # project sizes reported apart
 
 
-class SuiteError(JupymemError):
+class SuiteError(JupymemError, code="invalid_suite"):
     """Raised when a gold suite file cannot be read; the message names the line."""
-
-    code = "invalid_suite"
 
 
 @dataclass
@@ -105,7 +102,7 @@ def load_suite(path: str | os.PathLike[str], *, limit: int | None = None) -> Sui
                 if kind == "memory":
                     # Public corpora carry stray C1 control characters that no person types;
                     # memory refuses them as binary, so they become spaces here.
-                    text = _CONTROL.sub(" ", obj["text"])
+                    text = strip_control(obj["text"], " ")
                     suite.memories[scope].append({"id": str(obj["id"]), "text": text, "kind": obj.get("kind") or "fact"})
                 elif kind == "query":
                     if limit is None or len(suite.queries) < limit:

@@ -33,7 +33,7 @@ updates of gold memories, against every other gold memory); see
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -125,20 +125,13 @@ def pairs(
     return out
 
 
-def similar(
-    store: Any,
-    statement: str,
-    *,
-    n_docs: int,
-    dense: DenseLeg | None,
-    exclude: Collection[str] = (),
-    limit: int = LIMIT,
-) -> list[Similar]:
-    """Active memories whose score passes the threshold, closest first."""
+def similar(found: Iterable[Pair], dense: DenseLeg | None, limit: int = LIMIT) -> list[Similar]:
+    """Of the ``pairs`` found with ``dense``, the memories whose score passes the
+    threshold, closest first."""
     scored = []
     tx = dense is not None and dense.tier == "transformer"
     share, threshold = (TRANSFORMER_SHARE, TRANSFORMER_THRESHOLD) if tx else (LEXICAL_SHARE, FUSED_THRESHOLD)
-    for p in pairs(store, statement, n_docs=n_docs, dense=dense, exclude=exclude):
+    for p in found:
         words = p.lexical
         fused = p.score(share) if p.cosine is not None else None
         if words >= LEXICAL_THRESHOLD or (fused is not None and fused >= threshold):

@@ -28,7 +28,7 @@ from typing import IO
 
 from ..errors import SharingError
 from ..intake.secrets_scan import find_secrets
-from ..intake.text import hidden
+from ..intake.text import control, hidden
 
 __all__ = ["FOLDER", "LOG_DIR", "Folder", "LinkRefused", "open_folder", "scan_log"]
 
@@ -40,11 +40,9 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-class LinkRefused(SharingError):
+class LinkRefused(SharingError, code="link_refused"):
     """Something under ``.jupymem/`` is a symbolic link, or not the regular file or folder
     jupymem expects there; it is neither read nor written."""
-
-    code = "link_refused"
 
 
 def _refused(where: str, what: str) -> LinkRefused:
@@ -213,7 +211,7 @@ def shown(name: str) -> str:
     found = find_secrets(name)
     if found:
         return f"<a name holding {found[0].label}>"
-    if hidden(name) or any(c < " " or c == "\x7f" for c in name):
+    if hidden(name) or control(name, "line"):
         return "<a name holding invisible or control characters>"
     return name
 

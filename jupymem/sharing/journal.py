@@ -22,7 +22,7 @@ import subprocess
 import threading
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -207,8 +207,7 @@ class Journal:
         if self._last is None:
             assert self._last_at is not None
             self._last = clock.parse_at(self._last_at) or clock.now()
-        now = clock.now()
-        self._last = now if now > self._last else self._last + timedelta(microseconds=1)
+        self._last = clock.after(self._last, clock.now())
         return clock.format_at(self._last)
 
 

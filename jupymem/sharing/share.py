@@ -277,7 +277,7 @@ class Sharing:
                     self.rebuild(sig, readings)  # two files give one uid to two events
                     return
                 new.setdefault(e.uid, (e, name))
-        known = _known_events(self.conn, list(new))
+        known = eventlog.known(self.conn, list(new))
         if any(uid in known and known[uid] != (e.type, e.at, e.payload_hash) for uid, (e, _) in new.items()) or (
             new and database.get_meta(self.conn, _CONFLICTS) not in (None, "[]")
         ):
@@ -611,7 +611,7 @@ class Sharing:
         """Write imported events into this writer's file; the next read applies them in order."""
         n = 0
         with self.writing() as journal:
-            known = set(_known_events(self.conn, [ev.uid for ev in evts]))
+            known = set(eventlog.known(self.conn, [ev.uid for ev in evts]))
             for ev in evts:
                 if ev.payload is None or ev.uid in known or ev.type == "gc":
                     continue
@@ -713,15 +713,3 @@ def _filesystem(what: str) -> Iterator[None]:
 def _write_config(folder: Any, value: str) -> None:
     folder.replace(CONFIG, (json.dumps({"format": 1, "sharing": value}, indent=2) + "\n").encode("utf-8"))
 
-
-def _known_events(conn: database.Connection, uids: list[str]) -> dict[str, tuple[str, str, str]]:
-    """Which of ``uids`` the log already holds: uid -> (type, at, payload_hash)."""
-    known: dict[str, tuple[str, str, str]] = {}
-    for i in range(0, len(uids), 500):
-        chunk = uids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for uid, type_, at, payload_hash in conn.execute(
-            f"SELECT uid, type, at, payload_hash FROM events WHERE uid IN ({marks})", chunk
-        ):
-            known[uid] = (type_, at, payload_hash)
-    return known

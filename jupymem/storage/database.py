@@ -24,9 +24,9 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
 from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
@@ -495,6 +495,19 @@ def integrity_check(conn: Connection) -> str:
 def checkpoint(conn: Connection) -> None:
     """Fold the WAL into the database file and empty it (between timed runs)."""
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+# SQLite's limit on bound parameters was 999 before 3.32: an ``IN (...)`` list longer
+# than that is asked for a batch at a time.
+IN_BATCH = 500
+_T = TypeVar("_T")
+
+
+def in_batches(items: Sequence[_T], size: int = IN_BATCH) -> Iterator[tuple[Sequence[_T], str]]:
+    """``items`` a batch at a time, each with its placeholders (``"?,?,?"``) for ``IN (...)``."""
+    for i in range(0, len(items), size):
+        batch = items[i : i + size]
+        yield batch, ",".join("?" * len(batch))
 
 
 def get_meta(conn: Connection, key: str) -> str | None:

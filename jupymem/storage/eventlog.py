@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptLog
 from ..intake import clock
+from .database import in_batches
 
 if TYPE_CHECKING:
     from .database import Connection
@@ -162,7 +162,13 @@ def append(
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer, source)
 
 
-AT_FORMAT = clock.AT_FORMAT
+def known(conn: Connection, uids: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+    """Which of ``uids`` the log already holds: uid -> (type, at, payload_hash), one query per batch."""
+    found: dict[str, tuple[str, str, str]] = {}
+    for batch, marks in in_batches(uids):
+        rows = conn.execute(f"SELECT uid, type, at, payload_hash FROM events WHERE uid IN ({marks})", batch)
+        found.update((uid, (type_, at, payload_hash)) for uid, type_, at, payload_hash in rows)
+    return found
 
 
 def next_at(conn: Connection, after: str | None = None) -> str:
@@ -182,9 +188,7 @@ def next_at(conn: Connection, after: str | None = None) -> str:
         row = conn.execute("SELECT at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         after = row[0] if row is not None else None
     if after is not None and not clock.ahead(after, now):
-        latest = clock.parse_at(after)  # None: not our format (a hand-made event), ignored
-        if latest is not None and latest >= now:
-            now = latest + timedelta(microseconds=1)
+        now = clock.after(clock.parse_at(after), now)  # None: not our format (a hand-made event), ignored
     return clock.format_at(now)
 
 

@@ -36,11 +36,11 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import IO, Any
 
 from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
-from ..intake import strictjson
+from ..intake import clock, strictjson
 from ..models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
 from . import database, eventlog, validate
 from .damage import translated
@@ -328,7 +328,7 @@ def rebuild(conn: database.Connection) -> int:
 
 
 def _cutoff(now: datetime, days: int) -> str:
-    return (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return clock.format_at(now - timedelta(days=days))
 
 
 def gc(
@@ -350,7 +350,7 @@ def gc(
     Forgotten memories leave the tables; the payloads of the events that only
     concern them are purged (their hashes stay, so the chain still verifies).
     """
-    now = now or datetime.now(timezone.utc)
+    now = now or clock.now()
     closed_cut, unconfirmed_cut = _cutoff(now, closed_days), _cutoff(now, unconfirmed_days)
     evidence_cut = _cutoff(now, evidence_days)
     rows = conn.execute(
@@ -510,7 +510,7 @@ def import_log(
     memory_ids = [ev.payload["memory"]["id"] for ev in evts if ev.type == "record" and ev.payload]
     added = skipped = 0
     with database.transaction(conn), Batch(conn, memory_ids) as batch:
-        known = _known_uids(conn, [ev.uid for ev in evts])  # one query per 500, not one per event
+        known = set(eventlog.known(conn, [ev.uid for ev in evts]))  # one query per batch, not one per event
         prev = eventlog.last_hash(conn)
         for ev in evts:
             if (
@@ -530,12 +530,3 @@ def import_log(
             added += 1
     return ImportReport(events=len(evts), added=added, skipped=skipped)
 
-
-def _known_uids(conn: database.Connection, uids: list[str]) -> set[str]:
-    """Which of ``uids`` the log already holds, one query per 500."""
-    known: set[str] = set()
-    for i in range(0, len(uids), 500):
-        chunk = uids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        known.update(r[0] for r in conn.execute(f"SELECT uid FROM events WHERE uid IN ({marks})", chunk))
-    return known

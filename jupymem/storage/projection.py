@@ -11,8 +11,9 @@ every other event to ``apply``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..models import (
@@ -27,7 +28,7 @@ from ..models import (
     Memory,
     Provenance,
 )
-from .database import DERIVED_TABLES, Connection
+from .database import DERIVED_TABLES, Connection, in_batches
 from .eventlog import Event
 
 MEMORY_COLUMNS = (
@@ -195,22 +196,12 @@ def apply(conn: Connection, ev: Event) -> None:
     _HANDLERS[ev.type](conn, ev, ev.payload)
 
 
-# SQLite's default limit on bound parameters is 999 in older builds.
-_CHUNK = 500
-
-
-def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i : i + _CHUNK]
-
-
 def existing_ids(conn: Connection, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` have a row in ``memories``, in one query per 500 ids."""
     wanted = list(dict.fromkeys(ids))
     found: set[str] = set()
-    for chunk in _chunks(wanted):
-        marks = ",".join("?" * len(chunk))
-        found.update(r[0] for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk))
+    for batch, marks in in_batches(wanted):
+        found.update(r[0] for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", batch))
     return found
 
 
@@ -218,9 +209,8 @@ def memories_by_id(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
     """The memories with these exact ids (absent ones are left out), one query per 500 ids."""
     wanted = list(dict.fromkeys(ids))
     out: dict[str, Memory] = {}
-    for chunk in _chunks(wanted):
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk).fetchall()
+    for batch, marks in in_batches(wanted):
+        rows = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", batch).fetchall()
         out.update((row[0], memory_from_row(row)) for row in rows)
     return out
 
@@ -363,32 +353,17 @@ def evidence_from_json(d: dict[str, Any]) -> Evidence:
     )
 
 
+# A row of MEMORY_COLUMNS: its names, and which of them a memory keeps in its provenance.
+_MEMORY_NAMES = tuple(name.strip() for name in MEMORY_COLUMNS.split(","))
+_PROVENANCE_NAMES = frozenset(f.name for f in dataclasses.fields(Provenance))
+
+
 def memory_from_row(row: Any) -> Memory:
-    (id_, kind, topic, statement, original, standing, status, recorder, notebook, cell_id, execution_count,
-     session, quote, evidence, created_at, valid_from, valid_to, supersedes, superseded_by, retire_reason,
-     confirmed_at, author, private) = row
-    return Memory(
-        id=id_,
-        kind=kind,
-        statement=statement,
-        standing=standing,
-        status=status,
-        created_at=created_at,
-        valid_from=valid_from,
-        valid_to=valid_to,
-        topic=topic,
-        original=original,
-        provenance=Provenance(
-            recorder=recorder, notebook=notebook, cell_id=cell_id, execution_count=execution_count,
-            session=session, quote=quote, author=author,
-        ),
-        evidence=tuple(evidence_from_json(e) for e in json.loads(evidence)),
-        supersedes=supersedes,
-        superseded_by=superseded_by,
-        retire_reason=retire_reason,
-        confirmed_at=confirmed_at,
-        private=bool(private),
-    )
+    fields = dict(zip(_MEMORY_NAMES, row))
+    provenance = Provenance(**{name: fields.pop(name) for name in _PROVENANCE_NAMES})
+    evidence = tuple(evidence_from_json(e) for e in json.loads(fields.pop("evidence")))
+    private = bool(fields.pop("private"))
+    return Memory(**fields, provenance=provenance, evidence=evidence, private=private)
 
 
 def history_from_row(row: Any) -> HistoryEntry:

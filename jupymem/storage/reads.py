@@ -36,14 +36,10 @@ from typing import Any, Protocol
 
 from ..models import ACTIVE, RETIRED, SUPERSEDED, Memory
 from . import database, fts
+from .database import in_batches
 from .conversations import ConversationStore, SqliteConversations
 from .projection import MEMORY_COLUMNS, memory_from_row
 from .vectors import SqliteVectors, VectorStore, vec_route
-
-# Row ids per ``IN (...)`` list (SQLite's default limit on host parameters is 999 or 32766).
-_CHUNK = 500
-# fts5vocab lookups per statement.
-_VOCAB_CHUNK = 400
 
 # (rid, statement, topic, original): what the lexical index and the typo vocabulary read.
 TextRow = tuple[int, str, "str | None", "str | None"]
@@ -192,9 +188,7 @@ class SqliteStore:
     def memories(self, rids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
         rids = list(rids)
-        for i in range(0, len(rids), _CHUNK):
-            chunk = rids[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_batches(rids):
             for row in self.conn.execute(f"SELECT rid, {MEMORY_COLUMNS} FROM memories WHERE rid IN ({marks})", chunk):
                 out[row[0]] = memory_from_row(row[1:])
         return out
@@ -241,9 +235,7 @@ class SqliteStore:
         words = list(words)
         # Held across the reads: another thread's commit would abort an open fts5vocab cursor.
         with getattr(self.conn, "lock", None) or contextlib.nullcontext():
-            for i in range(0, len(words), _VOCAB_CHUNK):
-                chunk = words[i : i + _VOCAB_CHUNK]
-                marks = ",".join("?" * len(chunk))
+            for chunk, marks in in_batches(words):
                 out.update(self.conn.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", chunk).fetchall())
         return out
 

@@ -32,10 +32,10 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
+from ..intake import clock
 
 REGISTRY_FILE = "registry.json"
 PROJECTS_DIR = "projects"
@@ -256,8 +256,7 @@ def write_registry(home: Path, reg: Registry) -> None:
 def set_aside(path: Path) -> Path:
     """Rename a damaged file (or whatever stands in its place) beside itself, never
     deleting it: ``name.damaged-<UTC time>``. Returns the new path."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    target = path.with_name(f"{path.name}.damaged-{clock.now_stamp()}")
     os.replace(path, target)
     return target
 

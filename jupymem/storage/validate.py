@@ -37,7 +37,7 @@ from ..errors import InvalidField, InvalidImport, InvalidStatement, JupymemError
 from ..intake import capture, clock
 from ..intake.secrets_scan import find_secrets
 from ..intake.strictjson import INT_MAX
-from ..intake.text import hidden
+from ..intake.text import control, hidden
 from ..models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Fix, Provenance
 
 __all__ = [
@@ -59,12 +59,6 @@ _MEMORY_ID = re.compile(r"m-[0-9a-f]{12}")
 _HANDLE = re.compile(r"ev-[0-9a-f]{8}")
 _UID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.:-]{7,127}")
 _AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z")
-# Control characters (Unicode Cc) but tab and newline, for text that may span lines;
-# every Cc for one-line text; and for identifiers also the invisible format characters
-# that reorder or hide text (bidi controls, zero widths) and spaces.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_ID_CONTROL = re.compile(r"[\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2069\u3000\ufeff]")
 
 _EVENT_KEYS = {"uid", "type", "at", "payload"}
 _CHAIN_KEYS = {"seq", "payload_hash", "prev", "hash", "writer"}  # an exported line carries these too
@@ -195,7 +189,7 @@ def _text(
     if max_bytes is not None and size > max_bytes:
         raise _fail(field, f"is {size:,} bytes long; the limit is {max_bytes:,}.")
     _no_secret(value, field)  # before the characters: "it holds a token" says more than "a space"
-    bad = (_ID_CONTROL if ident else _LINE_CONTROL if one_line else _CONTROL).search(value)
+    bad = control(value, "name" if ident else "line" if one_line else "text")
     if bad:
         c = bad.group()
         what = "a control character" if unicodedata.category(c) == "Cc" else "a space" if c.isspace() else (
