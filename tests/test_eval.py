@@ -256,7 +256,7 @@ def test_long_memories_keep_their_answers(tmp_path: Path) -> None:
     from jupymem.retrieval import answerable
 
     suite = evaluate.load_suite(HELDOUT)
-    for scope, memories in suite.memories.items():
+    for memories in suite.memories.values():
         texts = [m["text"] for m in memories]
         for i, m in enumerate(memories):
             others = texts[i + 1 :] + texts[:i]

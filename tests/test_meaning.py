@@ -15,8 +15,6 @@ from jupymem.config import Settings
 from jupymem.measure.evaluate import load_suite, open_scope
 from jupymem.core.opening import close_all, init_project
 
-from conftest import make_repo
-
 # eval: both tiers over the 864-statement paraphrase suite, and answerability over 1,000 notes.
 pytestmark = [pytest.mark.eval, pytest.mark.usefixtures("transformer_encoder")]
 
