@@ -221,11 +221,11 @@ def bench_bulk(ws: Workspace, results: dict) -> None:
     many, imports = [], []
     for _ in range(3):
         proj = ws.project()
-        many.append(timed(lambda: proj.remember_many(items)))
+        many.append(timed(lambda proj=proj: proj.remember_many(items)))
         buf = io.StringIO()
         proj.export(buf)
         target = ws.project()
-        imports.append(timed(lambda: target.import_(io.StringIO(buf.getvalue()), other_project=True)))
+        imports.append(timed(lambda t=target, b=buf: t.import_(io.StringIO(b.getvalue()), other_project=True)))
         assert target.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 5000
     results["remember_many_5000"] = summary(many)
     results["import_5000"] = summary(imports)

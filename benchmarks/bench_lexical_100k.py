@@ -113,7 +113,7 @@ def measure(project: Any, queries: list[tuple[str, set[str]]], methods: list[str
     for i, (text, relevant) in enumerate(queries):
         order = methods[i % len(methods):] + methods[: i % len(methods)]
         for m in order:
-            result, w, c = _timed(lambda: project.search(text, limit=10, mode=modes[m]))
+            result, w, c = _timed(lambda text=text, m=m: project.search(text, limit=10, mode=modes[m]))
             wall[m].append(w)
             cpu[m].append(c)
             if relevant:

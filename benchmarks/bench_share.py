@@ -148,7 +148,7 @@ def main() -> None:
             t0 = time.perf_counter()
             find_project(shared, reader).block()
             pull_one.append(time.perf_counter() - t0)
-            teammate_line(shared, f"Ben's old fact number {r}", "2025-06-01T00:00:00.%06dZ" % r)
+            teammate_line(shared, f"Ben's old fact number {r}", f"2025-06-01T00:00:00.{r:06d}Z")
             t0 = time.perf_counter()
             find_project(shared, reader).block()
             pull_inter.append(time.perf_counter() - t0)

@@ -622,7 +622,7 @@ def choose_strong(scored: list[dict], margins: dict[str, dict], families: list[s
         hits = {f: top_hits(scored, mode, f, margins[mode]) for f in families}
         for t in [float(_sigmoid(z)) for z in np.arange(0.0, 14.001, 0.05)]:
             ok = True
-            for f, h in hits.items():
+            for h in hits.values():
                 strong = [rel for c, rel in h if c >= t]
                 if len(strong) >= STRONG_MIN and sum(strong) / len(strong) < STRONG_PRECISION:
                     ok = False
@@ -716,7 +716,7 @@ def markdown(result: dict, families: list[str]) -> str:
         for f, e in table.items():
             kinds = " | ".join(_pct(e["by_kind"][k]["correct_abstain"]) + f" ({e['by_kind'][k]['n']})"
                                if k in e["by_kind"] else "–" for k in KINDS)
-            labels = " | ".join(f"{_pct(e['labels'][l]['precision'])} ({e['labels'][l]['n']})" for l in ("strong", "likely", "weak"))
+            labels = " | ".join(f"{_pct(e['labels'][b]['precision'])} ({e['labels'][b]['n']})" for b in ("strong", "likely", "weak"))
             name = f"**{f}** (worst)" if f == worst else f
             lines.append(f"| {name} | {e['answerable']} | {e['unanswerable']} | {_pct(e['false_abstain'])} | "
                          f"{_pct(e['correct_abstain'])} | {kinds} | {labels} |")

@@ -64,7 +64,7 @@ def dump(out: str, encoder: str | None) -> None:
         assert leg is not None, project.dense_status()
         n = project._n_docs(rev)
 
-        def features(text: str, exclude: set[str]) -> list[list[object]]:
+        def features(text: str, exclude: set[str], project=project, n=n, leg=leg, gold_of=gold_of) -> list[list[object]]:
             found = similar.pairs(project.conn, text, n_docs=n, dense=leg, exclude=exclude)
             return [[gold_of[p.candidate.memory.id], p.statement_share, p.memory_share, p.cosine] for p in found]
 

@@ -40,6 +40,15 @@ def make_repo(path: Path, *, commit: bool = True) -> Path:
     return path.resolve()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``server`` by what a test uses, so that a new test is marked without being told: every
+    pytest-jupyter server (``jp_fetch`` rests on ``jp_serverapp``). Tests that start a kernel,
+    a browser or score a whole suite carry their mark themselves (pyproject.toml lists them)."""
+    for item in items:
+        if "jp_serverapp" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.server)
+
+
 @pytest.fixture(autouse=True)
 def jupymem_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("jupymem-home")

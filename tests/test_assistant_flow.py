@@ -50,6 +50,7 @@ def _failure(session: str = "s1"):
 # -- loading stays light ---------------------------------------------------------------
 
 
+@pytest.mark.kernel  # IPython in a fresh process
 def test_loading_the_assistant_face_does_not_import_litellm():
     code = (
         "import sys, jupymem, jupymem.faces.ask, jupymem.assistants.assistant, jupymem.assistants.tools, "

@@ -18,6 +18,8 @@ from nbclient import NotebookClient
 
 import jupymem
 
+pytestmark = pytest.mark.kernel
+
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "assistant.ipynb"
 ANSWER = "Join on **customer_id** (email is not unique) and save the result under `scratch/`."
 

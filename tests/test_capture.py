@@ -447,7 +447,7 @@ def test_diagnose_explicit_cause_comes_after_the_final_error():
 def test_diagnose_implicit_context_is_walked():
     def run():
         try:
-            1 / 0
+            1 / 0  # noqa: B018 - raises the real ZeroDivisionError
         except ZeroDivisionError:
             raise KeyError("x")  # noqa: B904 - the implicit context is the point
 
@@ -457,7 +457,7 @@ def test_diagnose_implicit_context_is_walked():
 def test_diagnose_suppressed_context_is_not_walked():
     def run():
         try:
-            1 / 0
+            1 / 0  # noqa: B018 - raises the real ZeroDivisionError
         except ZeroDivisionError:
             raise KeyError("x") from None
 

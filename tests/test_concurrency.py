@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +36,7 @@ while True:
     else:
         proj.remember(f"single record number {i} concerns the sales table", kind="note")
     i += 1
+    print("wrote", i, flush=True)
 """
 
 
@@ -111,12 +111,16 @@ def test_threads_sharing_one_project(repo: Path) -> None:
     assert proj.block().shown + proj.block().omitted == 400
 
 
-@pytest.mark.parametrize("delay", [0.1, 0.3, 0.6])
-def test_a_writer_killed_mid_write_leaves_a_database_that_verifies(repo: Path, delay: float) -> None:
+# Killed once its n-th write is done, so in the middle of the next one: a wait for the
+# writes themselves, not for a time that a loaded machine may spend before the first.
+@pytest.mark.parametrize("writes", [1, 4, 12])
+def test_a_writer_killed_mid_write_leaves_a_database_that_verifies(repo: Path, writes: int) -> None:
     jupymem.init(repo).remember("written before the crash", kind="constraint")
     child = spawn(ENDLESS, str(repo))
     assert child.stdout.readline().strip() == "ready"
-    time.sleep(delay)
+    for i in range(1, writes + 1):
+        line = child.stdout.readline()
+        assert line.split() == ["wrote", str(i)], child.stderr.read() if child.poll() is not None else line
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL

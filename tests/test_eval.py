@@ -179,6 +179,7 @@ def test_the_gold_suite_is_what_it_claims() -> None:
 @pytest.mark.parametrize(
     ("path", "correct_bm25", "correct_hybrid"), [(GOLD, 0.13, 0.09), (SMALL, 0.42, 0.54)], ids=["gold", "small-projects"]
 )
+@pytest.mark.eval
 def test_own_suites_hybrid_is_never_below_lexical_nor_lexical_below_plain_bm25(
     path: Path, correct_bm25: float, correct_hybrid: float
 ) -> None:
@@ -194,6 +195,7 @@ def test_own_suites_hybrid_is_never_below_lexical_nor_lexical_below_plain_bm25(
     assert bm25["abstain_accuracy"] >= correct_bm25 and hybrid["abstain_accuracy"] >= correct_hybrid
 
 
+@pytest.mark.eval
 def test_the_held_out_suite() -> None:
     """``heldout.gold.jsonl`` was written before any of issue 8's final tuning was looked
     at and is never tuned or fitted on (``fit_answerability.py`` does not read it): 13
@@ -216,6 +218,7 @@ def test_the_held_out_suite() -> None:
     assert larger["hybrid"]["abstain_accuracy"] >= 0.11 and larger["bm25"]["abstain_accuracy"] >= 0.11
 
 
+@pytest.mark.eval
 def test_gold_suite_categories() -> None:
     from jupymem.config import Settings
 
@@ -225,6 +228,7 @@ def test_gold_suite_categories() -> None:
     assert cats["typo"]["bm25"]["hit@1"] >= 0.9  # the fuzzy leg is part of the lexical one
 
 
+@pytest.mark.eval
 @pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact evaluation data is not here")
 def test_scifact_hybrid_is_not_below_lexical_nor_lexical_below_plain_bm25() -> None:
     """The whole suite (a slice of 100 claims moved by one abstention). Plain FTS5 BM25
@@ -242,6 +246,7 @@ def test_scifact_hybrid_is_not_below_lexical_nor_lexical_below_plain_bm25() -> N
     assert bm25["false_abstain"] <= 0.03 and hybrid["false_abstain"] <= 0.03
 
 
+@pytest.mark.eval
 def test_long_memories_keep_their_answers(tmp_path: Path) -> None:
     """Memories of ``DOCUMENT_CHARS`` or more are judged by the model for documents. The
     held-out suite with each memory followed by others of its project until it is that
@@ -251,7 +256,7 @@ def test_long_memories_keep_their_answers(tmp_path: Path) -> None:
     from jupymem.retrieval import answerable
 
     suite = evaluate.load_suite(HELDOUT)
-    for scope, memories in suite.memories.items():
+    for memories in suite.memories.values():
         texts = [m["text"] for m in memories]
         for i, m in enumerate(memories):
             others = texts[i + 1 :] + texts[:i]

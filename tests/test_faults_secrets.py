@@ -75,7 +75,7 @@ async def test_rest_refuses_every_shape_in_every_free_text_field(jp_fetch, jp_ro
     code, first = await _post(jp_fetch, "memories", {"path": "proj", "statement": "Timestamps are UTC."})
     assert code == 201
     fields = ("statement", "topic", "quote", "cell_id")
-    for name, (kind, token, secret) in SHAPES.items():
+    for name, (_kind, token, secret) in SHAPES.items():
         for field in fields:
             body = {"path": "proj", "statement": "Join on customer_id.", field: token if field != "statement" else
                     f"Join with {token} once."}
@@ -86,7 +86,7 @@ async def test_rest_refuses_every_shape_in_every_free_text_field(jp_fetch, jp_ro
             assert secret not in data["message"]
         code, data = await _post(jp_fetch, f"memories/{first['id']}/retire", {"path": "proj", "reason": token})
         assert (code, data["error"]) == (400, "secret_refused"), (name, data)
-    for kind, text, secret in PROSE:
+    for kind, text, _secret in PROSE:
         code, data = await _post(jp_fetch, "memories", {"path": "proj", "statement": text})
         assert code == 400, (kind, data)
     assert len(jupymem.project(repo).list()) == 1

@@ -15,9 +15,8 @@ from jupymem.config import Settings
 from jupymem.measure.evaluate import load_suite, open_scope
 from jupymem.core.opening import close_all, init_project
 
-from conftest import make_repo
-
-pytestmark = pytest.mark.usefixtures("transformer_encoder")
+# eval: both tiers over the 864-statement paraphrase suite, and answerability over 1,000 notes.
+pytestmark = [pytest.mark.eval, pytest.mark.usefixtures("transformer_encoder")]
 
 PARAPHRASE = Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "own" / "paraphrase.gold.jsonl"
 

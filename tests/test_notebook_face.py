@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
@@ -191,6 +192,7 @@ def test_a_staged_failure_is_named_in_one_line_and_quiet_turns_it_off(shell, rep
     assert "jupymem" not in cap.stdout and len(session_evidence(shell)) == 1
 
 
+@pytest.mark.kernel
 def test_in_a_real_kernel_the_notice_is_a_dim_line_under_the_traceback(repo: Path) -> None:
     sources = ["%load_ext jupymem", "x = 1", "{}['customer_id']", "%memory quiet", "1/0", "%memory quiet off",
                "[][1]", "%%remember --kind failure --evidence last\nIndexing an empty list raises IndexError."]

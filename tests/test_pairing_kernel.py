@@ -20,6 +20,8 @@ from nbclient import NotebookClient
 
 import jupymem
 
+pytestmark = pytest.mark.kernel
+
 # Every failure with a fix must pair like this, at the least (the bar).
 MIN_PRECISION = 0.95
 MIN_RECALL = 0.9

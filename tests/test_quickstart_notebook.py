@@ -6,9 +6,12 @@ import shutil
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 import jupymem
+
+pytestmark = pytest.mark.kernel
 
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "quickstart.ipynb"
 

@@ -44,10 +44,13 @@ THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 # Read at import: conftest's autouse fixture clears JUPYMEM_* for each test.
 EXPECTED_LAB = os.environ.get("JUPYMEM_E2E_JUPYTERLAB")
 
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists() and not EXPECTED_LAB,
-    reason=f"{CHROMIUM} is missing: `apt-get install chromium` (CI's .ci/run does) to run the browser test",
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists() and not EXPECTED_LAB,
+        reason=f"{CHROMIUM} is missing: `apt-get install chromium` (CI's .ci/run does) to run the browser test",
+    ),
+]
 
 
 def free_port() -> int:

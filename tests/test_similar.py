@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import jupymem
 from jupymem.config import Settings
 from jupymem.core.opening import init_project
@@ -47,11 +49,13 @@ def _score(tmp_path: Path, settings: Settings, *, dense: bool) -> dict[str, floa
     return {"precision": tp / (tp + fp), "recall": found / len(dups)}
 
 
+@pytest.mark.eval
 def test_the_suite_without_the_dense_leg(tmp_path: Path, settings: Settings) -> None:
     result = _score(tmp_path, settings, dense=False)
     assert result["precision"] >= MIN_PRECISION and result["recall"] >= MIN_RECALL, result
 
 
+@pytest.mark.eval
 def test_the_suite_with_the_bundled_model(tmp_path: Path, real_encoder: str | None) -> None:
     result = _score(tmp_path, Settings.from_env(), dense=True)
     assert result["precision"] >= MIN_PRECISION and result["recall"] >= MIN_RECALL, result

@@ -230,7 +230,7 @@ def _encoders(spec: str | None, texts: Sequence[str], short: Sequence[str]) -> d
             for i in range(0, len(sample), BATCH):
                 embedder.embed_batch(sample[i : i + BATCH])
             row["embed_per_second"] = round(len(sample) / (time.perf_counter() - t), 1)
-            row["query_encoding"] = _latency(lambda q: embedder.embed_batch([q]), short)
+            row["query_encoding"] = _latency(lambda q, embedder=embedder: embedder.embed_batch([q]), short)
         out[tier] = row
     return out
 

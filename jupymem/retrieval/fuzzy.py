@@ -34,7 +34,7 @@ MAX_IDENTIFIER = 80
 _CAMEL = re.compile(r"[a-z][A-Z]")
 # Looked-up words shorter than this are left alone: "lod" could be load, log or lot.
 MIN_WORD = 5
-_WORDS = re.compile(r"(?<![^\W_])[^\W\d_]{%d,}(?![^\W_])" % (MIN_WORD - 1))
+_WORDS = re.compile(r"(?<![^\W_])[^\W\d_]{%d,}(?![^\W_])" % (MIN_WORD - 1))  # noqa: UP031 - {} are the regex's
 MIN_IDENTIFIER = 5
 # Normalized similarity (0..100) needed to accept a correction.
 WORD_CUTOFF = 80.0
