@@ -3,6 +3,7 @@ a real IPython shell with the extension loaded (``shell``, ``loaded_shell``)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import subprocess
@@ -101,6 +102,13 @@ def loaded_shell() -> Iterator[Any]:
         yield ip
     finally:
         ip.run_line_magic("unload_ext", "jupymem")
+        # Each shell registers an exit cleanup whose reset runs a full garbage collection
+        # over the whole test process: with dozens of shells, pytest sat a minute or two
+        # after its summary line. Its history is closed here instead, the rest is moot.
+        atexit.unregister(ip.atexit_operations)
+        if ip.history_manager is not None:
+            ip.history_manager.end_session()
+            ip.history_manager.close()
         InteractiveShell.clear_instance()
 
 
