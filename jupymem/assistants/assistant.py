@@ -96,9 +96,9 @@ def ask_turn(
     from ..storage.registry import find_git_root
 
     if not memory:
-        messages = [{"role": "system", "content": PLAIN_INSTRUCTIONS}, {"role": "user", "content": prompt}]
-        reply = llm.complete(model, messages, on_text=on_text, **llm_kw)
-        return Turn(answer=reply.text, messages=messages)
+        plain = [{"role": "system", "content": PLAIN_INSTRUCTIONS}, {"role": "user", "content": prompt}]
+        reply = llm.complete(model, plain, on_text=on_text, **llm_kw)
+        return Turn(answer=reply.text, messages=plain)
 
     translator = llm.translator_for(settings.with_(model=model), **llm_kw)
     project = find_project(path, settings)
@@ -133,7 +133,7 @@ def ask_turn(
     for round_ in range(MAX_TOOL_ROUNDS + 1):
         last = round_ == MAX_TOOL_ROUNDS
         state["new_round"] = round_ > 0
-        extra = {"tool_choice": "none"} if last else {}
+        extra: dict[str, Any] = {"tool_choice": "none"} if last else {}
         reply = llm.complete(model, list(messages), tools=tools.SCHEMAS, on_text=show, **extra, **llm_kw)
         parts.append(reply.text)
         if not reply.tool_calls or last:

@@ -123,7 +123,7 @@ def _json_errors(method: F) -> F:
 def _endpoint(method: F) -> F:
     """What every handler method wears: a signed-in user (tornado), allowed on the
     handler's ``auth_resource`` (jupyter_server), its ``JupymemError`` answered as JSON."""
-    return tornado.web.authenticated(authorized(_json_errors(method)))  # type: ignore[no-any-return]
+    return cast(F, tornado.web.authenticated(authorized(_json_errors(method))))
 
 
 # -- paths ----------------------------------------------------------------------

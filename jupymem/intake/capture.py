@@ -21,7 +21,7 @@ import hashlib
 import re
 import secrets
 import unicodedata
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InvalidStatement, SecretRefused
 from ..models import Evidence, Fix
@@ -254,7 +254,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
             continue
         seen.add(id(current))
         out.append(current)
-        nxt = list(current.exceptions[:3]) if _GROUP and isinstance(current, _GROUP) else []
+        nxt = list(cast(Any, current).exceptions[:3]) if _GROUP and isinstance(current, _GROUP) else []
         if current.__cause__ is not None:
             nxt.append(current.__cause__)
         elif current.__context__ is not None and not current.__suppress_context__:

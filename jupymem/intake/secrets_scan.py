@@ -46,7 +46,9 @@ Stdlib only, regexes compiled at import.
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 from dataclasses import dataclass
 
 from .secret_rules import (  # noqa: F401 - _RULES and the predicates are used by tests too
@@ -401,10 +403,13 @@ def redact_key_blocks(text: str) -> str:
     if not any(marker in text for marker in _BLOCK_MARKERS):
         return text
     for rule in _KEY_RULES:
-        text = rule.pattern.sub(
-            lambda m, r=rule: f"[REDACTED:{r.kind}]" if r.check is None or r.check(m.group()) else m.group(), text
-        )
+        text = rule.pattern.sub(functools.partial(_redacted, rule), text)
     return text
+
+
+def _redacted(rule: Any, m: re.Match[str]) -> str:
+    """A key rule's match as its kind, where the rule's check (if any) agrees."""
+    return f"[REDACTED:{rule.kind}]" if rule.check is None or rule.check(m.group()) else m.group()
 
 
 def open_key_block(text: str, cut: int) -> re.Match[str] | None:

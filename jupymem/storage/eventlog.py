@@ -159,6 +159,7 @@ def append(
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source, writer),
     )
+    assert cur.lastrowid is not None  # set by the INSERT
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer, source)
 
 

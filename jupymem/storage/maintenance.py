@@ -227,7 +227,7 @@ def event_from_row(row: Any) -> eventlog.Event:
         values[name] = None
         if kind == "text":
             try:
-                values[name] = bytes(data).decode("utf-8")
+                values[name] = bytes(data or b"").decode("utf-8")
             except UnicodeDecodeError:
                 raise CorruptLog(f"event {seq}: its {name} is not UTF-8 text (garbled bytes)") from None
         elif kind != "null":

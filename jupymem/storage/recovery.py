@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,7 +306,7 @@ def _verified_item(row: tuple[Any, ...]) -> eventlog.LogItem:
 
 
 def rebuild_cache(
-    path: Path, own: Own | None, identity: dict[str, str], replay_shared: Callable[[sqlite3.Connection], int]
+    path: Path, own: Own | None, identity: dict[str, str], replay_shared: Callable[[database.Connection], int]
 ) -> tuple[Path | None, int]:
     """Write a new cache at ``path``: ``own`` (None: the old file is gone) and then the
     shared log, which ``replay_shared`` replays into the new database in (time, uid) order
