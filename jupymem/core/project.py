@@ -49,7 +49,7 @@ from ..storage.maintenance import (
     verify,
 )
 from ..models import (
-    ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
+    ACTIVE, KINDS, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
     Similar, kind_rank,
 )
 from ..storage.projection import (
@@ -65,7 +65,6 @@ _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 # Block order in SQL, derived from KINDS as models.kind_rank is (a fixed tuple, not user input).
 _KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {kind_rank(k)}" for k in KINDS) + f" ELSE {len(KINDS)} END"
 _LANGUAGE_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "pt": "Portuguese", "it": "Italian", "nl": "Dutch"}
-MAX_TOPIC_CHARS = 80
 # What ``applicable`` hands over: the kinds of memory that say how to do a task right,
 # and how far above a request's dense background one must be (benchmarks/bench_lessons.py).
 LESSON_KINDS = frozenset({"correction", "constraint", "procedure", "failure"})
@@ -203,7 +202,7 @@ class Project:
             where.append("status = ?")
             params.append(ACTIVE)
         if kind:
-            _check_kind(kind)
+            validate.check_kind(kind)
             where.append("kind = ?")
             params.append(kind)
         return (" WHERE " + " AND ".join(where) if where else ""), params
@@ -297,7 +296,7 @@ class Project:
         """What ``retrieve`` needs to run every leg that can answer now."""
         if kinds:
             for k in kinds:
-                _check_kind(k)
+                validate.check_kind(k)
         if mode not in retrieve.MODES:
             raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
         rev = self.revision()
@@ -756,15 +755,10 @@ class Project:
         author: str | None = None,
     ) -> dict[str, Any]:
         text = capture.check_statement(statement)
-        _check_kind(kind)
-        topic = _check_topic(topic)
+        validate.check_kind(kind)
+        topic = validate.check_topic(topic)
         prov = provenance or Provenance()
-        if prov.recorder not in ("person", "assistant"):
-            raise InvalidStatement(f"recorder must be 'person' or 'assistant', not {prov.recorder!r}")
-        if standing is None:
-            standing = SUPPORTED if prov.recorder == "person" else UNCONFIRMED
-        if standing not in (SUPPORTED, UNCONFIRMED):
-            raise InvalidStatement(f"standing must be {SUPPORTED!r} or {UNCONFIRMED!r}, not {standing!r}")
+        standing = validate.check_standing(standing, prov.recorder)
         stored, original = self._english(text)
         prov_dict = {name: getattr(prov, name) for name in _PROVENANCE_FIELDS}  # to_dict(), without the recursion
         prov_dict["notebook"] = _relative(prov.notebook, self.root)
@@ -841,20 +835,6 @@ def _model_translator(settings: Settings) -> Any:
 
 
 # -- helpers ------------------------------------------------------------------
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise InvalidStatement(f"Unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
-
-
-def _check_topic(topic: str | None) -> str | None:
-    if topic is None:
-        return None
-    t = " ".join(capture.check_statement(topic, "topic").split())
-    if len(t) > MAX_TOPIC_CHARS:
-        raise InvalidStatement(f"A topic is a short label (at most {MAX_TOPIC_CHARS} characters).")
-    return t
 
 
 def _relative(notebook: str | None, root: Path) -> str | None:
