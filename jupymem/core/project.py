@@ -28,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..intake import capture, language
+from ..intake import capture, translate
+from ..intake.translate import check_first_record, needs_translation  # noqa: F401 (faces import them from here)
 from ..storage import database, eventlog, registry, validate
 from ..sharing import share
 from ..retrieval import retrieve
@@ -38,7 +39,6 @@ from ..errors import (
     InvalidStatement,
     JupymemError,
     InvalidTransition,
-    LanguageRefused,
     ReadOnlyHome,
     StorageError,
     UnknownEvidence,
@@ -64,7 +64,6 @@ STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_e
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 # Block order in SQL, derived from KINDS as models.kind_rank is (a fixed tuple, not user input).
 _KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {kind_rank(k)}" for k in KINDS) + f" ELSE {len(KINDS)} END"
-_LANGUAGE_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "pt": "Portuguese", "it": "Italian", "nl": "Dutch"}
 # What ``applicable`` hands over: the kinds of memory that say how to do a task right,
 # and how far above a request's dense background one must be (benchmarks/bench_lessons.py).
 LESSON_KINDS = frozenset({"correction", "constraint", "procedure", "failure"})
@@ -790,11 +789,7 @@ class Project:
 
     def _english(self, text: str) -> tuple[str, str | None]:
         """(statement to store, original words or None) under the language policy (SPEC 6)."""
-        translator = self.translator or _model_translator(self.settings)
-        if not needs_translation(text, self.settings, translator):
-            return text, None
-        translated = capture.check_statement(translator(text))
-        return translated, text
+        return translate.english(text, self.settings, self.translator)
 
     def _resolve_evidence(self, evidence: Iterable[str | Evidence]) -> list[Evidence]:
         out: dict[str, Evidence] = {}
@@ -802,36 +797,6 @@ class Project:
             item = e if isinstance(e, Evidence) else self.evidence(str(e))
             out[item.handle] = capture.clean_evidence(item)
         return list(out.values())
-
-
-def needs_translation(text: str, settings: Settings, translator: Any = None) -> bool:
-    """True when ``text`` must be translated before it is stored; raises
-    ``LanguageRefused`` when it would need translating and nothing can."""
-    if settings.language == "source" or language.is_english(text):
-        return False
-    if translator is None and not settings.model:
-        lang = language.detect(text)
-        raise LanguageRefused(
-            f"This statement looks like {_LANGUAGE_NAMES.get(lang, 'another language')}, and stored memory is "
-            "English so every assistant reads it the same way. Set JUPYMEM_MODEL to a litellm model to "
-            "translate it on the way in (your words are kept as its quote), or set JUPYMEM_LANGUAGE=source "
-            "to store statements as written."
-        )
-    return True
-
-
-def check_first_record(statement: str | bytes, settings: Settings) -> None:
-    """Refuse what ``remember`` would refuse *before* a face initializes memory for
-    it, so a refused first statement leaves no empty project behind."""
-    needs_translation(capture.check_statement(statement), settings)
-
-
-def _model_translator(settings: Settings) -> Any:
-    if not settings.model:
-        return None
-    from ..intake.llm import translator_for  # litellm itself is imported only when translating
-
-    return translator_for(settings)
 
 
 # -- helpers ------------------------------------------------------------------
