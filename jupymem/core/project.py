@@ -33,10 +33,10 @@ from ..intake.translate import check_first_record, needs_translation  # noqa: F4
 from ..storage import database, eventlog, registry, validate
 from ..sharing import share
 from ..retrieval import retrieve
+from ..retrieval.engine import SearchEngine
 from .block import BlockCache
 from ..config import Settings
 from ..errors import (
-    InvalidStatement,
     JupymemError,
     InvalidTransition,
     ReadOnlyHome,
@@ -64,10 +64,6 @@ STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_e
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 # Block order in SQL, derived from KINDS as models.kind_rank is (a fixed tuple, not user input).
 _KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {kind_rank(k)}" for k in KINDS) + f" ELSE {len(KINDS)} END"
-# What ``applicable`` hands over: the kinds of memory that say how to do a task right,
-# and how far above a request's dense background one must be (benchmarks/bench_lessons.py).
-LESSON_KINDS = frozenset({"correction", "constraint", "procedure", "failure"})
-LESSON_MARGIN = 0.15
 
 
 class Project:
@@ -81,12 +77,7 @@ class Project:
         self._cache_lock = threading.Lock()
         self._block_cache: tuple[int, int, Block] | None = None
         self._block_lines = BlockCache()  # rendered lines, refreshed per change
-        self._ndocs_cache: tuple[int, int] | None = None
-        self._inactive_cache: tuple[int, frozenset[int]] | None = None
-        # Retrieval state, created on first use (retrieval/index.py, retrieval/fuzzy.py).
-        self._tiers: Any = None
-        self._vocab: Any = None
-        self._postings: Any = None
+        self.engine = SearchEngine(conn, settings, self.revision)  # the legs of searches (retrieval/engine.py)
         self._disputes_cache: tuple[int, dict[str, tuple[str, ...]]] | None = None
         self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
         # Run after every committed write (opening keeps the registry's history mark with it).
@@ -126,27 +117,6 @@ class Project:
             self._generation = generation
             self._forget_caches()
         return eventlog.last_seq(self.conn)
-
-    def _n_docs(self, rev: int) -> int:
-        cached = self._ndocs_cache
-        if cached and cached[0] == rev:
-            return cached[1]
-        n = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        self._ndocs_cache = (rev, n)
-        return n
-
-    def _inactive(self, rev: int) -> frozenset[int]:
-        """The rows a default search leaves out (superseded, retired), per revision: a
-        search's candidates are then admitted without reading their rows (0.5 ms a hybrid
-        search at 100,000 memories). Few, and found through the status index."""
-        cached = self._inactive_cache
-        if cached and cached[0] == rev:
-            return cached[1]
-        # Two ranges of the status index around "active": every other status, now or later.
-        rows = self.conn.execute("SELECT rid FROM memories WHERE status < ? OR status > ?", (ACTIVE, ACTIVE)).fetchall()
-        got = frozenset(r[0] for r in rows)
-        self._inactive_cache = (rev, got)
-        return got
 
     def get(self, memory_id: str) -> Memory:
         """A memory by id or by a unique prefix of it (``m-`` optional)."""
@@ -258,11 +228,7 @@ class Project:
         (both rankings without abstention).
         """
         limit = max(1, min(int(limit), 200))
-        legs = self._legs(mode, kinds)
-        result = retrieve.search(
-            self.conn, query, limit=limit, include_inactive=include_inactive,
-            kinds=tuple(kinds) if kinds else None, mode=mode, **legs,
-        )
+        result = self.engine.search(query, limit, include_inactive=include_inactive, kinds=kinds, mode=mode)
         if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
             return result  # no hit can be one of two replacements
         return dataclasses.replace(
@@ -283,113 +249,43 @@ class Project:
         """The ranking behind ``search``: every candidate, best first, the first ``count``
         with their answerability signals and confidence. For tuning and error analysis
         (``benchmarks/``); faces call ``search``."""
-        legs = self._legs(mode, kinds)
-        ranking = retrieve.rank(
-            self.conn, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
-            depth=max(count, 40), **legs,
-        )
-        retrieve.judge(self.conn, ranking, count)
-        return ranking
-
-    def _legs(self, mode: str, kinds: Sequence[str] | None) -> dict[str, Any]:
-        """What ``retrieve`` needs to run every leg that can answer now."""
-        if kinds:
-            for k in kinds:
-                validate.check_kind(k)
-        if mode not in retrieve.MODES:
-            raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
-        rev = self.revision()
-        if self._vocab is None:
-            from ..retrieval.fuzzy import Vocabulary
-
-            self._vocab = Vocabulary()
-        if self._postings is None:
-            from ..retrieval.postings import Postings
-
-            self._postings = Postings()
-        dense = self._dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
-        return {
-            "n_docs": self._n_docs(rev), "dense": dense, "vocab": self._vocab, "postings": self._postings,
-            "inactive": self._inactive(rev),
-        }
+        return self.engine.explain(query, count, include_inactive=include_inactive, kinds=kinds, mode=mode)
 
     def prepare_lexical(self, timeout: float | None = None) -> bool:
         """Build the in-memory lexical index and the typo vocabulary now, waiting (evaluation,
         benchmarks, tests); searches never wait for them. True when the index answers."""
-        from ..retrieval.fuzzy import Vocabulary
-        from ..retrieval.postings import Postings
-
-        if self._vocab is None:
-            self._vocab = Vocabulary()
-        if self._postings is None:
-            self._postings = Postings()
-        n = self._n_docs(self.revision())
-        if not self._postings.refresh(self.conn, n, force=True):
-            self._postings.wait(timeout)
-        if not self._vocab.refresh(self.conn):
-            self._vocab.wait(timeout)
-        return self._postings.refresh(self.conn, self._n_docs(self.revision()))
+        return self.engine.prepare_lexical(timeout)
 
     def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> list[Similar]:
         """Active memories that ``statement`` nearly repeats, closest first (never the
         ``exclude``d ids: the memory just recorded, the one it superseded). Faces call it
         after recording, to offer superseding the old memory instead."""
-        from ..retrieval import similar
-
-        rev = self.revision()
-        return similar.similar(
-            self.conn, statement, n_docs=self._n_docs(rev), dense=self._dense_leg(rev),
-            exclude=frozenset(exclude), limit=limit,
-        )
+        return self.engine.similar(statement, exclude=exclude, limit=limit)
 
     def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Memory]:
-        """Lessons that may apply to a request (``LESSON_KINDS``: corrections, constraints,
+        """Lessons that may apply to a request (``engine.LESSON_KINDS``: corrections, constraints,
         procedures, failure lessons), nearest by meaning, whether or not memory answers
         the request: "write the code to merge orders with clients" asks nothing that a
         memory answers, yet "join on customer_id, email repeats" is what the code must get
         right. Empty without the dense leg. ``inject`` hands them to assistants."""
-        from ..retrieval.retrieve import nearest_of_kinds
-
-        dense = self._dense_leg(self.revision())
-        if dense is None or not (prompt or "").strip():
-            return []
-        skip = set(exclude)
-        found = nearest_of_kinds(self.conn, prompt, dense, LESSON_KINDS, limit + len(skip), LESSON_MARGIN)
-        return [m for m, _ in found if m.id not in skip][:limit]
+        return self.engine.applicable(prompt, limit=limit, exclude=exclude)
 
     # -- the dense leg --------------------------------------------------------
 
     @property
     def tiers(self) -> Any:
         """The dense leg's encoders and indexes (``retrieval.tiers``), made on first use."""
-        if self._tiers is None:
-            from ..retrieval.tiers import Tiers
-
-            with self._cache_lock:
-                if self._tiers is None:
-                    self._tiers = Tiers(self.conn, self.settings.encoder, interactive=self.settings.interactive)
-        return self._tiers
-
-    def _dense_leg(self, rev: int, tier: str | None = None) -> retrieve.DenseLeg | None:
-        """The dense leg if it can answer right now (``retrieval.tiers``), of ``tier`` only
-        when one is named; never waits for it in a long-lived process, whose first search
-        starts the encoders loading."""
-        return self.tiers.leg(rev, retrieve.DenseLeg, only=tier)
+        return self.engine.tiers
 
     def prepare_dense(self, timeout: float | None = None) -> dict[str, Any]:
         """Load the encoders and embed every memory now, waiting (evaluation, benchmarks,
         tests). Searches never call this; returns ``dense_status()``."""
-        self.tiers.prepare(self.revision, retrieve.DenseLeg, timeout)
+        self.engine.prepare_dense(timeout)
         return self.dense_status()
 
     def dense_status(self) -> dict[str, Any]:
         """Which legs answer searches and, when the dense leg does not, why."""
-        out = self.tiers.status()
-        # The lexical leg's in-memory index and the names typos are fixed against: a
-        # long-lived process builds them on its first searches (FTS5 answers until then).
-        out["index"] = self._postings.state() if self._postings is not None else "not built"
-        out["typos"] = self._vocab.state() if self._vocab is not None else "not read"
-        return out
+        return self.engine.status()
 
     def block(self, cap: int | None = None) -> Block:
         """The ``<project_memory>`` block; rebuilt only when memory has changed."""
@@ -402,7 +298,7 @@ class Project:
         with self._cache_lock:
             self._block_cache = (rev, cap, result)
         if result.omitted and self.settings.interactive:
-            self.tiers.start()  # memory outgrew the block: searches will want vectors
+            self.engine.start()  # memory outgrew the block: searches will want vectors
         return result
 
     def staged_evidence(self, session: str | None = None, limit: int = EVIDENCE_WINDOW) -> list[Evidence]:
@@ -633,13 +529,8 @@ class Project:
         """Drop what was computed from the tables: a rebuild may have moved every row."""
         self._block_cache = None
         self._block_lines.reset()
-        self._ndocs_cache = None
-        self._inactive_cache = None
         self._disputes_cache = None
-        if self._tiers is not None:
-            self._tiers.reset()  # row ids may have moved: look at every row again
-        self._vocab = None
-        self._postings = None  # row ids may have moved
+        self.engine.reset()
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
         if not dry_run:
