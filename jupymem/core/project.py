@@ -22,7 +22,6 @@ import dataclasses
 import io
 import json
 import os
-import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,36 +33,26 @@ from ..storage import database, eventlog, registry, validate
 from ..sharing import share
 from ..retrieval import retrieve
 from ..retrieval.engine import SearchEngine
+from . import staged
 from .block import BlockCache
+from .reads import Reads
 from ..config import Settings
 from ..errors import (
     JupymemError,
     InvalidTransition,
     ReadOnlyHome,
     StorageError,
-    UnknownEvidence,
-    UnknownMemory,
 )
 from ..storage.maintenance import (
     GcReport, ImportReport, Origin, VerifyReport, export_log, garbled_error, gc, import_log, read_import, rebuild,
     verify,
 )
 from ..models import (
-    ACTIVE, KINDS, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
-    Similar, kind_rank,
+    ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar,
 )
-from ..storage.projection import (
-    MEMORY_COLUMNS, Batch, adds_nothing, apply, evidence_from_json, history_from_row, memories_by_id,
-    memory_from_row,
-)
-from ..storage.projection import GENERATION
-from ..storage.projection import disputes as projection_disputes  # a local name in Project._disputes
+from ..storage.projection import GENERATION, Batch, adds_nothing, apply, memories_by_id
 
-EVIDENCE_WINDOW = 64
-STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
-# Block order in SQL, derived from KINDS as models.kind_rank is (a fixed tuple, not user input).
-_KIND_ORDER = "CASE kind " + " ".join(f"WHEN '{k}' THEN {kind_rank(k)}" for k in KINDS) + f" ELSE {len(KINDS)} END"
 
 
 class Project:
@@ -73,15 +62,12 @@ class Project:
         self.root = root
         self.name = root.name
         self.conn = conn
-        self.translator: Any = None  # callable(str) -> str; set by faces that have a model
-        self._cache_lock = threading.Lock()
-        self._block_cache: tuple[int, int, Block] | None = None
-        self._block_lines = BlockCache()  # rendered lines, refreshed per change
-        self.engine = SearchEngine(conn, settings, self.revision)  # the legs of searches (retrieval/engine.py)
-        self._disputes_cache: tuple[int, dict[str, tuple[str, ...]]] | None = None
-        self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
-        # Run after every committed write (opening keeps the registry's history mark with it).
+        self.translator: Any = None
         self.on_write: Any = None
+        self.engine = SearchEngine(conn, settings, self.revision)
+        self._reads = Reads(conn, self.name, self.revision)
+        self._blocks = BlockCache()  # the last block, and its rendered lines refreshed per change
+        self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
         self._generation = database.get_meta(conn, GENERATION)  # see revision()
 
     def __repr__(self) -> str:
@@ -119,105 +105,38 @@ class Project:
         return eventlog.last_seq(self.conn)
 
     def get(self, memory_id: str) -> Memory:
-        """A memory by id or by a unique prefix of it (``m-`` optional)."""
-        key = (memory_id or "").strip().lower()
-        if not key:
-            raise UnknownMemory("Give a memory id, e.g. m-3f9a2c1d4e5f.")
-        if not key.startswith("m-"):
-            key = "m-" + key
-        row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (key,)).fetchone()
-        if row is not None:
-            return self._disputed(memory_from_row(row))
-        # A prefix: a range on the unique index. (``id = ? OR id LIKE ?`` scanned the whole
-        # table, and every remember() ends with a get(): 3 ms per record at 10,000.)
-        rows = self.conn.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
-            (key, key + "\U0010ffff"),
-        ).fetchall()
-        if len(rows) == 1 and len(key) >= 5:
-            return self._disputed(memory_from_row(rows[0]))
-        if rows:
-            raise UnknownMemory(f"{memory_id!r} matches several memories; give more of the id.")
-        raise UnknownMemory(f"No memory {memory_id!r} in {self.name}. `%memory list` shows the ids.")
+        """A memory by id or by a unique prefix of it (``m-`` optional). Raises
+        ``UnknownMemory`` for none or several."""
+        return self._reads.get(memory_id)
 
     def list(
-        self,
-        kind: str | None = None,
-        include_inactive: bool = False,
-        *,
-        limit: int | None = None,
-        offset: int = 0,
+        self, kind: str | None = None, include_inactive: bool = False, *, limit: int | None = None, offset: int = 0,
     ) -> list[Memory]:
         """Memories in block order (kind, then time, then id); a page of them with ``limit``.
 
         Ordering and paging happen in SQL, so a page of 200 out of 10,000 builds
-        200 records, not 10,000.
+        200 records, not 10,000. Raises ``InvalidStatement`` for an unknown kind.
         """
-        where, params = self._list_filter(kind, include_inactive)
-        sql = f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY {_KIND_ORDER}, created_at, id"
-        if limit is not None:
-            sql += " LIMIT ? OFFSET ?"
-            params += [max(0, int(limit)), max(0, int(offset))]
-        return [self._disputed(memory_from_row(r)) for r in self.conn.execute(sql, params).fetchall()]
+        return self._reads.list(kind, include_inactive, limit, offset)
 
     def count(self, kind: str | None = None, include_inactive: bool = False) -> int:
         """How many memories ``list`` would return without a limit."""
-        where, params = self._list_filter(kind, include_inactive)
-        return self.conn.execute(f"SELECT count(*) FROM memories{where}", params).fetchone()[0]
-
-    def _list_filter(self, kind: str | None, include_inactive: bool) -> tuple[str, list[Any]]:
-        where, params = [], []
-        if not include_inactive:
-            where.append("status = ?")
-            params.append(ACTIVE)
-        if kind:
-            validate.check_kind(kind)
-            where.append("kind = ?")
-            params.append(kind)
-        return (" WHERE " + " AND ".join(where) if where else ""), params
+        return self._reads.count(kind, include_inactive)
 
     def counts(self) -> dict[str, int]:
-        rows = self.conn.execute("SELECT kind, count(*) FROM memories WHERE status = ? GROUP BY kind", (ACTIVE,))
-        got = dict(rows.fetchall())
-        return {k: got.get(k, 0) for k in KINDS}
-
-    def _disputed(self, m: Memory) -> Memory:
-        """``m`` with ``replacements`` set when two people superseded the same memory differently."""
-        if m.supersedes is None and m.superseded_by is None:
-            return m  # neither a replacement nor replaced: nothing to look up (most memories)
-        disputes = self._disputes()
-        key = m.supersedes if m.supersedes in disputes and m.active else m.id
-        found = disputes.get(key or "")
-        return dataclasses.replace(m, replacements=found) if found else m
-
-    def _disputes(self) -> dict[str, tuple[str, ...]]:
-        """Replaced memory id -> its active replacements, where there is more than one."""
-        rev = self.revision()
-        cached = self._disputes_cache
-        if cached and cached[0] == rev:
-            return cached[1]
-        disputes = projection_disputes(self.conn)
-        self._disputes_cache = (rev, disputes)
-        return disputes
+        """Active memories per kind, every kind named (0 where none)."""
+        return self._reads.counts()
 
     def history(self, memory_id: str) -> list[HistoryEntry]:
-        m = self.get(memory_id)
-        rows = self.conn.execute(
-            "SELECT memory_id, seq, at, action, detail FROM history WHERE memory_id = ? ORDER BY seq", (m.id,)
-        ).fetchall()
-        return [history_from_row(r) for r in rows]
+        """What happened to a memory, oldest first; raises ``UnknownMemory``."""
+        return self._reads.history(memory_id)
 
     def search(
-        self,
-        query: str,
-        limit: int = 10,
-        *,
-        include_inactive: bool = False,
-        kinds: Sequence[str] | None = None,
+        self, query: str, limit: int = 10, *, include_inactive: bool = False, kinds: Sequence[str] | None = None,
         mode: str = "hybrid",
     ) -> SearchResult:
         """Ranked memories for ``query``, each with a confidence, or an abstention. Never
-        raises for any text.
+        raises for any text (``InvalidStatement`` for an unknown kind or mode).
 
         ``mode`` "hybrid" uses every leg that is ready now (the dense leg joins once its
         encoder has loaded in the background, the transformer's once it has embedded every
@@ -229,13 +148,7 @@ class Project:
         """
         limit = max(1, min(int(limit), 200))
         result = self.engine.search(query, limit, include_inactive=include_inactive, kinds=kinds, mode=mode)
-        if not any(h.memory.supersedes or h.memory.superseded_by for h in result.hits):
-            return result  # no hit can be one of two replacements
-        return dataclasses.replace(
-            result,
-            hits=tuple(dataclasses.replace(h, memory=self._disputed(h.memory)) for h in result.hits),
-            full=self._disputed(result.full) if result.full is not None else None,
-        )
+        return self._reads.disputed_result(result)
 
     def explain(
         self,
@@ -289,35 +202,18 @@ class Project:
 
     def block(self, cap: int | None = None) -> Block:
         """The ``<project_memory>`` block; rebuilt only when memory has changed."""
-        cap = cap or self.settings.block_cap
-        rev = self.revision()
-        cached = self._block_cache
-        if cached and cached[0] == rev and cached[1] == cap:
-            return cached[2]
-        result = self._block_lines.build(self.conn, cap)
-        with self._cache_lock:
-            self._block_cache = (rev, cap, result)
-        if result.omitted and self.settings.interactive:
+        result, built = self._blocks.at(self.conn, self.revision(), cap or self.settings.block_cap)
+        if built and result.omitted and self.settings.interactive:
             self.engine.start()  # memory outgrew the block: searches will want vectors
         return result
 
-    def staged_evidence(self, session: str | None = None, limit: int = EVIDENCE_WINDOW) -> list[Evidence]:
+    def staged_evidence(self, session: str | None = None, limit: int = staged.EVIDENCE_WINDOW) -> list[Evidence]:
         """Staged failures, newest first (optionally of one kernel session)."""
-        sql, params = "SELECT data FROM staged_evidence", []
-        if session:
-            sql += " WHERE session = ?"
-            params.append(session)
-        sql += " ORDER BY created_at DESC, handle LIMIT ?"
-        params.append(limit)
-        return [evidence_from_json(json.loads(r[0])) for r in self.conn.execute(sql, params).fetchall()]
+        return staged.staged(self.conn, session, limit)
 
     def evidence(self, handle: str) -> Evidence:
-        h = (handle or "").strip()
-        for table in ("staged_evidence", "cited_evidence"):
-            row = self.conn.execute(f"SELECT data FROM {table} WHERE handle = ?", (h,)).fetchone()
-            if row:
-                return evidence_from_json(json.loads(row[0]))
-        raise UnknownEvidence(f"No staged failure {handle!r} in {self.name}; `%memory evidence` lists them.")
+        """A staged or cited failure by its handle; raises ``UnknownEvidence``."""
+        return staged.evidence(self.conn, handle, self.name)
 
     # -- writing --------------------------------------------------------------
 
@@ -460,41 +356,17 @@ class Project:
     def stage_failure(self, evidence: Evidence, *more: Evidence) -> None:
         """Keep failures for later citation, in one transaction; the window keeps 64 per
         kernel session. Staging again under the same handle replaces it (a failure that
-        gained its fix, or names the failure that followed it).
-
-        A notebook is kept relative to the repository root, as a memory's is: kernels
-        know their notebook by its absolute path. Staging is a convenience, never worth
-        an error in a user's cell: in a read-only home it keeps nothing (the kernel's own
-        window still holds the failure)."""
-        if self.conn.readonly:
-            return
-        evidence, *more = [
-            dataclasses.replace(ev, notebook=_relative(ev.notebook, self.root)) if ev.notebook else ev
-            for ev in (evidence, *more)
-        ]
-        with database.transaction(self.conn):
-            for ev in (evidence, *more):
-                data = json.dumps(ev.to_dict(), sort_keys=True, ensure_ascii=False)
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
-                    (ev.handle, ev.session, ev.created_at, data),
-                )
-            for session in dict.fromkeys(ev.session for ev in (evidence, *more)):
-                self.conn.execute(
-                    "DELETE FROM staged_evidence WHERE session = ? AND handle NOT IN (SELECT handle FROM"
-                    " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
-                    (session, session, EVIDENCE_WINDOW),
-                )
-            database.set_meta(self.conn, STAGED_REVISION, str(self.staged_revision() + 1))
+        gained its fix, or names the failure that followed it). Notebooks are kept relative
+        to the repository (``staged.stage``). Never raises for a read-only home: staging is
+        a convenience, never worth an error in a user's cell; it then keeps nothing."""
+        if not self.conn.readonly:
+            staged.stage(self.conn, self.root, (evidence, *more))
 
     def staged_revision(self) -> int:
         """Changes whenever staged evidence is written (a new failure, a fix, a suggestion).
-
         Staged evidence is not in the event log, so ``revision`` does not see it; a front
-        end that shows failures watches both.
-        """
-        value = database.get_meta(self.conn, STAGED_REVISION)
-        return int(value) if value and value.isdigit() else 0
+        end that shows failures watches both."""
+        return staged.staged_revision(self.conn)
 
     # -- maintenance ----------------------------------------------------------
 
@@ -527,9 +399,8 @@ class Project:
 
     def _forget_caches(self) -> None:
         """Drop what was computed from the tables: a rebuild may have moved every row."""
-        self._block_cache = None
-        self._block_lines.reset()
-        self._disputes_cache = None
+        self._blocks.reset()
+        self._reads.reset()
         self.engine.reset()
 
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
@@ -651,7 +522,7 @@ class Project:
         standing = validate.check_standing(standing, prov.recorder)
         stored, original = self._english(text)
         prov_dict = {name: getattr(prov, name) for name in _PROVENANCE_FIELDS}  # to_dict(), without the recursion
-        prov_dict["notebook"] = _relative(prov.notebook, self.root)
+        prov_dict["notebook"] = staged.relative(prov.notebook, self.root)
         if prov.quote is not None:
             prov_dict["quote"] = capture.check_statement(prov.quote, "quote")
         if prov.author is None:  # who recorded it: the git identity of whoever writes here
@@ -667,7 +538,7 @@ class Project:
             # A failure's notebook relative to the repository, as provenance's: the
             # evidence travels with the lesson, and a path on this machine means nothing elsewhere.
             "evidence": [
-                {**e.to_dict(), "notebook": _relative(e.notebook, self.root)} for e in self._resolve_evidence(evidence)
+                {**e.to_dict(), "notebook": staged.relative(e.notebook, self.root)} for e in self._resolve_evidence(evidence)
             ],
         }
         if private:
@@ -688,18 +559,3 @@ class Project:
             item = e if isinstance(e, Evidence) else self.evidence(str(e))
             out[item.handle] = capture.clean_evidence(item)
         return list(out.values())
-
-
-# -- helpers ------------------------------------------------------------------
-
-
-def _relative(notebook: str | None, root: Path) -> str | None:
-    if not notebook:
-        return None
-    p = Path(notebook)
-    if p.is_absolute():
-        try:
-            return p.resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
-            return p.as_posix()
-    return p.as_posix()
