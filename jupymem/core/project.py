@@ -31,7 +31,7 @@ from ..models import (
 )
 from ..retrieval import retrieve
 from ..retrieval.engine import SearchEngine
-from ..sharing import share
+from ..sharing import share, switch
 from ..storage import database, eventlog, validate
 from ..storage.maintenance import GcReport, ImportReport, Origin, VerifyReport, gc
 from ..storage.projection import GENERATION, memories_by_id
@@ -356,11 +356,11 @@ class Project:
         """Turn sharing through git on (create ``.jupymem/``, write this clone's history
         into its file) or off (the files stay as history). Returns what was done."""
         upkeep.check_writable(self.conn)
-        return self.sharing.enable() if on else self.sharing.disable()
+        return switch.enable(self.sharing) if on else switch.disable(self.sharing)
 
     def sharing_status(self) -> dict[str, Any]:
         """Whether memory is shared, this writer's file, and the shared files' problems."""
-        return self.sharing.status()
+        return switch.status(self.sharing)
 
     # -- internals ------------------------------------------------------------
 

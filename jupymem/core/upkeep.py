@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import JupymemError, ReadOnlyHome, StorageError
-from ..sharing import share
+from ..sharing import share, switch
 from ..storage import database, registry
 from ..storage.maintenance import (
     ImportReport, Origin, VerifyReport, export_log, garbled_error, import_log, read_import, rebuild, verify,
@@ -118,5 +118,5 @@ def import_into(
     if sharing.state() != share.ON:
         return import_log(conn, fp, source=source, origin=origin)
     evts = read_import(conn, fp, source, origin=origin)
-    added = sharing.import_events(evts, source)
+    added = switch.import_events(sharing, evts, source)
     return ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
