@@ -19,7 +19,7 @@ from ..config import Settings
 from ..errors import InvalidStatement
 from ..models import ACTIVE, Memory, SearchResult, Similar
 from ..storage import database, validate
-from . import retrieve
+from . import retrieve, verdict
 
 if TYPE_CHECKING:
     from .fuzzy import Vocabulary
@@ -76,9 +76,9 @@ class SearchEngine:
     def search(
         self, query: str, limit: int, *, include_inactive: bool, kinds: Sequence[str] | None, mode: str
     ) -> SearchResult:
-        """``retrieve.search`` with every leg that can answer now (``Project.search``)."""
+        """``verdict.search`` with every leg that can answer now (``Project.search``)."""
         legs = self.legs(mode, kinds)
-        return retrieve.search(
+        return verdict.search(
             self.conn, query, limit=limit, include_inactive=include_inactive,
             kinds=tuple(kinds) if kinds else None, mode=mode, **legs,
         )
@@ -92,7 +92,7 @@ class SearchEngine:
             self.conn, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
             depth=max(count, 40), **legs,
         )
-        retrieve.judge(self.conn, ranking, count)
+        verdict.judge(self.conn, ranking, count)
         return ranking
 
     def legs(self, mode: str, kinds: Sequence[str] | None) -> dict[str, Any]:
