@@ -325,10 +325,10 @@ def static_ready(project, timeout: float = 3600) -> None:
     choosing the transformer, which frees the static tier's in-process copy; the next
     static search reads it again from the stored vectors, in the background above
     ``index.INLINE_BUDGET`` memories, and runs without the dense leg until then."""
-    from jupymem.retrieval import index
+    from jupymem.retrieval import slots
 
     for _ in range(5):
-        if project.engine.dense_leg(project.revision(), index.STATIC) is not None:
+        if project.engine.dense_leg(project.revision(), slots.STATIC) is not None:
             return
         dense = project.tiers.static_index()
         if dense is not None:

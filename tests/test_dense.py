@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from jupymem.storage import database
-from jupymem.retrieval import index
+from jupymem.retrieval import index, slots
 from jupymem.config import Settings
 from jupymem.retrieval.embed import BackgroundEncoder, HashEmbedder
 from jupymem.core.project import Project
@@ -60,7 +60,7 @@ def project(repo: Path, dense_settings: Settings) -> Project:
 
 
 def _vector_rows(proj: Project) -> dict[int, tuple[str, str]]:
-    rows = proj.conn.execute(f"SELECT rid, memory_id, model FROM {index.MAP_TABLE}").fetchall()
+    rows = proj.conn.execute(f"SELECT rid, memory_id, model FROM {slots.MAP_TABLE}").fetchall()
     return {rid: (mid, model) for rid, mid, model in rows}
 
 
@@ -95,7 +95,7 @@ def _unit(angle_cos: float, axis: int, dims: int = 4) -> list[float]:
 
 def test_sqlean_route_loads_sqlite_vec(tmp_path: Path) -> None:
     conn = database.open_database(tmp_path / "m.db", create=True, driver_name="sqlean")
-    ok, why = index.vec_route(conn)
+    ok, why = slots.vec_route(conn)
     assert ok, why
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
 
@@ -139,10 +139,10 @@ import sys, struct
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from pathlib import Path
 from jupymem.storage import database
-from jupymem.retrieval import index
+from jupymem.retrieval import slots
 assert database.driver().__name__ == "sqlite3", database.driver()
 conn = database.open_database(Path(sys.argv[3]), create=True)
-ok, why = index.vec_route(conn)
+ok, why = slots.vec_route(conn)
 assert ok, why
 conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[2])")
 conn.execute("INSERT INTO v (rowid, embedding) VALUES (1, ?)", (struct.pack("2f", 1.0, 0.0),))
@@ -255,7 +255,7 @@ def test_vectors_are_written_for_every_memory(project: Project) -> None:
     rids = _rids(project)
     assert set(rows) == set(rids.values())
     assert {model for _, model in rows.values()} == {status["model"]}
-    n = project.conn.execute(f"SELECT count(*) FROM {index.VEC_TABLE}").fetchone()[0]
+    n = project.conn.execute(f"SELECT count(*) FROM {slots.VEC_TABLE}").fetchone()[0]
     assert n == len(STATEMENTS) and status["vectors"] == len(STATEMENTS)
 
 
@@ -329,17 +329,17 @@ def test_a_vec_less_writer_leaves_rows_for_backfill(repo: Path, dense_settings: 
 
 def test_a_model_change_re_embeds_everything(project: Project) -> None:
     dense = index.DenseIndex(project.conn)
-    assert index.vec_route(project.conn)[0]
+    assert slots.vec_route(project.conn)[0]
     assert dense.sync(HashEmbedder(32, name="hash-a")) == len(STATEMENTS)
     assert dense.sync(HashEmbedder(32, name="hash-a")) == 0
     assert dense.sync(HashEmbedder(48, name="hash-b")) == len(STATEMENTS)
     assert {model for _, model in _vector_rows(project).values()} == {"hash-b"}
-    assert index.vector_counts(project.conn) == ("hash-b", len(STATEMENTS))
+    assert slots.vector_counts(project.conn) == ("hash-b", len(STATEMENTS))
 
 
 def test_large_projects_rescore_only_the_hamming_nearest(project: Project) -> None:
     dense = index.DenseIndex(project.conn)
-    index.vec_route(project.conn)
+    slots.vec_route(project.conn)
     emb = HashEmbedder(64, name="hash-ham")
     dense.sync(emb)
     q = emb.embed_batch([STATEMENTS[4]])[0]
@@ -454,17 +454,17 @@ def test_the_hamming_cut_keeps_every_row_argpartition_could_pick() -> None:
     rng = np.random.default_rng(7)
     distance = rng.integers(0, 257, size=20_000).astype(np.uint16)
     for count in (50, 768):
-        rows = index._nearest_rows(distance, count)
+        rows = slots.nearest_rows(distance, count)
         cut = np.sort(distance)[count - 1]
         assert set(rows.tolist()) == set(np.flatnonzero(distance <= cut).tolist())
         assert set(np.argpartition(distance, count)[:count].tolist()) <= set(rows.tolist())
     flat = np.full(1000, 9, dtype=np.uint16)  # every row ties: only argpartition's count
-    assert len(index._nearest_rows(flat, 10)) == 10
-    assert len(index._nearest_rows(flat[:5], 10)) == 5
+    assert len(slots.nearest_rows(flat, 10)) == 10
+    assert len(slots.nearest_rows(flat[:5], 10)) == 5
 
 
 def test_float16_rows_read_through_the_table_are_what_astype_gives() -> None:
     np = pytest.importorskip("numpy")
     every = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).reshape(256, 256)
-    assert np.array_equal(index._as_float32(every), every.astype(np.float32), equal_nan=True)
-    assert index._as_float32(every[3:7]).dtype == np.float32
+    assert np.array_equal(slots._as_float32(every), every.astype(np.float32), equal_nan=True)
+    assert slots._as_float32(every[3:7]).dtype == np.float32

@@ -22,7 +22,7 @@ import pytest
 from jupymem.assistants import tools
 from jupymem.config import Settings
 from jupymem.core.opening import close_all, init_project
-from jupymem.retrieval import index, tiers
+from jupymem.retrieval import index, slots, tiers
 from jupymem.retrieval.embed import HashEmbedder
 from jupymem.retrieval.transformer import TRANSFORMER_NAME
 
@@ -66,8 +66,8 @@ def test_the_transformer_takes_over_and_keeps_its_own_vectors(project) -> None:
     assert status["dense"] == "on" and status["tier"] == "transformer", status
     assert status["model"] == TRANSFORMER_NAME and status["vectors"] == len(STATEMENTS)
     # The static tier's vectors stay beside the transformer's (a model change re-embeds one slot only).
-    assert index.vector_counts(project.conn, index.STATIC)[1] == len(STATEMENTS)
-    assert index.vector_counts(project.conn, index.TRANSFORMER) == (TRANSFORMER_NAME, len(STATEMENTS))
+    assert slots.vector_counts(project.conn, slots.STATIC)[1] == len(STATEMENTS)
+    assert slots.vector_counts(project.conn, slots.TRANSFORMER) == (TRANSFORMER_NAME, len(STATEMENTS))
     fmt = project.conn.execute("SELECT value FROM meta WHERE key = 'vector_format_transformer'").fetchone()[0]
     assert fmt == "int8"
     result = project.search("Which project exists to condense the hazard walkthroughs done every seven days?")
@@ -86,7 +86,7 @@ def test_static_alone_never_loads_the_transformer(repo: Path, monkeypatch: pytes
     proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
     status = proj.prepare_dense(timeout=60)
     assert (status["tier"], status["transformer"]) == ("static", "off")
-    assert index.vector_counts(proj.conn, index.TRANSFORMER) == (None, 0)
+    assert slots.vector_counts(proj.conn, slots.TRANSFORMER) == (None, 0)
     assert proj.search("GPU booking", mode="transformer").tier is None  # that tier is not in use
 
 
@@ -94,12 +94,12 @@ def test_int8_vectors_keep_the_cosine() -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(200, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    q = index.quantize(vectors).astype(np.float32)
+    q = slots.quantize(vectors).astype(np.float32)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     exact = vectors @ vectors[0]
     rounded = q @ vectors[0]
     assert np.abs(exact - rounded).max() < 0.01
-    assert not index.quantize(np.zeros((1, 384), dtype=np.float32)).any()
+    assert not slots.quantize(np.zeros((1, 384), dtype=np.float32)).any()
 
 
 class _Watching:
@@ -119,8 +119,8 @@ class _Watching:
 def test_a_backfill_reports_its_progress(project, monkeypatch: pytest.MonkeyPatch) -> None:
     project.remember_many({"statement": f"Note {i}: table t{i} holds column c{i} in schema s{i % 7}.", "kind": "note"}
                           for i in range(1200))
-    dense = index.DenseIndex(project.conn, index.TRANSFORMER)
-    ok, _ = index.vec_route(project.conn)
+    dense = index.DenseIndex(project.conn, slots.TRANSFORMER)
+    ok, _ = slots.vec_route(project.conn)
     assert ok
     watching = _Watching(dense)
     dense.sync(watching)  # the backfill's call: every row, in batches

@@ -249,7 +249,7 @@ def _cold_load_seconds(spec: str | None) -> float | None:
 
 
 def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, singles: int = 200) -> dict[str, Any]:
-    from ..retrieval import index, tiers
+    from ..retrieval import index, slots, tiers
     from ..retrieval.embed import BackgroundEncoder
     from .evaluate import _make_repo
     from ..core.opening import close_all, init_project
@@ -269,7 +269,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
         # the whole corpus, as a kernel's background backfill does.
         report["encoders"] = _encoders(encoder, batch, short)
         plan = tiers.plan(encoder)
-        best = index.TRANSFORMER if plan.transformer else index.STATIC
+        best = slots.TRANSFORMER if plan.transformer else slots.STATIC
         t = time.perf_counter()
         enc = BackgroundEncoder(tiers.TRANSFORMER_SPEC if plan.transformer else plan.static).start()
         enc.wait()
@@ -292,7 +292,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
         embed_seconds = None
         if enc.ready:
             dense = index.DenseIndex(project.conn, best)
-            ok, why = index.vec_route(project.conn)
+            ok, why = slots.vec_route(project.conn)
             if ok:
                 t = time.perf_counter()
                 dense.sync(enc.embedder, full=True)

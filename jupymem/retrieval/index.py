@@ -21,6 +21,9 @@ Three pieces, and why each is shaped so:
   rescored exactly on the few hundred nearest. Vectors are written to SQLite once and never
   recomputed on the next start.
 
+Where each tier's tables are, int8 quantization and the copy's rows (float16, sign bits,
+Hamming preselection) are ``slots``'s; this module keeps them in step and searches them.
+
 Writing vectors never happens inside ``remember``: a person's record stays as fast as
 the log allows. New rows are embedded at the next search (a bounded batch inline, the rest
 by a background thread), and until then the lexical leg finds them.
@@ -32,11 +35,11 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..storage import database
 from . import arrays
+from .slots import SLOTS, STATIC, Copy, has_table, nearest_rows, quantize, sign_bits
 from ..models import RETIRED, SUPERSEDED
 
 if TYPE_CHECKING:
@@ -46,17 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VEC_TABLE = "memory_vectors"
-MAP_TABLE = "memory_vector_rows"
-META_MODEL = "vector_model"
-META_DIMS = "vector_dimensions"
-META_FORMAT = "vector_format"
-
-# Two tiers keep their vectors side by side (``Slot``), so that the static model answers
-# while the transformer embeds a project in the background, and a project whose
-# transformer vectors exist is searched by a one-shot command without re-embedding.
-STATIC = "static"
-TRANSFORMER = "transformer"
 
 # Rows embedded per transaction by the backfill (encode outside the lock, write inside).
 BATCH = 512
@@ -68,159 +60,8 @@ EXACT_MAX = 4096
 RESCORE = 768
 
 
-def vec_route(conn: database.Connection) -> tuple[bool, str]:
-    """Can this connection hold vectors? (ok, reason in words fit for ``status``)."""
-    if conn.vec_loaded:
-        return True, "sqlite-vec loaded"
-    name = getattr(conn.module, "__name__", "sqlite3")
-    if not database.can_load_extensions(conn.module):
-        return False, (
-            f"this Python's {name} cannot load SQLite extensions, so sqlite-vec is unavailable; "
-            "install sqlean.py (pip install sqlean.py) for semantic search"
-        )
-    try:
-        ok = conn.load_vec()
-    except Exception as err:  # the driver's OperationalError: a broken or foreign binary
-        return False, f"sqlite-vec failed to load ({type(err).__name__}: {err})"
-    if not ok:
-        return False, "sqlite-vec is not installed (pip install sqlite-vec)"
-    return True, "sqlite-vec loaded"
-
-
 def embed_text(statement: str, topic: str | None) -> str:
     return f"{topic}: {statement}" if topic else statement
-
-
-def _has_table(conn: database.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Where one tier's vectors live: its tables, its meta keys, and how they are stored.
-
-    The static tier keeps the names it always had (a project embedded before the
-    transformer tier keeps its vectors). The transformer's 384 dimensions are stored as
-    int8 (sqlite-vec's ``int8[]``, a quarter of float32's bytes: 38 MB at 100,000
-    memories), each vector scaled by its largest component: cosine is blind to scale,
-    and rounding costs under 0.001 of it (``tests/test_dense.py``)."""
-
-    tier: str
-    vec_table: str
-    map_table: str
-    meta_model: str
-    meta_dims: str
-    int8: bool = False
-
-    @property
-    def meta_format(self) -> str:
-        return META_FORMAT if self.tier == STATIC else f"{META_FORMAT}_{self.tier}"
-
-    @property
-    def format(self) -> str:
-        return "int8" if self.int8 else "float"
-
-
-SLOTS = {
-    STATIC: Slot(STATIC, VEC_TABLE, MAP_TABLE, META_MODEL, META_DIMS),
-    TRANSFORMER: Slot(
-        TRANSFORMER, "memory_vectors_transformer", "memory_vector_rows_transformer",
-        "vector_model_transformer", "vector_dimensions_transformer", int8=True,
-    ),
-}
-
-
-def vector_counts(conn: database.Connection, tier: str = STATIC) -> tuple[str | None, int]:
-    """(model, rows with a vector for it) as recorded; readable without the extension."""
-    slot = SLOTS[tier]
-    model = database.get_meta(conn, slot.meta_model)
-    if model is None or not _has_table(conn, slot.map_table):
-        return model, 0
-    n = conn.execute(f"SELECT count(*) FROM {slot.map_table} WHERE model = ?", (model,)).fetchone()[0]
-    return model, n
-
-
-def quantize(vectors: np.ndarray) -> np.ndarray:
-    """Unit rows as int8, each scaled so that its largest component is 127 (a zero row
-    stays zero). Cosine ignores the scale; ``_Copy`` keeps each row's inverse norm."""
-    np = arrays.np()
-
-    peak = np.abs(vectors).max(axis=1, keepdims=True)
-    scaled = np.divide(vectors * 127.0, peak, out=np.zeros_like(vectors), where=peak > 0)
-    return np.clip(np.rint(scaled), -127, 127).astype(np.int8)
-
-
-@dataclass
-class _Copy:
-    """The in-process copy: rows in insertion order, with room to grow."""
-
-    dims: int
-    rids: Any  # int64 (capacity,)
-    vecs: Any  # float16 or int8 (capacity, dims)
-    bits: Any  # uint64 (words, capacity): one contiguous row a word, XORed whole
-    inverse: Any  # float32 (capacity,): 1 / the row's norm as stored (int8 rows are not unit)
-    size: int = 0
-
-    @classmethod
-    def empty(cls, dims: int, capacity: int = 1024, *, int8: bool = False) -> _Copy:
-        np = arrays.np()
-
-        words = (dims + 63) // 64
-        return cls(
-            dims,
-            np.zeros(capacity, dtype=np.int64),
-            np.zeros((capacity, dims), dtype=np.int8 if int8 else np.float16),
-            np.zeros((words, capacity), dtype=np.uint64),
-            np.ones(capacity, dtype=np.float32),
-        )
-
-    def rows_as_float(self, rows: Any) -> Any:
-        """Stored rows as unit float32 vectors (as near as their storage keeps them)."""
-        np = arrays.np()
-
-        vecs = self.vecs[rows]
-        if vecs.dtype == np.int8:
-            return vecs.astype(np.float32) * self.inverse[rows][:, None]
-        return _as_float32(vecs)
-
-
-_HALF: Any = None  # every float16 bit pattern's float32 value (256 KB), made on first use
-
-
-def _as_float32(half: np.ndarray) -> np.ndarray:
-    """float16 rows as float32, the same values ``astype`` gives, read from a table:
-    numpy converts float16 one element at a time, about twice as slowly."""
-    global _HALF
-    np = arrays.np()
-
-    if _HALF is None:
-        _HALF = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
-    return np.take(_HALF, half.view(np.uint16))
-
-
-def _nearest_rows(distance: np.ndarray, count: int) -> np.ndarray:
-    """Every row at or under the Hamming distance of the ``count``-th nearest: a superset
-    of ``argpartition``'s choice (which breaks ties at that distance arbitrarily), found
-    from a histogram of the few hundred possible distances, six times sooner than
-    ``argpartition`` over 100,000 rows. A crowded last distance falls back to it."""
-    np = arrays.np()
-
-    if count >= len(distance):
-        return np.arange(len(distance))
-    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
-    rows = np.flatnonzero(distance <= cut)
-    return rows if len(rows) <= 4 * count else np.argpartition(distance, count)[:count]
-
-
-def sign_bits(vectors: np.ndarray) -> np.ndarray:
-    np = arrays.np()
-
-    words = (vectors.shape[1] + 63) // 64
-    packed = np.packbits(vectors > 0, axis=1)
-    pad = words * 8 - packed.shape[1]
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed).view(np.uint64)
 
 
 class DenseIndex:
@@ -236,7 +77,7 @@ class DenseIndex:
         self.slot = SLOTS[tier]
         self._lock = threading.RLock()  # the copy: held briefly, by searches too
         self._sync_lock = threading.Lock()  # embedding and writing: searches never wait on it
-        self._copy: _Copy | None = None
+        self._copy: Copy | None = None
         self._row: dict[int, int] = {}
         self._model: str | None = None
         self._synced_rid = 0  # every row up to this rid has been looked at
@@ -263,7 +104,7 @@ class DenseIndex:
         fmt = database.get_meta(conn, slot.meta_format) or "float"
         same = model == embedder.name and dims == str(embedder.dimensions) and fmt == slot.format
         with database.transaction(conn):
-            if not same or not _has_table(conn, slot.vec_table):
+            if not same or not has_table(conn, slot.vec_table):
                 conn.execute(f"DROP TABLE IF EXISTS {slot.vec_table}")
                 conn.execute(f"DROP TABLE IF EXISTS {slot.map_table}")
                 conn.execute(
@@ -394,7 +235,7 @@ class DenseIndex:
             " JOIN memories m ON m.rid = r.rid AND m.id = r.memory_id WHERE r.model = ?",
             (embedder.name,),
         ).fetchall()
-        copy = _Copy.empty(dims, max(1024, len(rows) * 5 // 4), int8=slot.int8)
+        copy = Copy.empty(dims, max(1024, len(rows) * 5 // 4), int8=slot.int8)
         with self._lock:
             self._copy, self._row, self._model = copy, {}, embedder.name
             self._inactive_rev = -1
@@ -415,7 +256,7 @@ class DenseIndex:
             need = copy.size + len(new)
             if need > len(copy.rids):
                 cap = max(need, 2 * len(copy.rids))
-                grown = _Copy.empty(copy.dims, cap, int8=copy.vecs.dtype == np.int8)
+                grown = Copy.empty(copy.dims, cap, int8=copy.vecs.dtype == np.int8)
                 grown.rids[: copy.size] = copy.rids[: copy.size]
                 grown.vecs[: copy.size] = copy.vecs[: copy.size]
                 grown.bits[:, : copy.size] = copy.bits[:, : copy.size]
@@ -478,7 +319,7 @@ class DenseIndex:
                 distance = np.bitwise_count(copy.bits[0, :n] ^ qbits[0]).astype(np.uint16)
                 for j in range(1, len(qbits)):
                     distance += np.bitwise_count(copy.bits[j, :n] ^ qbits[j])
-                rows = _nearest_rows(distance, self.rescore)
+                rows = nearest_rows(distance, self.rescore)
             sims = copy.rows_as_float(rows) @ q
             if not include_inactive:
                 sims = np.where(self._inactive_mask(revision)[rows], -2.0, sims)

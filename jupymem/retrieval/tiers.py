@@ -13,7 +13,7 @@
 
 Why two tiers instead of one: a kernel's first search must not wait for a transformer to
 load or for 100,000 memories to be embedded (minutes on two cores), and a static search
-is already better than none. Each tier keeps its own vectors (``index.SLOTS``), so the
+is already better than none. Each tier keeps its own vectors (``slots.SLOTS``), so the
 static one never has to be recomputed when the transformer takes over, and the
 transformer's survive for the next process.
 
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import index
+from . import index, slots
 
 if TYPE_CHECKING:
     from ..storage import database
@@ -142,7 +142,7 @@ class Tiers:
         never waits for one (but a one-shot command loads a transformer whose vectors
         exist). ``make`` builds the ``DenseLeg`` (retrieve's, passed in so that this
         module need not import it)."""
-        if only == index.TRANSFORMER and not self.plan.transformer:
+        if only == slots.TRANSFORMER and not self.plan.transformer:
             self.note = f"the transformer tier is not in use (JUPYMEM_ENCODER={self._spec_said()})"
             return None
         self.tier = None
@@ -152,7 +152,7 @@ class Tiers:
         if self.conn.readonly:  # vectors are written beside the memories: not here
             self.note = "the memory home is read-only, so no vectors can be stored"
             return None
-        ok, why = index.vec_route(self.conn)
+        ok, why = slots.vec_route(self.conn)
         if not ok:
             self.note = why
             return None
@@ -160,10 +160,10 @@ class Tiers:
             self.start()
         static = self.static_encoder()
         words = static.embedder  # word-level signals, in both tiers (module docstring)
-        tx_leg = self._transformer_leg(rev, make, words) if only != index.STATIC else None
+        tx_leg = self._transformer_leg(rev, make, words) if only != slots.STATIC else None
         if tx_leg is not None and only is None:
             self._drop_static_copy()
-        if tx_leg is not None or only == index.TRANSFORMER:
+        if tx_leg is not None or only == slots.TRANSFORMER:
             return tx_leg
         tx_note = self.note if only is None else None
         if static.state == "off" and not self.interactive:
@@ -174,18 +174,18 @@ class Tiers:
             return None
         # Asked for by name (evaluation, benchmarks), the static tier reads its stored vectors
         # now rather than in the background: its copy is dropped once the transformer answers.
-        got = self._ready_index(index.STATIC, static.embedder, background=only != index.STATIC)
+        got = self._ready_index(slots.STATIC, static.embedder, background=only != slots.STATIC)
         if got is None:
             return None
         self.note = tx_note  # the static tier answers; say why the transformer does not (yet)
-        self.tier = index.STATIC
+        self.tier = slots.STATIC
         return make(static.embedder, got, rev, words=None)
 
     def _drop_static_copy(self) -> None:
         """Once the transformer answers, the static tier's in-process copy is dead weight
         (51 MB at 100,000 memories): free it. Its vectors stay stored; asking for the
         static tier by name reads them again."""
-        static = self._indexes.get(index.STATIC)
+        static = self._indexes.get(slots.STATIC)
         if static is not None and static.size:
             static.reset()
 
@@ -215,19 +215,19 @@ class Tiers:
         if words is None:  # the static model gives the word-level signals: it loads first
             self.note = "the transformer is waiting for the static model"
             return None
-        got = self._ready_index(index.TRANSFORMER, tx.embedder, background=self.interactive)
+        got = self._ready_index(slots.TRANSFORMER, tx.embedder, background=self.interactive)
         if got is None:
-            done, total = self._index(index.TRANSFORMER).progress
+            done, total = self._index(slots.TRANSFORMER).progress
             if total:
                 self.note = f"the transformer is embedding memories in the background ({done:,} of {total:,})"
             return None
         self.note = None
-        self.tier = index.TRANSFORMER
+        self.tier = slots.TRANSFORMER
         return make(tx.embedder, got, rev, words=words)
 
     def _vectors_exist(self) -> bool:
         """Has a long-lived process embedded (nearly) every memory with the transformer?"""
-        model, stored = index.vector_counts(self.conn, index.TRANSFORMER)
+        model, stored = slots.vector_counts(self.conn, slots.TRANSFORMER)
         if model is None or not stored:
             return False
         count = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
@@ -260,7 +260,7 @@ class Tiers:
         for enc in encoders:
             if enc is not None:
                 enc.wait(timeout)
-        wanted = [index.STATIC] + ([index.TRANSFORMER] if self.plan.transformer else [])
+        wanted = [slots.STATIC] + ([slots.TRANSFORMER] if self.plan.transformer else [])
         for tier, enc in zip(wanted, encoders):  # each tier's vectors: evaluation compares them
             if enc is None or not enc.ready:
                 continue
@@ -282,10 +282,10 @@ class Tiers:
         answering = tier is not None
         if self.note is None and not answering and not self.interactive:
             self.note = self._one_shot_note()
-        shown = index.TRANSFORMER if tier == index.TRANSFORMER or (tier is None and tx is not None) else index.STATIC
-        model, stored = index.vector_counts(self.conn, shown)
-        enc = tx if shown == index.TRANSFORMER and tx is not None else static
-        dense = self._indexes.get(index.TRANSFORMER)
+        shown = slots.TRANSFORMER if tier == slots.TRANSFORMER or (tier is None and tx is not None) else slots.STATIC
+        model, stored = slots.vector_counts(self.conn, shown)
+        enc = tx if shown == slots.TRANSFORMER and tx is not None else static
+        dense = self._indexes.get(slots.TRANSFORMER)
         done, total = dense.progress if dense is not None else (0, 0)
         return {
             "legs": ["lexical", "fuzzy", "dense"] if answering else ["lexical", "fuzzy"],
@@ -324,7 +324,7 @@ class Tiers:
             dense.reset()
 
     def static_index(self) -> index.DenseIndex | None:
-        return self._indexes.get(index.STATIC)
+        return self._indexes.get(slots.STATIC)
 
     def transformer_index(self) -> index.DenseIndex | None:
-        return self._indexes.get(index.TRANSFORMER)
+        return self._indexes.get(slots.TRANSFORMER)
