@@ -1,5 +1,5 @@
 """Dependencies point one way, room by room, and everything below the faces stays light
-(STYLE 2 and 5).
+(STYLE 2 and 5); modules stay small, and ``Project`` a thin facade (STYLE 10).
 
 The package is a stack of rooms, each a folder with one job (``ROOMS``, lowest first):
 the shared vocabulary (``errors``, ``config``, ``models``, loose beside the rooms),
@@ -293,3 +293,28 @@ def test_the_order_rule_fails_on_a_bad_import() -> None:
     # the faces may not use the public API above them, which imports the faces
     assert "a higher room" in against_the_order([("jupymem.faces.kernel", "jupymem", 1)])[0]
     assert against_the_order([("jupymem", "jupymem.faces.magics", 1)]) == []
+
+
+# -- sizes ---------------------------------------------------------------------------------
+
+MAX_MODULE_LINES = 600  # STYLE 10: past this, a module usually holds two ideas
+MAX_PROJECT_LINES = 400  # Project is a facade of reads and writes that delegates
+
+
+def test_no_module_is_over_600_lines() -> None:
+    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
+    long = {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert long == {}, f"split these by job (STYLE 10): {long}"
+
+
+def test_project_stays_a_thin_facade() -> None:
+    tree = _parse("jupymem.core.project")
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Project"]
+    lines = cls.end_lineno - cls.lineno + 1
+    assert lines < MAX_PROJECT_LINES, f"Project is {lines} lines; move the insides to the module whose job they are"
+    total = len(MODULES["jupymem.core.project"].read_text(encoding="utf-8").splitlines())
+    assert total < MAX_PROJECT_LINES, f"core/project.py is {total} lines"
+    # every public method says what it does
+    bare = [f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not f.name.startswith("_") and ast.get_docstring(f) is None]
+    assert bare == [], f"give these a docstring (what, raises, returns): {bare}"
