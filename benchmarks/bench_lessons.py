@@ -81,12 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--suite", type=Path, default=SUITE)
     p.add_argument("--encoder", help="a JUPYMEM_ENCODER value (default: both tiers, the transformer answering)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--margin", type=float, help="replace core.LESSON_MARGIN (for choosing it)")
+    p.add_argument("--margin", type=float, help="replace engine.LESSON_MARGIN (for choosing it)")
     a = p.parse_args(argv)
     if a.margin is not None:
-        from jupymem.core import project as core
+        from jupymem.retrieval import engine
 
-        core.LESSON_MARGIN = a.margin
+        engine.LESSON_MARGIN = a.margin
     r = run(a.suite, a.encoder)
     if a.json:
         print(json.dumps(r, indent=1))

@@ -328,9 +328,9 @@ def static_ready(project, timeout: float = 3600) -> None:
     from jupymem.retrieval import index
 
     for _ in range(5):
-        if project._dense_leg(project.revision(), index.STATIC) is not None:
+        if project.engine.dense_leg(project.revision(), index.STATIC) is not None:
             return
-        dense = project.tiers._indexes.get(index.STATIC)
+        dense = project.tiers.static_index()
         if dense is not None:
             dense.wait(timeout)
     raise AssertionError(f"the static tier does not answer: {project.dense_status()}")

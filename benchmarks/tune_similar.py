@@ -60,9 +60,9 @@ def dump(out: str, encoder: str | None) -> None:
         own = {m["id"]: g.id for m, g in zip(members, got)}
         project.prepare_dense()
         rev = project.revision()
-        leg = project._dense_leg(rev)
+        leg = project.engine.dense_leg(rev)
         assert leg is not None, project.dense_status()
-        n = project._n_docs(rev)
+        n = project.engine.n_docs(rev)
 
         def features(text: str, exclude: set[str], project=project, n=n, leg=leg, gold_of=gold_of) -> list[list[object]]:
             found = similar.pairs(project.conn, text, n_docs=n, dense=leg, exclude=exclude)

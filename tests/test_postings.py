@@ -17,7 +17,7 @@ import pytest
 from jupymem.config import Settings
 from jupymem.core.opening import init_project
 from jupymem.core.project import Project
-from jupymem.retrieval import retrieve
+from jupymem.retrieval import retrieve, verdict
 from jupymem.retrieval.lexical import Term
 from jupymem.retrieval.postings import Postings
 from jupymem.retrieval.tokenize import fold, tokens
@@ -170,8 +170,8 @@ def test_search_ranks_the_same_with_and_without_the_index(project: Project) -> N
     n = project.count(include_inactive=True)
     for _ in range(60):
         query = " ".join(rng.choices(WORDS[:60], k=rng.randint(1, 12)))
-        with_index = retrieve.search(project.conn, query, n_docs=n, mode="lexical", postings=index, limit=40)
-        without = retrieve.search(project.conn, query, n_docs=n, mode="lexical", postings=None, limit=40)
+        with_index = verdict.search(project.conn, query, n_docs=n, mode="lexical", postings=index, limit=40)
+        without = verdict.search(project.conn, query, n_docs=n, mode="lexical", postings=None, limit=40)
         assert (with_index.status, [h.memory.id for h in with_index.hits]) == (
             without.status, [h.memory.id for h in without.hits])
         assert [h.score for h in with_index.hits] == pytest.approx([h.score for h in without.hits], rel=1e-12)

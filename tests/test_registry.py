@@ -12,7 +12,8 @@ import jupymem
 from conftest import make_repo
 from jupymem.storage import registry
 from jupymem.errors import NotAGitRepository, RegistryCorrupt
-from jupymem.core.opening import close_all, doctor
+from jupymem.core.doctor import doctor
+from jupymem.core.opening import close_all
 
 
 def test_git_root_from_a_notebook_path_a_directory_and_a_missing_file(repo: Path) -> None:

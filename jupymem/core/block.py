@@ -193,16 +193,29 @@ class BlockCache:
     the row's ``seq`` to the event's, so a refresh reads only rows with a higher
     ``seq`` than last time; rows that left the table (gc) show up as a count that
     no longer matches, which triggers a full reload. ``reset`` after a rebuild.
+    The last block is kept too, per (revision, cap): ``at`` answers from it.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seq = -1
         self._entries: dict[str, Entry] = {}
+        self.last: tuple[int, int, Block] | None = None
 
     def reset(self) -> None:
         with self._lock:
             self._seq, self._entries = -1, {}
+        self.last = None
+
+    def at(self, conn: Any, rev: int, cap: int) -> tuple[Block, bool]:
+        """(the block at revision ``rev`` under ``cap``, whether it was built now)."""
+        cached = self.last
+        if cached and cached[0] == rev and cached[1] == cap:
+            return cached[2], False
+        result = self.build(conn, cap)
+        with self._lock:
+            self.last = (rev, cap, result)
+        return result, True
 
     def build(self, store: Any, cap: int) -> Block:
         """``store``: a ``reads.Store`` (``Project.store``) or a connection to wrap in one."""

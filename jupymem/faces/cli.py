@@ -288,7 +288,7 @@ def cmd_share(ctx: Context) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
-    from ..core.opening import doctor
+    from ..core.doctor import doctor
 
     if not ctx.settings.home.exists():
         ctx.emit({"registry": "none", "home": str(ctx.settings.home)},

@@ -156,7 +156,7 @@ class MemoryMagics(Magics):
         _display(_render().status_text(st), _render().status_html(st))
 
     def _remember(self, args: Any) -> None:
-        from ..core.project import check_first_record
+        from ..intake.translate import check_first_record
 
         kernel = state(self.shell)
         text = args.text or ""

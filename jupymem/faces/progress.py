@@ -25,7 +25,7 @@ _lock = threading.Lock()
 def show_embedding(project: Any) -> bool:
     """Show (once per project and kernel) a bar for the transformer's background
     embedding, if one is running over at least ``SHOW_FROM`` memories. True when shown."""
-    tiers = getattr(project, "_tiers", None)
+    tiers = project.engine.made_tiers
     dense = tiers.transformer_index() if tiers is not None else None
     if dense is None:
         return False

@@ -69,7 +69,8 @@ from ..intake import strictjson
 from ..config import Settings
 from ..errors import InvalidStatement, JupymemError
 from ..models import KINDS, Provenance, to_json
-from ..core.project import Project, check_first_record
+from ..core.project import Project
+from ..intake.translate import check_first_record
 from ..core.opening import init_project
 from ..storage.damage import storage_error
 from .paths import BadPath, PathNotFound, PathOutsideRoot, PathTooLong, resolve_path

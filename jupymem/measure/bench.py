@@ -315,7 +315,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
         # Block build, cold cache each time.
         times = []
         for _ in range(5):
-            project._block_cache = None
+            project._blocks.last = None
             t0 = time.perf_counter()
             blk = project.block()
             times.append((time.perf_counter() - t0) * 1000)

@@ -323,7 +323,7 @@ class Postings:
 
     def word_frequencies(self, words: Iterable[str]) -> dict[str, int]:
         """Memories holding each word (an exact token), for weighing a memory's own words
-        when judging it (``retrieve.judge``); a word no memory holds is left out. Read off
+        when judging it (``verdict.judge``); a word no memory holds is left out. Read off
         the postings' offsets (a dict made once per build, a few MB): no impact is computed."""
         with self._lock:
             state = self._state

@@ -19,8 +19,8 @@ before sharing was turned on until ``share`` writes it out). Three moving parts:
   only; the next read applies it (events are keyed by uid, so nothing is applied twice).
   New events take a time after every event applied (``eventlog.next_at``), so applying them at
   once gives what a replay gives.
-* ``enable``/``disable``/``status``/``verify_files``: the switch, what status shows, and the
-  file half of ``verify``.
+* ``switch``: ``enable``/``disable``/``status``/``import_events``, the switch and what
+  status shows; ``Sharing.verify_files`` is the file half of ``verify``.
 
 The write side (who writes, the journal of one write, the file's tail) is ``journal``.
 A writer is one clone of one person: its id is random, kept per clone in this database,
@@ -43,14 +43,14 @@ from typing import IO, Any
 from ..intake import clock, strictjson
 from ..storage import database, eventlog
 from ..storage.damage import disk_full, os_reason
-from ..errors import InvalidImport, JupymemError, SharingError
+from ..errors import SharingError
 from .folder import LinkRefused, opened, scan_log, shown
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
 from ..storage.projection import Batch, clear
 from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
 )
-from ..storage.eventlog import LOCAL, PRIVATE, SHARED
+from ..storage.eventlog import SHARED
 
 __all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log",
            "identity", "signature", "state"]
@@ -138,42 +138,6 @@ def folder_problems(root: Path) -> list[str]:
         return []
     return [str(Problem(shown(name), 0, "is a symbolic link, not a regular file, or a name that must not be shown, so "
                                        "it is not read")) for name in refused]
-
-
-README = """\
-# .jupymem: this repository's shared memory
-
-This folder is jupymem's memory of this repository, shared through git: the decisions,
-constraints, corrections and lessons its people and their notebook assistants recorded.
-Commit it like any other file; after a pull, merge or checkout every jupymem face
-(`%memory`, the JupyterLab sidebar, the `jupymem` command) reads it with no command to run.
-
-- `log/<name>-<writer>.jsonl`: one append-only file per writer (one clone of one person).
-  Each line is one event (record, supersede, retire, confirm) with its time, a unique id,
-  the writer's git identity and a hash chaining it to the line before it. Two people
-  recording at once write different files, so merges never conflict.
-- `.gitattributes` marks these files `merge=union`, in case one writer's file was appended
-  to on two branches.
-- `config.json` says whether sharing is on (`jupymem share`) or off (`jupymem share --off`:
-  the files stay as history, new memories stay on each machine).
-
-Never committed: private memories (`remember --private`), failed cells that no lesson
-cites, conversations with assistants, and anything that looks like a secret (refused when
-recorded). A lesson that cites a failure carries only its redacted, capped excerpt.
-
-Do not edit these files by hand: `jupymem verify` names any line that fails its hash, and
-such a line (and the lines after it in that writer's file) is not applied. To undo a
-memory, retire or supersede it (`jupymem retire ID`). To repair a damaged file, restore it
-from git history (`git checkout <commit> -- .jupymem/log/<file>`).
-
-Reviewing a change to this folder: expect only lines added at the end of log files, or new
-log files (one per clone of a teammate). A changed or removed line, a symbolic link, or a
-line naming a writer who is not the commit's author needs a reason. `jupymem verify` on the
-branch names every line jupymem would refuse. The hash chain shows that a line was not
-altered after it was written; it does not prove who wrote it (there are no signatures).
-"""
-
-GITATTRIBUTES = "*.jsonl merge=union\n"
 
 
 # -- the cache that follows the files ----------------------------------------------------------
@@ -522,142 +486,6 @@ class Sharing:
         """The name of this clone's log file, once it has one."""
         return database.get_meta(self.conn, f"writer:{self.root}")
 
-    # -- the switch ------------------------------------------------------------------------
-
-    def enable(self) -> dict[str, Any]:
-        """Turn sharing on: create the folder, write this clone's history into its file."""
-        created = []
-        was = state(self.root)
-        with _filesystem(f"create {FOLDER}/ in {self.root.name}"), opened(self.root, create=True) as folder:
-            assert folder is not None
-            folder.log(create=True)
-            for name, text in (("README.md", README), (".gitattributes", GITATTRIBUTES)):
-                if folder.create(name, text.encode("utf-8")):
-                    created.append(f"{FOLDER}/{name}")
-            _write_config(folder, ON)
-        if was == NONE:
-            created.append(f"{FOLDER}/{CONFIG}")
-        written, kept = self._export_local()
-        file = self.writer_file()
-        if file is not None:
-            # Even with nothing to write, the file makes the folder reach git.
-            with _filesystem(f"create {FOLDER}/log/{file}"), opened(self.root, create=True) as folder:
-                assert folder is not None
-                folder.append_log(file).close()
-            if f"{FOLDER}/log/{file}" not in created:
-                created.append(f"{FOLDER}/log/{file}")
-        self.rebuild()  # replay in the order every clone uses
-        where = f"{FOLDER}/log/{file}" if file else None
-        name = self.root.name
-        said = [f"Sharing was already on for {name}." if was == ON else
-                f"Sharing is on for {name}: its memory now travels with the repository, in {FOLDER}/."]
-        if created:
-            said.append(f"Created {', '.join(created)}.")
-        if written:
-            said.append(f"Wrote {written} events of this clone's history to {where}.")
-        if kept:
-            said.append(f"{kept} older events stay on this machine: they fail today's checks.")
-        said.append("Private memories (remember --private) stay on this machine.")
-        if identity(self.root) is None:
-            said.append("git knows no user.name/user.email here, so your lines name nobody: "
-                        "set them with `git config user.name ...` and `git config user.email ...`.")
-        said.append(f"Commit the folder so teammates get it: git add {FOLDER} && git commit -m \"Share jupymem memory\".")
-        return {"state": ON, "was": was, "created": created, "written": written, "kept_local": kept,
-                "file": where, "message": " ".join(said)}
-
-    def _export_local(self) -> tuple[int, int]:
-        """Write the events that live only here (and are not private) into this writer's file."""
-        written = kept = 0
-        with self.writing() as journal:
-            rows = self.conn.execute(
-                "SELECT seq, uid, type, at, payload FROM events WHERE scope = ? ORDER BY seq", (LOCAL,)
-            ).fetchall()
-            for seq, uid, type_, at, payload in rows:
-                if payload is None or type_ == "gc":
-                    self.conn.execute("UPDATE events SET scope = ? WHERE seq = ?", (PRIVATE, seq))
-                    continue
-                try:
-                    journal.copy(uid, type_, at, json.loads(payload))
-                except JupymemError:  # recorded under older rules; today's readers would refuse it
-                    self.conn.execute("UPDATE events SET scope = ? WHERE seq = ?", (PRIVATE, seq))
-                    kept += 1
-                    continue
-                self.conn.execute("UPDATE events SET scope = ?, source = ? WHERE seq = ?",
-                                  (SHARED, journal.source, seq))
-                written += 1
-        return written, kept
-
-    def disable(self) -> dict[str, Any]:
-        was = state(self.root)
-        name = self.root.name
-        if was == NONE:
-            return {"state": NONE, "was": NONE, "created": [], "written": 0, "kept_local": 0, "file": None,
-                    "message": f"Sharing was never on for {name}; nothing changed."}
-        with _filesystem(f"write {FOLDER}/{CONFIG}"), opened(self.root) as folder:
-            if folder is None:
-                raise SharingError(f"{FOLDER}/ is gone from {name}; nothing changed.")
-            _write_config(folder, OFF)
-        mine = self.writer_file()
-        return {
-            "state": OFF, "was": was, "created": [], "written": 0, "kept_local": 0,
-            "file": f"{FOLDER}/log/{mine}" if mine else None,
-            "message": (
-                f"Sharing is off for {name}: new memories stay on this machine. The files in {FOLDER}/ stay "
-                f"as history and are still read. Commit {FOLDER}/{CONFIG} so teammates stop writing there too."
-            ),
-        }
-
-    def import_events(self, evts: list[eventlog.Event], source: str = "import") -> int:
-        """Write imported events into this writer's file; the next read applies them in order."""
-        n = 0
-        with self.writing() as journal:
-            known = set(eventlog.known(self.conn, [ev.uid for ev in evts]))
-            for ev in evts:
-                if ev.payload is None or ev.uid in known or ev.type == "gc":
-                    continue
-                try:
-                    journal.copy(ev.uid, ev.type, ev.at, ev.payload)
-                except JupymemError as exc:  # nothing is written: the file is appended to at the end
-                    raise InvalidImport(
-                        f"{source}: event {ev.seq} cannot be shared: {exc.message} Nothing was imported."
-                    ) from None
-                known.add(ev.uid)
-                n += 1
-            journal.defer()  # applied by the read below, in (time, uid) order, not here
-        self.follow()
-        return n
-
-    # -- what to say about it ----------------------------------------------------------------
-
-    def status(self) -> dict[str, Any]:
-        st = self.state()
-        out: dict[str, Any] = {"state": st, "folder": FOLDER, "files": [], "problems": [], "writer": None,
-                               "identity": None, "shared_events": 0, "local_events": 0, "private_memories": 0}
-        who_writes = identity(self.root)
-        out["identity"] = str(who_writes) if who_writes else None
-        rows = self.conn.execute(
-            "SELECT name, lines, applied, problems, due FROM shared_files ORDER BY name").fetchall()
-        for name, lines, applied, problems, due in rows:
-            found = json.loads(problems)
-            out["files"].append({"name": name, "lines": lines, "applied": applied, "problems": len(found),
-                                 "waiting_until": due})
-            out["problems"].extend(found)
-        out["problems"].extend(folder_problems(self.root))
-        mine = self.writer_file()
-        out["writer"] = f"{FOLDER}/log/{mine}" if mine else None
-        row = self.conn.execute("SELECT tail_ok FROM shared_files WHERE name = ?", (mine,)).fetchone() if mine else None
-        # Our file ends in a line nobody applies: the next memory starts a new file.
-        out["writer_damaged"] = bool(row is not None and not row[0])
-        # Counted through partial indexes (shared events, private memories): the sidebar
-        # asks for status every few seconds.
-        count = "SELECT count(*) FROM events WHERE scope = ?"
-        out["shared_events"] = self.conn.execute(count, (SHARED,)).fetchone()[0] if rows else 0
-        # Events written before sharing was turned on (only a shared repository asks).
-        out["local_events"] = self.conn.execute(count, (LOCAL,)).fetchone()[0] if st != NONE else 0
-        out["private_memories"] = self.conn.execute(
-            "SELECT count(*) FROM memories WHERE private = 1 AND status = 'active'"
-        ).fetchone()[0]
-        return out
 
     def verify_files(self) -> tuple[int, list[str]]:
         """(lines read, problems) of every log file, read afresh and together."""
@@ -709,7 +537,4 @@ def _filesystem(what: str) -> Iterator[None]:
             "or keep memory on this machine with `jupymem share --off`."
         ) from None
 
-
-def _write_config(folder: Any, value: str) -> None:
-    folder.replace(CONFIG, (json.dumps({"format": 1, "sharing": value}, indent=2) + "\n").encode("utf-8"))
 

@@ -17,7 +17,7 @@ not yet shared) need the damaged file. ``read_own`` reads those, each checked ag
 its own hashes (the cache's order and chain are re-derived on replay anyway), and
 ``rebuild_cache`` writes a new cache from the files plus them.
 
-Used by ``opening.doctor``; nothing else writes over a database.
+Used by ``core.doctor``; nothing else writes over a database.
 """
 
 from __future__ import annotations

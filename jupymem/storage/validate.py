@@ -42,7 +42,7 @@ from ..models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Fix, Provenance
 
 __all__ = [
     "EVENT_TYPES", "Known", "DatabaseKnown", "AnyId", "ANY_ID", "Replay", "check_event", "check_payload", "check_memory",
-    "check_events", "check_label", "problems", "quoted",
+    "check_events", "check_label", "problems", "quoted", "check_kind", "check_topic", "check_standing",
 ]
 
 EVENT_TYPES = ("record", "supersede", "retire", "confirm", "gc")
@@ -310,6 +310,43 @@ def _known(value: Any, field: str, known: Known) -> str:
     if not known.exists(value):
         raise _fail(field, f"{value!r} names no memory that exists here.")
     return value
+
+
+# -- what a person gives the API --------------------------------------------------
+# The same rules as the events' (one list of kinds, one topic limit), said the way a
+# person giving a statement needs to hear them, and normalized where a person's input
+# may differ harmlessly from the stored form (a topic's spaces).
+
+
+def check_kind(kind: str) -> str:
+    """``kind`` if it is one of ``KINDS``; else ``InvalidStatement`` naming them."""
+    if kind not in KINDS:
+        raise InvalidStatement(f"Unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
+    return kind
+
+
+def check_topic(topic: str | None) -> str | None:
+    """A topic as stored (one line, single spaces), or None; ``InvalidStatement`` when it
+    is no statement or longer than ``MAX_TOPIC_CHARS``."""
+    if topic is None:
+        return None
+    t = " ".join(capture.check_statement(topic, "topic").split())
+    if len(t) > MAX_TOPIC_CHARS:
+        raise InvalidStatement(f"A topic is a short label (at most {MAX_TOPIC_CHARS} characters).")
+    return t
+
+
+def check_standing(standing: str | None, recorder: str) -> str:
+    """The standing a new memory gets: ``standing``, or by default supported when a person
+    records it and unconfirmed when an assistant does. ``InvalidStatement`` for a recorder
+    or standing outside ``RECORDERS``/``STANDINGS``."""
+    if recorder not in RECORDERS:
+        raise InvalidStatement(f"recorder must be 'person' or 'assistant', not {recorder!r}")
+    if standing is None:
+        return SUPPORTED if recorder == "person" else UNCONFIRMED
+    if standing not in STANDINGS:
+        raise InvalidStatement(f"standing must be {SUPPORTED!r} or {UNCONFIRMED!r}, not {standing!r}")
+    return standing
 
 
 # -- records ------------------------------------------------------------------------

@@ -1,0 +1,43 @@
+"""Writing events for ``Project``: a record unless it adds nothing, many in one transaction, or any other.
+
+Each memory is checked as every door checks it (``validate.check_payload``) before
+anything is written; a record that adds nothing to memory (the same words, nothing new
+cited) writes no event. In a shared repository the events go to this writer's file
+too (``share.Sharing.writing``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..sharing import share
+from ..storage import database, validate
+from ..storage.projection import Batch, adds_nothing, apply
+
+
+def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any], known: validate.Known) -> bool:
+    """Write one record event for ``memory``; False when it would add nothing (no event)."""
+    validate.check_payload("record", {"memory": memory}, known)
+    with sharing.writing() as log:
+        if adds_nothing(conn, memory):
+            return False
+        apply(conn, log.append("record", {"memory": memory}, private=bool(memory.get("private"))))
+    return True
+
+
+def write(conn: database.Connection, sharing: share.Sharing, type_: str, payload: dict[str, Any], *,
+          private: bool = False) -> None:
+    """Check and write one event of any type (a supersede, a retirement, a confirmation)."""
+    validate.check_payload(type_, payload, validate.DatabaseKnown(conn))
+    with sharing.writing() as log:
+        apply(conn, log.append(type_, payload, private=private))
+
+
+def record_many(conn: database.Connection, sharing: share.Sharing, memories: Sequence[dict[str, Any]]) -> None:
+    """Write the record events of ``memories``, each already checked, in one transaction;
+    those that add nothing are left out."""
+    with sharing.writing() as log, Batch(conn, [memory["id"] for memory in memories]) as batch:
+        for memory in memories:
+            if not batch.adds_nothing(memory):
+                batch.apply(log.append("record", {"memory": memory}, private=bool(memory.get("private"))))

@@ -1,0 +1,206 @@
+"""One project's search engine: the state retrieval keeps between searches, out of ``Project``.
+
+``retrieve`` ranks with whatever legs it is handed; this object owns them and knows which
+can answer now: the lexical leg's in-memory index (``postings``), the names typos are
+fixed against (``fuzzy``), the dense leg's encoders and per-tier indexes (``tiers``, which
+loads and backfills them in the background), and two per-revision counts every search
+needs (how many memories, which rows a default search leaves out). ``Project`` owns one
+and delegates its searches, near-duplicate checks and lessons to it; ``reset`` after a
+rebuild drops everything computed from row ids.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..config import Settings
+from ..errors import InvalidStatement
+from ..models import Memory, SearchResult, Similar
+from ..storage import database, validate
+from ..storage.reads import Store, store_for
+from . import retrieve, verdict
+
+if TYPE_CHECKING:
+    from .fuzzy import Vocabulary
+    from .postings import Postings
+    from .tiers import Tiers
+
+# What ``applicable`` hands over: the kinds of memory that say how to do a task right,
+# and how far above a request's dense background one must be (benchmarks/bench_lessons.py).
+LESSON_KINDS = frozenset({"correction", "constraint", "procedure", "failure"})
+LESSON_MARGIN = 0.15
+
+
+class SearchEngine:
+    """The legs of one project's searches, made on first use. ``revision`` is the
+    project's (a callable: the engine asks it before each search). Thread-safe."""
+
+    def __init__(self, conn: database.Connection, settings: Settings, revision: Callable[[], int]):
+        self.conn = conn
+        # What every leg reads memory through (storage/reads.py): no SQL here.
+        self.store: Store = store_for(conn)
+        self.settings = settings
+        self.revision = revision
+        self._lock = threading.Lock()
+        self._tiers: Tiers | None = None
+        self._vocab: Vocabulary | None = None
+        self._postings: Postings | None = None
+        self._ndocs_cache: tuple[int, int] | None = None
+        self._inactive_cache: tuple[int, frozenset[int]] | None = None
+
+    # -- per-revision counts ---------------------------------------------------
+
+    def n_docs(self, rev: int) -> int:
+        """How many memories there are at ``rev`` (BM25's N)."""
+        cached = self._ndocs_cache
+        if cached and cached[0] == rev:
+            return cached[1]
+        n = self.store.count()
+        self._ndocs_cache = (rev, n)
+        return n
+
+    def inactive(self, rev: int) -> frozenset[int]:
+        """The rows a default search leaves out (superseded, retired), per revision: a
+        search's candidates are then admitted without reading their rows (0.5 ms a hybrid
+        search at 100,000 memories). Few, and found through the status index."""
+        cached = self._inactive_cache
+        if cached and cached[0] == rev:
+            return cached[1]
+        got = frozenset(self.store.closed_rids())
+        self._inactive_cache = (rev, got)
+        return got
+
+    # -- searching -------------------------------------------------------------
+
+    def search(
+        self, query: str, limit: int, *, include_inactive: bool, kinds: Sequence[str] | None, mode: str
+    ) -> SearchResult:
+        """``verdict.search`` with every leg that can answer now (``Project.search``)."""
+        legs = self.legs(mode, kinds)
+        return verdict.search(
+            self.store, query, limit=limit, include_inactive=include_inactive,
+            kinds=tuple(kinds) if kinds else None, mode=mode, **legs,
+        )
+
+    def explain(
+        self, query: str, count: int, *, include_inactive: bool, kinds: Sequence[str] | None, mode: str
+    ) -> retrieve.Ranking:
+        """The ranking behind ``search``, the first ``count`` judged (``Project.explain``)."""
+        legs = self.legs(mode, kinds)
+        ranking = retrieve.rank(
+            self.store, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
+            depth=max(count, 40), **legs,
+        )
+        verdict.judge(self.store, ranking, count)
+        return ranking
+
+    def legs(self, mode: str, kinds: Sequence[str] | None) -> dict[str, Any]:
+        """What ``retrieve`` needs to run every leg that can answer now. Raises
+        ``InvalidStatement`` for an unknown kind or mode."""
+        for k in kinds or ():
+            validate.check_kind(k)
+        if mode not in retrieve.MODES:
+            raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
+        rev = self.revision()
+        vocab, postings = self._lexical()
+        dense = self.dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
+        return {
+            "n_docs": self.n_docs(rev), "dense": dense, "vocab": vocab, "postings": postings,
+            "inactive": self.inactive(rev),
+        }
+
+    def _lexical(self) -> tuple[Vocabulary, Postings]:
+        if self._vocab is None:
+            from .fuzzy import Vocabulary
+
+            self._vocab = Vocabulary()
+        if self._postings is None:
+            from .postings import Postings
+
+            self._postings = Postings()
+        return self._vocab, self._postings
+
+    def prepare_lexical(self, timeout: float | None = None) -> bool:
+        """Build the in-memory lexical index and the typo vocabulary now, waiting. True
+        when the index answers."""
+        vocab, postings = self._lexical()
+        n = self.n_docs(self.revision())
+        if not postings.refresh(self.store, n, force=True):
+            postings.wait(timeout)
+        if not vocab.refresh(self.store):
+            vocab.wait(timeout)
+        return postings.refresh(self.store, self.n_docs(self.revision()))
+
+    def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> list[Similar]:
+        """Active memories that ``statement`` nearly repeats, closest first (``similar``)."""
+        from . import similar
+
+        rev = self.revision()
+        dense = self.dense_leg(rev)
+        found = similar.pairs(self.store, statement, n_docs=self.n_docs(rev), dense=dense, exclude=frozenset(exclude))
+        return similar.similar(found, dense, limit)
+
+    def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Memory]:
+        """Lessons (``LESSON_KINDS``) nearest ``prompt`` by meaning, at least
+        ``LESSON_MARGIN`` above its dense background, whether or not memory answers the
+        request: "write the code to merge orders with clients" asks nothing that a memory
+        answers, yet "join on customer_id, email repeats" is what the code must get right.
+        Empty without the dense leg."""
+        dense = self.dense_leg(self.revision())
+        if dense is None or not (prompt or "").strip():
+            return []
+        skip = set(exclude)
+        found = retrieve.nearest_of_kinds(self.store, prompt, dense, LESSON_KINDS, limit + len(skip), LESSON_MARGIN)
+        return [m for m, _ in found if m.id not in skip][:limit]
+
+    # -- the dense leg ---------------------------------------------------------
+
+    @property
+    def tiers(self) -> Tiers:
+        """The dense leg's encoders and indexes (``retrieval.tiers``), made on first use."""
+        if self._tiers is None:
+            from .tiers import Tiers
+
+            with self._lock:
+                if self._tiers is None:
+                    self._tiers = Tiers(self.store, self.settings.encoder, interactive=self.settings.interactive)
+        return self._tiers
+
+    @property
+    def made_tiers(self) -> Tiers | None:
+        """The tiers if a search has made them, else None (without making them)."""
+        return self._tiers
+
+    def dense_leg(self, rev: int, tier: str | None = None) -> retrieve.DenseLeg | None:
+        """The dense leg if it can answer right now (``retrieval.tiers``), of ``tier`` only
+        when one is named; never waits for it in a long-lived process, whose first search
+        starts the encoders loading."""
+        return self.tiers.leg(rev, retrieve.DenseLeg, only=tier)
+
+    def start(self) -> None:
+        """Begin loading the encoders in the background (memory outgrew the block)."""
+        self.tiers.start()
+
+    def prepare_dense(self, timeout: float | None = None) -> None:
+        """Load the encoders and embed every memory now, waiting."""
+        self.tiers.prepare(self.revision, retrieve.DenseLeg, timeout)
+
+    def status(self) -> dict[str, Any]:
+        """Which legs answer searches and, when the dense leg does not, why."""
+        out = self.tiers.status()
+        # The lexical leg's in-memory index and the names typos are fixed against: a
+        # long-lived process builds them on its first searches (FTS5 answers until then).
+        out["index"] = self._postings.state() if self._postings is not None else "not built"
+        out["typos"] = self._vocab.state() if self._vocab is not None else "not read"
+        return out
+
+    def reset(self) -> None:
+        """Drop what was computed from the tables: a rebuild may have moved every row."""
+        self._ndocs_cache = None
+        self._inactive_cache = None
+        if self._tiers is not None:
+            self._tiers.reset()  # row ids may have moved: look at every row again
+        self._vocab = None
+        self._postings = None  # row ids may have moved
