@@ -69,7 +69,7 @@ def memory_payload(
         prov_dict["quote"] = capture.check_statement(prov.quote, "quote")
     if prov.author is None:  # who recorded it: the git identity of whoever writes here
         prov_dict["author"] = who or author(root)
-    payload = {
+    payload: dict[str, Any] = {
         "id": capture.memory_id(text),  # identity is keyed on the words as said
         "kind": kind,
         "topic": topic,

@@ -18,6 +18,7 @@ the public function ``jupymem.project(path)`` the moment it is imported.)
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -26,14 +27,14 @@ from ..config import Settings
 from ..errors import InvalidTransition
 from ..intake import capture
 from ..intake.translate import check_first_record, needs_translation  # noqa: F401 (faces import them from here)
-from ..models import (
-    ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar,
-)
+from ..models import ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar
 from ..retrieval import retrieve
 from ..retrieval.engine import SearchEngine
 from ..sharing import share, switch
 from ..storage import database, eventlog, validate
-from ..storage.maintenance import GcReport, ImportReport, Origin, VerifyReport, gc
+from ..storage.maintenance import (
+    CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS, GcReport, ImportReport, Origin, VerifyReport, gc,
+)
 from ..storage.projection import GENERATION, memories_by_id
 from . import payload, recording, staged, upkeep
 from .block import BlockCache
@@ -97,12 +98,9 @@ class Project:
 
     def list(
         self, kind: str | None = None, include_inactive: bool = False, *, limit: int | None = None, offset: int = 0,
-    ) -> list[Memory]:
-        """Memories in block order (kind, then time, then id); a page of them with ``limit``.
-
-        Ordering and paging happen in SQL, so a page of 200 out of 10,000 builds
-        200 records, not 10,000. Raises ``InvalidStatement`` for an unknown kind.
-        """
+    ) -> builtins.list[Memory]:
+        """Memories in block order (kind, time, id); a page of them with ``limit``, paged in SQL
+        (a page of 200 of 10,000 builds 200 records). Raises ``InvalidStatement`` for an unknown kind."""
         return self._reads.list(kind, include_inactive, limit, offset)
 
     def count(self, kind: str | None = None, include_inactive: bool = False) -> int:
@@ -113,7 +111,7 @@ class Project:
         """Active memories per kind, every kind named (0 where none)."""
         return self._reads.counts()
 
-    def history(self, memory_id: str) -> list[HistoryEntry]:
+    def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         """What happened to a memory, oldest first; raises ``UnknownMemory``."""
         return self._reads.history(memory_id)
 
@@ -150,13 +148,13 @@ class Project:
         benchmarks, tests); searches never wait for them. True when the index answers."""
         return self.engine.prepare_lexical(timeout)
 
-    def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> list[Similar]:
+    def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> builtins.list[Similar]:
         """Active memories that ``statement`` nearly repeats, closest first (never the
         ``exclude``d ids: the memory just recorded, the one it superseded). Faces call it
         after recording, to offer superseding the old memory instead."""
         return self.engine.similar(statement, exclude=exclude, limit=limit)
 
-    def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Memory]:
+    def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> builtins.list[Memory]:
         """Lessons that may apply to a request (``engine.LESSON_KINDS``: corrections, constraints,
         procedures, failure lessons), nearest by meaning, whether or not memory answers the
         request (``SearchEngine.applicable``). Empty without the dense leg. ``inject`` hands
@@ -185,7 +183,7 @@ class Project:
             self.engine.start()  # memory outgrew the block: searches will want vectors
         return result
 
-    def staged_evidence(self, session: str | None = None, limit: int = staged.EVIDENCE_WINDOW) -> list[Evidence]:
+    def staged_evidence(self, session: str | None = None, limit: int = staged.EVIDENCE_WINDOW) -> builtins.list[Evidence]:
         """Staged failures, newest first (optionally of one kernel session)."""
         return staged.staged(self.conn, session, limit)
 
@@ -234,7 +232,7 @@ class Project:
         near = self.similar(m.statement, exclude=[m.id, *([m.supersedes] if m.supersedes else [])])
         return Recorded(m, tuple(near), changed=self.revision() != before)
 
-    def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
+    def remember_many(self, items: Iterable[dict[str, Any]]) -> builtins.list[Memory]:
         """Record many statements in one transaction (each item: remember()'s keywords);
         the first refused item refuses them all. Returns the memories, in order."""
         upkeep.check_writable(self.conn)
@@ -324,11 +322,14 @@ class Project:
         upkeep.check_writable(self.conn)
         return upkeep.rebuild_all(self.conn, self.sharing, forget=self._forget_caches)
 
-    def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
-        """Forget what the retention rules let go (``maintenance.gc``); ``dry_run`` only counts."""
+    def gc(self, *, dry_run: bool = False, closed_days: int = CLOSED_DAYS, unconfirmed_days: int = UNCONFIRMED_DAYS,
+           evidence_days: int = EVIDENCE_DAYS) -> GcReport:
+        """Forget closed memories after ``closed_days``, unconfirmed ones after ``unconfirmed_days``,
+        uncited staged failures after ``evidence_days`` (``maintenance.gc``); ``dry_run`` only counts."""
         if not dry_run:
             upkeep.check_writable(self.conn)
-        report = gc(self.conn, dry_run=dry_run, **retention)
+        report = gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
+                    evidence_days=evidence_days)
         self._after_write()
         return report
 
@@ -343,10 +344,9 @@ class Project:
 
     def import_(self, fp: IO[str], *, source: str = "import", other_project: bool = False) -> ImportReport:
         """Merge an export. In a shared repository the new events go to this writer's file
-        too (teammates get them), and are applied in (time, uid) order.
-
-        An export of another repository (another root commit), or one that cannot say
-        which it is of, is refused (``OtherProjectImport``) unless ``other_project``."""
+        too (teammates get them), and are applied in (time, uid) order. An export of another
+        repository (another root commit), or one that cannot say which it is of, is refused
+        (``OtherProjectImport``) unless ``other_project``."""
         upkeep.check_writable(self.conn)
         origin = None if other_project else Origin(upkeep.root_commits(self.conn, self.root), self.id, self.name)
         report = upkeep.import_into(self.conn, self.sharing, fp, source, origin)

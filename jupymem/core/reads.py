@@ -6,6 +6,7 @@ the same memory differently (the disputes, computed once per revision).
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -65,7 +66,7 @@ class Reads:
         where, params = self._filter(kind, include_inactive)
         return self.conn.execute(f"SELECT count(*) FROM memories{where}", params).fetchone()[0]
 
-    def _filter(self, kind: str | None, include_inactive: bool) -> tuple[str, list[Any]]:
+    def _filter(self, kind: str | None, include_inactive: bool) -> tuple[str, builtins.list[Any]]:
         where, params = [], []
         if not include_inactive:
             where.append("status = ?")
@@ -82,7 +83,7 @@ class Reads:
         got = dict(rows.fetchall())
         return {k: got.get(k, 0) for k in KINDS}
 
-    def history(self, memory_id: str) -> list[HistoryEntry]:
+    def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         """What happened to a memory, oldest first."""
         m = self.get(memory_id)
         rows = self.conn.execute(

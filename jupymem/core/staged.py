@@ -7,6 +7,8 @@ A failure becomes part of memory only when a memory cites it (``cited_evidence``
 
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 import json
 from collections.abc import Sequence
@@ -64,7 +66,8 @@ def staged_revision(conn: database.Connection) -> int:
 
 def staged(conn: database.Connection, session: str | None, limit: int) -> list[Evidence]:
     """Staged failures, newest first (optionally of one kernel session)."""
-    sql, params = "SELECT data FROM staged_evidence", []
+    sql = "SELECT data FROM staged_evidence"
+    params: list[Any] = []
     if session:
         sql += " WHERE session = ?"
         params.append(session)

@@ -331,13 +331,18 @@ def _cutoff(now: datetime, days: int) -> str:
     return clock.format_at(now - timedelta(days=days))
 
 
+# Retention (SPEC 8), in days: closed memories, assistant memories nobody confirmed,
+# staged failures nothing cites.
+CLOSED_DAYS, UNCONFIRMED_DAYS, EVIDENCE_DAYS = 90, 180, 14
+
+
 def gc(
     conn: database.Connection,
     *,
     dry_run: bool = False,
-    closed_days: int = 90,
-    unconfirmed_days: int = 180,
-    evidence_days: int = 14,
+    closed_days: int = CLOSED_DAYS,
+    unconfirmed_days: int = UNCONFIRMED_DAYS,
+    evidence_days: int = EVIDENCE_DAYS,
     now: datetime | None = None,
 ) -> GcReport:
     """Drop what retention allows (SPEC 8):
