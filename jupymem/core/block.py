@@ -107,7 +107,11 @@ def entry(
 
 def _inventory(omitted: Sequence[Entry], budget: int) -> str:
     """One line naming what did not fit, shortened until it fits ``budget`` bytes."""
-    kinds = Counter(escape(m.kind) for m in omitted)
+    # Escaped once per distinct kind, not once per memory: at 1,000 memories most are
+    # omitted, and escaping each one's kind was a third of a rebuild.
+    kinds: Counter[str] = Counter()
+    for kind, n in Counter(m.kind for m in omitted).items():
+        kinds[escape(kind)] += n
     topics = Counter(m.topic for m in omitted if m.topic)
     kind_part = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: kind_rank(kv[0])))
     ranked_topics = sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -131,6 +135,8 @@ def _turns(ordered: Sequence[Entry], seen: dict[str, int]) -> list[Entry]:
     then the sources holding more memories, then by their first memory. With one
     source, nothing moves."""
     held = Counter(e.source for e in ordered)
+    if len(held) <= 1:  # one source (an unshared repository): nothing moves, nothing to queue
+        return list(ordered)
 
     def rank(source: str | None, first: int) -> tuple[int, int, int]:
         return (-1 if source is None else seen.get(source, len(seen) + 1), -held[source], first)
