@@ -177,3 +177,11 @@ def test_byte_identical_until_memory_changes(proj, repo: Path) -> None:
     assert proj.block().text == first.text  # same content, same bytes, same revision
     # The revision is a hash of the content: equal content, equal revision, in any process.
     assert hashlib.sha256(first.text.split("\n", 1)[1].encode()).hexdigest()[:12] == first.revision
+
+
+def test_the_block_reads_the_meta_key_sharing_writes() -> None:
+    # core.block names the key itself so that reading the block never imports sharing.
+    from jupymem.core import block
+    from jupymem.sharing import share
+
+    assert block.SEEN == share.SEEN

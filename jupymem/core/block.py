@@ -36,7 +36,12 @@ from typing import Any, NamedTuple
 
 from ..intake.text import strip_hidden
 from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
-from ..sharing.share import SEEN
+
+# The meta key under which ``share`` keeps when this clone first saw each shared file
+# (``share.SEEN``; tests/test_block.py holds the two equal). Named here, not imported: the
+# block is read in every repository, and importing the sharing room for one string cost a
+# command in an unshared repository more than building the block.
+SEEN = "share_seen"
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "

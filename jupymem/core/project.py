@@ -26,12 +26,9 @@ import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ..intake import capture, language
-from ..storage import database, eventlog, registry, validate
-from ..sharing import share
-from ..retrieval import retrieve
+from ..storage import database, eventlog, registry
 from .block import BlockCache
 from ..config import Settings
 from ..errors import (
@@ -44,10 +41,6 @@ from ..errors import (
     UnknownEvidence,
     UnknownMemory,
 )
-from ..storage.maintenance import (
-    GcReport, ImportReport, Origin, VerifyReport, export_log, garbled_error, gc, import_log, read_import, rebuild,
-    verify,
-)
 from ..models import (
     ACTIVE, KINDS, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
     Similar, kind_rank,
@@ -58,6 +51,17 @@ from ..storage.projection import (
 )
 from ..storage.projection import GENERATION
 from ..storage.projection import disputes as projection_disputes  # a local name in Project._disputes
+
+# Imported inside the methods that use them, not here: a one-shot command that only reads
+# (`jupymem status`, `block`) would otherwise pay for what writing, searching and maintenance
+# need (intake's secret patterns and language tables, validation, retrieval and its
+# answerability model, the shared log's format): most of its 0.45 s. Sharing, too, is
+# imported only where the repository has shared something (``follow``, ``sharing``).
+if TYPE_CHECKING:
+    from ..retrieval import retrieve
+    from ..sharing import share
+    from ..storage import validate
+    from ..storage.maintenance import GcReport, ImportReport, VerifyReport
 
 EVIDENCE_WINDOW = 64
 STAGED_REVISION = "staged_revision"  # meta key: a counter of writes to staged_evidence
@@ -90,7 +94,9 @@ class Project:
         self._vocab: Any = None
         self._postings: Any = None
         self._disputes_cache: tuple[int, dict[str, tuple[str, ...]]] | None = None
-        self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
+        self._sharing: share.Sharing | None = None  # made on first use (the ``sharing`` property)
+        self._sharing_lock = threading.Lock()
+        self._never_shared = False  # follow() found no .jupymem and nothing shared in the cache
         # Run after every committed write (opening keeps the registry's history mark with it).
         self.on_write: Any = None
         self._generation = database.get_meta(conn, GENERATION)  # see revision()
@@ -102,6 +108,19 @@ class Project:
     def database(self) -> Path:
         return self.conn.path
 
+    @property
+    def sharing(self) -> share.Sharing:
+        """This project's view of ``.jupymem/`` (``share.Sharing``), made on first use."""
+        sharing = self._sharing
+        if sharing is None:
+            from ..sharing.share import Sharing
+
+            with self._sharing_lock:
+                sharing = self._sharing
+                if sharing is None:
+                    sharing = self._sharing = Sharing(self.conn, self.root, on_rebuild=self._forget_caches)
+        return sharing
+
     # -- reading --------------------------------------------------------------
 
     def follow(self) -> None:
@@ -111,10 +130,29 @@ class Project:
         (the files may have moved on; nothing can be written to follow them)."""
         if self.conn.readonly:
             return
+        if self._sharing is None and self._unshared():
+            return
         try:
             self.sharing.follow()
         except json.JSONDecodeError:  # a replay met a garbled event of this machine's own: name it
+            from ..storage.maintenance import garbled_error
+
             raise garbled_error(self.conn, f"The cache of {self.name}'s memory cannot follow .jupymem/log.") from None
+
+    def _unshared(self) -> bool:
+        """True when following has nothing to do and the sharing room need not be imported:
+        no ``.jupymem`` entry in the repository (a link counts as one: ``share`` names it), and
+        no shared file or event in the cache. ``Sharing.follow`` would find no signature and
+        the cache in step, and, like it, this looks at the tables once, then only at the
+        folder. Saves a one-shot command in an unshared repository the sharing room's import."""
+        if os.path.lexists(self.root / ".jupymem"):  # sharing.folder.FOLDER
+            return False
+        if not self._never_shared:
+            shared = self.conn.execute("SELECT 1 FROM shared_files LIMIT 1").fetchone() or self.conn.execute(
+                "SELECT 1 FROM events WHERE scope = ? LIMIT 1", (eventlog.SHARED,)
+            ).fetchone()
+            self._never_shared = shared is None
+        return self._never_shared
 
     def revision(self) -> int:
         """The last event's sequence number: it changes whenever memory changes.
@@ -259,6 +297,8 @@ class Project:
         cannot answer), "dense" the transformer's ranking alone and "fts" plain FTS5 BM25
         (both rankings without abstention).
         """
+        from ..retrieval import retrieve  # not at import: reading commands never search
+
         limit = max(1, min(int(limit), 200))
         legs = self._legs(mode, kinds)
         result = retrieve.search(
@@ -285,6 +325,8 @@ class Project:
         """The ranking behind ``search``: every candidate, best first, the first ``count``
         with their answerability signals and confidence. For tuning and error analysis
         (``benchmarks/``); faces call ``search``."""
+        from ..retrieval import retrieve
+
         legs = self._legs(mode, kinds)
         ranking = retrieve.rank(
             self.conn, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
@@ -295,6 +337,8 @@ class Project:
 
     def _legs(self, mode: str, kinds: Sequence[str] | None) -> dict[str, Any]:
         """What ``retrieve`` needs to run every leg that can answer now."""
+        from ..retrieval import retrieve
+
         if kinds:
             for k in kinds:
                 _check_kind(k)
@@ -376,12 +420,16 @@ class Project:
         """The dense leg if it can answer right now (``retrieval.tiers``), of ``tier`` only
         when one is named; never waits for it in a long-lived process, whose first search
         starts the encoders loading."""
-        return self.tiers.leg(rev, retrieve.DenseLeg, only=tier)
+        from ..retrieval.retrieve import DenseLeg
+
+        return self.tiers.leg(rev, DenseLeg, only=tier)
 
     def prepare_dense(self, timeout: float | None = None) -> dict[str, Any]:
         """Load the encoders and embed every memory now, waiting (evaluation, benchmarks,
         tests). Searches never call this; returns ``dense_status()``."""
-        self.tiers.prepare(self.revision, retrieve.DenseLeg, timeout)
+        from ..retrieval.retrieve import DenseLeg
+
+        self.tiers.prepare(self.revision, DenseLeg, timeout)
         return self.dense_status()
 
     def dense_status(self) -> dict[str, Any]:
@@ -443,6 +491,8 @@ class Project:
 
         ``private`` keeps it in this machine's store only: it never reaches ``.jupymem/``.
         """
+        from ..storage import validate  # the write path's checks: imported by writers only
+
         if supersedes:
             return self.supersede(
                 supersedes, statement, kind=kind, topic=topic, evidence=evidence, provenance=provenance,
@@ -487,6 +537,8 @@ class Project:
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> list[Memory]:
         """Record many statements in one transaction (each item: remember()'s keywords)."""
+        from ..storage import validate
+
         self._writable()
         payloads = []
         author = self._author()  # asked once for the whole batch
@@ -528,6 +580,8 @@ class Project:
 
         Replacing a private memory is private too: teammates never saw the old one.
         """
+        from ..storage import validate
+
         self._writable()
         old = self.get(memory_id)
         if old.status != ACTIVE:
@@ -546,6 +600,8 @@ class Project:
         return self.get(payload["id"])
 
     def retire(self, memory_id: str, reason: str | None = None) -> Memory:
+        from ..intake import capture
+
         self._writable()
         m = self.get(memory_id)
         if m.status != ACTIVE:
@@ -607,6 +663,9 @@ class Project:
     def verify(self) -> VerifyReport:
         """The database's own chain and projection, and, in a shared repository, every
         line of every ``.jupymem/`` file (problems name file and line)."""
+        from ..sharing import share
+        from ..storage.maintenance import verify
+
         shared = self.sharing.state() != share.NONE or self.sharing.has_shared_events()
         report = verify(self.conn, shared=shared)
         if self.sharing.state() == share.NONE:
@@ -621,6 +680,9 @@ class Project:
     def rebuild(self) -> int:
         """Recreate every table from the log (in a shared repository: from the files and
         this machine's own events, which is what the cache is)."""
+        from ..sharing import share
+        from ..storage.maintenance import garbled_error, rebuild
+
         self._writable()
         if self.sharing.state() != share.NONE or self.sharing.has_shared_events():
             try:
@@ -646,12 +708,16 @@ class Project:
     def gc(self, *, dry_run: bool = False, **retention: int) -> GcReport:
         if not dry_run:
             self._writable()
+        from ..storage.maintenance import gc
+
         report = gc(self.conn, dry_run=dry_run, **retention)
         self._after_write()
         return report
 
     def export(self, fp: IO[str]) -> int:
         """The log as JSONL, private events left out (an export is meant to be shared)."""
+        from ..storage.maintenance import export_log
+
         stored = database.get_meta(self.conn, "root_commit") or None
         return export_log(self.conn, fp, project_id=self.id, repository=stored or registry.root_commit(self.root))
 
@@ -676,6 +742,9 @@ class Project:
 
         An export of another repository (another root commit), or one that cannot say
         which it is of, is refused (``OtherProjectImport``) unless ``other_project``."""
+        from ..sharing import share
+        from ..storage.maintenance import ImportReport, Origin, import_log, read_import
+
         self._writable()
         origin = None if other_project else Origin(self._root_commits(), self.id, self.name)
         if self.sharing.state() != share.ON:
@@ -707,6 +776,8 @@ class Project:
         return frozenset(c for c in (stored, registry.root_commit(self.root)) if c)
 
     def _known(self) -> validate.Known:
+        from ..storage import validate
+
         return validate.DatabaseKnown(self.conn)
 
     @property
@@ -733,6 +804,8 @@ class Project:
             )
 
     def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
+        from ..storage import validate
+
         validate.check_payload(type_, payload, self._known())
         with self.sharing.writing() as log:
             ev = log.append(type_, payload, private=private)
@@ -755,6 +828,8 @@ class Project:
         *,
         author: str | None = None,
     ) -> dict[str, Any]:
+        from ..intake import capture  # its secret scan: only statements being recorded need it
+
         text = capture.check_statement(statement)
         _check_kind(kind)
         topic = _check_topic(topic)
@@ -791,11 +866,15 @@ class Project:
         return payload
 
     def _author(self) -> str | None:
-        who = share.identity(self.root)
+        from ..sharing.share import identity
+
+        who = identity(self.root)
         return str(who) if who else None
 
     def _english(self, text: str) -> tuple[str, str | None]:
         """(statement to store, original words or None) under the language policy (SPEC 6)."""
+        from ..intake import capture
+
         translator = self.translator or _model_translator(self.settings)
         if not needs_translation(text, self.settings, translator):
             return text, None
@@ -803,6 +882,8 @@ class Project:
         return translated, text
 
     def _resolve_evidence(self, evidence: Iterable[str | Evidence]) -> list[Evidence]:
+        from ..intake import capture
+
         out: dict[str, Evidence] = {}
         for e in evidence or ():
             item = e if isinstance(e, Evidence) else self.evidence(str(e))
@@ -813,6 +894,8 @@ class Project:
 def needs_translation(text: str, settings: Settings, translator: Any = None) -> bool:
     """True when ``text`` must be translated before it is stored; raises
     ``LanguageRefused`` when it would need translating and nothing can."""
+    from ..intake import language  # its word tables: only statements being recorded need them
+
     if settings.language == "source" or language.is_english(text):
         return False
     if translator is None and not settings.model:
@@ -829,6 +912,8 @@ def needs_translation(text: str, settings: Settings, translator: Any = None) -> 
 def check_first_record(statement: str | bytes, settings: Settings) -> None:
     """Refuse what ``remember`` would refuse *before* a face initializes memory for
     it, so a refused first statement leaves no empty project behind."""
+    from ..intake import capture
+
     needs_translation(capture.check_statement(statement), settings)
 
 
@@ -849,6 +934,8 @@ def _check_kind(kind: str) -> None:
 
 
 def _check_topic(topic: str | None) -> str | None:
+    from ..intake import capture
+
     if topic is None:
         return None
     t = " ".join(capture.check_statement(topic, "topic").split())
