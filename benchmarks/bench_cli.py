@@ -10,7 +10,9 @@ A command is a fresh interpreter, so most of its wall time is importing: each co
 is run ``--runs`` times for wall time (``python -m jupymem ...``, output discarded) and
 ``--runs`` more times under ``-X importtime`` for the import time (the sum of the
 top-level imports' cumulative times, ``runpy`` and the interpreter's own start-up
-excluded). ``remember`` records a distinct statement each run, so none is refused as a
+excluded). Modules are compiled once into a bytecode cache in the temporary directory, as
+an installed package's are (``--no-bytecode-cache``: compiled in every run, which is what
+a checkout run with ``PYTHONDONTWRITEBYTECODE`` set pays). ``remember`` records a distinct statement each run, so none is refused as a
 duplicate and every run writes. Figures are medians; the load average is reported with
 them, because two shared cores make single runs noisy.
 
@@ -52,9 +54,17 @@ def build(root: Path, home: Path) -> None:
     close_all()
 
 
-def _env(home: Path) -> dict[str, str]:
+def _env(home: Path, pycache: Path | None) -> dict[str, str]:
     env = dict(os.environ, JUPYMEM_HOME=str(home))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    if pycache is not None:
+        # Compiled once, as an installed package is: without a bytecode cache (this machine
+        # sets PYTHONDONTWRITEBYTECODE) every command compiles every module it imports, which
+        # cost more than the rest of the import. A prefix keeps .pyc files out of the tree.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -81,8 +91,8 @@ def run_command(argv: list[str], root: Path, env: dict[str, str], importtime: bo
     return wall, done.stderr
 
 
-def bench_commands(root: Path, home: Path, runs: int) -> dict[str, dict[str, float]]:
-    env = _env(home)
+def bench_commands(root: Path, home: Path, runs: int, pycache: Path | None) -> dict[str, dict[str, float]]:
+    env = _env(home, pycache)
     serial = iter(range(10**6))
     commands = {
         "status": lambda: ["status"],
@@ -98,7 +108,7 @@ def bench_commands(root: Path, home: Path, runs: int) -> dict[str, dict[str, flo
         out[name] = {"wall_ms": round(statistics.median(walls), 1), "import_ms": round(statistics.median(imports), 1),
                      "wall_min_ms": round(min(walls), 1), "runs": runs}
     # the interpreter alone, for scale: what no change to jupymem can save
-    bare = [(lambda t0: (subprocess.run([sys.executable, "-c", "pass"], check=True),
+    bare = [(lambda t0: (subprocess.run([sys.executable, "-c", "pass"], check=True, env=env),
                          (time.perf_counter() - t0) * 1000)[1])(time.perf_counter()) for _ in range(runs)]
     out["python -c pass"] = {"wall_ms": round(statistics.median(bare), 1)}
     return out
@@ -127,19 +137,24 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per command (default 5)")
     ap.add_argument("--rebuilds", type=int, default=101, help="changes timed for the block rebuild (default 101)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    ap.add_argument("--no-bytecode-cache", action="store_true",
+                    help="compile every module in every run (PYTHONDONTWRITEBYTECODE), as an uninstalled checkout may")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root, home = Path(tmp) / "repo", Path(tmp) / "home"
         build(root, home)
         load_before = os.getloadavg()
-        results = {"commands": bench_commands(root, home, args.runs),
+        pycache = None if args.no_bytecode_cache else Path(tmp) / "pycache"
+        results = {"bytecode_cache": pycache is not None,
+                   "commands": bench_commands(root, home, args.runs, pycache),
                    "block_rebuild": bench_rebuild(root, home, args.rebuilds)}
         results["load"] = {"before": [round(x, 2) for x in load_before],
                            "after": [round(x, 2) for x in os.getloadavg()]}
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"{N:,} memories; load average before {results['load']['before']}, after {results['load']['after']}")
+    cache = "with a bytecode cache" if results["bytecode_cache"] else "compiling every module (no bytecode cache)"
+    print(f"{N:,} memories, {cache}; load average before {results['load']['before']}, after {results['load']['after']}")
     for name, r in results["commands"].items():
         extra = f", imports {r['import_ms']} ms (min wall {r['wall_min_ms']})" if "import_ms" in r else ""
         print(f"  {name:<16} wall {r['wall_ms']} ms{extra}")

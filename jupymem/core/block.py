@@ -59,7 +59,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u2
 _SPACES = re.compile(r" {2,}")
 
 
+# Printable ASCII but ``& < >``: text made only of these has nothing to fold, drop or escape.
+_PLAIN = re.compile(r"[\x20-\x25\x27-\x3b\x3d\x3f-\x7e]*")
+
+
 def escape(text: str) -> str:
+    # Most statements are plain: one C-level match instead of six passes over the text. A
+    # process's first block renders every active memory (20 ms at 1,000 before this).
+    if _PLAIN.fullmatch(text) and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return _escaped(text)
+
+
+def _escaped(text: str) -> str:
     # strip_hidden: every entrance refuses such text already; this is the last line.
     text = strip_hidden(_CONTROL.sub("", _BREAKS.sub(" ", text)))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

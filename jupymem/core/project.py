@@ -23,7 +23,6 @@ import io
 import json
 import os
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -727,6 +726,8 @@ class Project:
         target = Path(path).expanduser()
         buf = io.StringIO()
         n = self.export(buf)
+        import uuid  # (and platform, which it imports) only for an export
+
         tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             tmp.write_text(buf.getvalue(), encoding="utf-8")
