@@ -382,7 +382,8 @@ _NOT_FOR_READING = {
 
 def imported_by(*args: str, cwd: Path) -> set[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, capture_output=True, env=env, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, capture_output=True, env=env,
+                          timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
     out = json.loads(proc.stdout)
     assert out["code"] == 0, out
