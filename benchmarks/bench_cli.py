@@ -10,7 +10,8 @@ A command is a fresh interpreter, so most of its wall time is importing: each co
 is run ``--runs`` times for wall time (``python -m jupymem ...``, output discarded) and
 ``--runs`` more times under ``-X importtime`` for the import time (the sum of the
 top-level imports' cumulative times, ``runpy`` and the interpreter's own start-up
-excluded). Modules are compiled once into a bytecode cache in the temporary directory, as
+excluded). The child's CPU time (user + system, from ``getrusage``) is reported beside the
+wall time: other jobs on a shared machine inflate wall time far more than CPU time. Modules are compiled once into a bytecode cache in the temporary directory, as
 an installed package's are (``--no-bytecode-cache``: compiled in every run, which is what
 a checkout run with ``PYTHONDONTWRITEBYTECODE`` set pays). ``remember`` records a distinct statement each run, so none is refused as a
 duplicate and every run writes. Figures are medians; the load average is reported with
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -81,15 +83,23 @@ def import_ms(stderr: str) -> float:
     return total / 1000
 
 
-def run_command(argv: list[str], root: Path, env: dict[str, str], importtime: bool) -> tuple[float, str]:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_command(argv: list[str], root: Path, env: dict[str, str], importtime: bool) -> tuple[float, float, str]:
+    """(wall ms, CPU ms, stderr) of one command in a fresh interpreter."""
     cmd = [sys.executable] + (["-X", "importtime"] if importtime else []) + ["-m", "jupymem", *argv]
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           check=False)
     wall = (time.perf_counter() - t0) * 1000
+    cpu = (_children_cpu() - cpu0) * 1000
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-500:]}")
-    return wall, done.stderr
+    return wall, cpu, done.stderr
 
 
 def bench_commands(root: Path, home: Path, runs: int, pycache: Path | None) -> dict[str, dict[str, float]]:
@@ -104,17 +114,20 @@ def bench_commands(root: Path, home: Path, runs: int, pycache: Path | None) -> d
     out = {}
     for name, argv in commands.items():
         run_command(argv(), root, env, False)  # the page cache warm, bytecode compiled
-        walls = [run_command(argv(), root, env, False)[0] for _ in range(runs)]
-        imports = [import_ms(run_command(argv(), root, env, True)[1]) for _ in range(runs)]
-        out[name] = {"wall_ms": round(statistics.median(walls), 1), "import_ms": round(statistics.median(imports), 1),
-                     "wall_min_ms": round(min(walls), 1), "runs": runs}
+        timed = [run_command(argv(), root, env, False) for _ in range(runs)]
+        walls, cpus = [t[0] for t in timed], [t[1] for t in timed]
+        imports = [import_ms(run_command(argv(), root, env, True)[2]) for _ in range(runs)]
+        out[name] = {"wall_ms": round(statistics.median(walls), 1), "cpu_ms": round(statistics.median(cpus), 1),
+                     "import_ms": round(statistics.median(imports), 1), "wall_min_ms": round(min(walls), 1),
+                     "runs": runs}
     # the interpreter alone, for scale: what no change to jupymem can save
-    bare = []
+    bare, bare_cpu = [], []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        cpu0, t0 = _children_cpu(), time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
         bare.append((time.perf_counter() - t0) * 1000)
-    out["python -c pass"] = {"wall_ms": round(statistics.median(bare), 1)}
+        bare_cpu.append((_children_cpu() - cpu0) * 1000)
+    out["python -c pass"] = {"wall_ms": round(statistics.median(bare), 1), "cpu_ms": round(statistics.median(bare_cpu), 1)}
     return out
 
 
@@ -161,7 +174,7 @@ def main() -> int:
     print(f"{N:,} memories, {cache}; load average before {results['load']['before']}, after {results['load']['after']}")
     for name, r in results["commands"].items():
         extra = f", imports {r['import_ms']} ms (min wall {r['wall_min_ms']})" if "import_ms" in r else ""
-        print(f"  {name:<16} wall {r['wall_ms']} ms{extra}")
+        print(f"  {name:<16} wall {r['wall_ms']} ms, CPU {r['cpu_ms']} ms{extra}")
     b = results["block_rebuild"]
     print(f"  block after a change {b['after_change_ms']} ms (p90 {b['after_change_p90_ms']}), "
           f"unchanged {b['unchanged_ms']} ms, {b['rebuilds']} changes")
