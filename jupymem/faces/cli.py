@@ -363,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     for action in commands.actions(commands.CLI):
         help_ = action.help[0].lower() + action.help[1:].rstrip(".")
         # eval and bench bring their own --json; every other action shares --path and --json.
-        parents = [] if action.arguments_from else [common]
+        parents: list[Any] = [] if action.arguments_from else [common]  # (typeshed wants _Subcommand parents)
         p = sub.add_parser(action.name, parents=parents, help=help_, description=action.help,
                            add_later=lambda p, a=action: commands.add_options(p, a, commands.CLI))
         p.set_defaults(func=handlers[action.name])
