@@ -202,6 +202,11 @@ def spawn(code: str, *args: str, **kw: Any) -> subprocess.Popen:
 WRITING_LOOP = """
 import sys, time, jupymem
 proj = jupymem.project(sys.argv[1])
+# What the first write imports (the write path is imported on first use): loaded before
+# "ready", so that the writer writes while the test reads, not after.
+from jupymem.intake import capture, language
+from jupymem.sharing import share
+from jupymem.storage import validate
 print("ready", flush=True)
 i = 0
 while True:

@@ -177,3 +177,31 @@ def test_byte_identical_until_memory_changes(proj, repo: Path) -> None:
     assert proj.block().text == first.text  # same content, same bytes, same revision
     # The revision is a hash of the content: equal content, equal revision, in any process.
     assert hashlib.sha256(first.text.split("\n", 1)[1].encode()).hexdigest()[:12] == first.revision
+
+
+def test_the_block_reads_the_meta_key_sharing_writes() -> None:
+    # core.block names the key itself so that reading the block never imports sharing.
+    from jupymem.core import block
+    from jupymem.sharing import share
+
+    assert block.SEEN == share.SEEN
+
+
+def test_escape_takes_its_shortcut_only_where_the_full_rules_change_nothing() -> None:
+    # escape() returns plain text as it is; the full rules (_escaped) must agree on every
+    # text, plain or not: printable ASCII, each character that is escaped, folded or
+    # dropped, and the spaces strip() and the double-space rule touch.
+    import random
+
+    from jupymem.core.block import _escaped
+
+    specials = ["&", "<", ">", "  ", " ", "\t", "\n", "\r", "\x00", "\x1b", "\x7f", "\x85", "\u2028", "\u202e",
+                "\u200b", "\ufeff", "é", "\U000e0041"]
+    rng = random.Random(7)
+    texts = ["", " ", "plain words", " leading", "trailing ", "a  b", *specials]
+    for _ in range(3000):
+        parts = [chr(rng.randrange(0x20, 0x7f)) for _ in range(rng.randrange(0, 12))]
+        if rng.random() < 0.5:
+            parts.insert(rng.randrange(len(parts) + 1), rng.choice(specials))
+        texts.append("".join(parts))
+    assert [escape(t) for t in texts] == [_escaped(t) for t in texts]

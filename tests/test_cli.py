@@ -357,3 +357,58 @@ def test_remember_names_a_near_duplicate_and_how_to_supersede_it(filled: Path) -
     # Unquoted words are one statement, as in the magic.
     words = ok_json(jm("remember", "Plots", "use", "viridis", "--json", cwd=filled))
     assert words["statement"] == "Plots use viridis"
+
+
+# -- what a command imports ------------------------------------------------------
+
+# Runs one command in a fresh interpreter and lists the jupymem modules it imported.
+_PROBE = """
+import contextlib, io, json, sys
+from jupymem.faces.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.startswith("jupymem"))}))
+"""
+# What reading an unshared repository's status or block never needs: search (retrieval's
+# lexical leg and answerability), the write path's checks (the secret scan's compiled
+# patterns, language tables, validation), maintenance and recovery, the measuring tools.
+_NOT_FOR_READING = {
+    "jupymem.retrieval.retrieve", "jupymem.retrieval.answerable", "jupymem.retrieval.lexical",
+    "jupymem.intake.capture", "jupymem.intake.secrets_scan", "jupymem.intake.secret_rules",
+    "jupymem.intake.language", "jupymem.storage.validate", "jupymem.storage.maintenance",
+    "jupymem.storage.recovery", "jupymem.measure.evaluate", "jupymem.measure.bench",
+}
+
+
+def imported_by(*args: str, cwd: Path) -> set[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, capture_output=True, env=env,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = json.loads(proc.stdout)
+    assert out["code"] == 0, out
+    return set(out["modules"])
+
+
+def test_status_and_block_import_only_what_reading_needs(repo: Path) -> None:
+    jupymem.init(repo).remember_many({"statement": f"Table t{i} keeps its raw files under data/raw/t{i}."}
+                                     for i in range(40))
+    status = imported_by("status", cwd=repo)
+    assert "jupymem.core.overview" in status  # the probe sees what the command ran
+    assert status & _NOT_FOR_READING == set()
+    block = imported_by("block", cwd=repo)
+    assert "jupymem.core.block" in block
+    assert block & _NOT_FOR_READING == set()
+    # an unshared repository: the block neither follows files nor ranks anything
+    assert {m for m in block if m.startswith(("jupymem.sharing", "jupymem.retrieval"))} == set()
+    # and the commands that need them still get them
+    assert {"jupymem.retrieval.retrieve", "jupymem.retrieval.answerable"} <= imported_by("search", "raw files", cwd=repo)
+    assert {"jupymem.intake.capture", "jupymem.intake.secret_rules", "jupymem.storage.validate"} <= imported_by(
+        "remember", "Table t99 is rebuilt nightly from the warehouse.", cwd=repo)
+
+
+def test_block_in_a_shared_repository_follows_its_files(repo: Path) -> None:
+    proj = jupymem.init(repo)
+    proj.remember("Dates in the orders table are UTC.")
+    proj.share()
+    assert "jupymem.sharing.share" in imported_by("block", cwd=repo)

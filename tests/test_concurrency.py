@@ -28,6 +28,11 @@ for i in range(200):
 ENDLESS = """
 import sys, jupymem
 proj = jupymem.init(sys.argv[1])
+# What the first write imports (the write path is imported on first use): loaded before
+# "ready", so that the delays below cut into writing, not into importing.
+from jupymem.intake import capture, language
+from jupymem.sharing import share
+from jupymem.storage import validate
 print("ready", flush=True)
 i = 0
 while True:

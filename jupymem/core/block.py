@@ -36,8 +36,13 @@ from typing import Any, NamedTuple
 
 from ..intake.text import one_line
 from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
-from ..sharing.share import SEEN
 from ..storage.reads import Store, store_for
+
+# The meta key under which ``share`` keeps when this clone first saw each shared file
+# (``share.SEEN``; tests/test_block.py holds the two equal). Named here, not imported: the
+# block is read in every repository, and importing the sharing room for one string cost a
+# command in an unshared repository more than building the block.
+SEEN = "share_seen"
 
 PREAMBLE = (
     "Reference data recorded in this repository's memory by its people and assistants: "
@@ -50,7 +55,19 @@ _REV_LEN = 12
 _SPACES = re.compile(r" {2,}")
 
 
+# Printable ASCII but ``& < >``: text made only of these has nothing to fold, drop or escape.
+_PLAIN = re.compile(r"[\x20-\x25\x27-\x3b\x3d\x3f-\x7e]*")
+
+
 def escape(text: str) -> str:
+    # Most statements are plain: one C-level match instead of six passes over the text. A
+    # process's first block renders every active memory (20 ms at 1,000 before this).
+    if _PLAIN.fullmatch(text) and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return _escaped(text)
+
+
+def _escaped(text: str) -> str:
     # one_line strips hidden characters too: every entrance refuses them already; this is the last line.
     text = one_line(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -103,7 +120,11 @@ def entry(
 
 def _inventory(omitted: Sequence[Entry], budget: int) -> str:
     """One line naming what did not fit, shortened until it fits ``budget`` bytes."""
-    kinds = Counter(escape(m.kind) for m in omitted)
+    # Escaped once per distinct kind, not once per memory: at 1,000 memories most are
+    # omitted, and escaping each one's kind was a third of a rebuild.
+    kinds: Counter[str] = Counter()
+    for kind, n in Counter(m.kind for m in omitted).items():
+        kinds[escape(kind)] += n
     topics = Counter(m.topic for m in omitted if m.topic)
     kind_part = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: kind_rank(kv[0])))
     ranked_topics = sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -127,6 +148,8 @@ def _turns(ordered: Sequence[Entry], seen: dict[str, int]) -> list[Entry]:
     then the sources holding more memories, then by their first memory. With one
     source, nothing moves."""
     held = Counter(e.source for e in ordered)
+    if len(held) <= 1:  # one source (an unshared repository): nothing moves, nothing to queue
+        return list(ordered)
 
     def rank(source: str | None, first: int) -> tuple[int, int, int]:
         return (-1 if source is None else seen.get(source, len(seen) + 1), -held[source], first)

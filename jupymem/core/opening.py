@@ -34,18 +34,23 @@ import contextlib
 import io
 import json
 import logging
+import os
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
 from ..intake import clock
-from ..sharing import share
-from ..storage import database, eventlog, marks, recovery, registry
-from ..storage.maintenance import ImportReport, Origin, import_log
+from ..storage import database, eventlog, marks, registry
 from .project import Project
+
+# Sharing, recovery and maintenance are imported inside the functions that need them: a
+# command that only reads an unshared repository (`jupymem block`) needs none of them, and
+# they cost more to import than the read itself (see ``_has_log``).
+if TYPE_CHECKING:
+    from ..storage.maintenance import ImportReport
 
 log = logging.getLogger("jupymem")
 
@@ -168,10 +173,20 @@ def _check_mark(
 _HASH = re.compile(rb"[0-9a-f]{64}")
 
 
+def _has_log(root: Path) -> bool:
+    """``share.has_log``, without importing the sharing room where there is no ``.jupymem``
+    entry at all (most repositories): then there is no log, and every open asks."""
+    if not os.path.lexists(root / ".jupymem"):  # sharing.folder.FOLDER
+        return False
+    from ..sharing.share import has_log
+
+    return has_log(root)
+
+
 def is_cache(conn: database.Connection, root: Path | None) -> bool:
     """Whether the database is (or was) a shared repository's cache: its repository holds
     a log, or it was replayed from one (``share`` keeps the clone it was built for)."""
-    if root is not None and share.has_log(root):
+    if root is not None and _has_log(root):
         return True
     return database.get_meta(conn, "share_root") is not None
 
@@ -184,7 +199,7 @@ def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) 
     state = {"next": 2 * record.events if record and record.events else 1}
 
     def on_write(proj: Project) -> None:
-        if share.has_log(proj.root):
+        if _has_log(proj.root):
             return  # the files are the history (see _check_mark)
         row = eventlog.head(proj.conn)
         n, last = (row[0], str(row[1])) if row else (0, eventlog.GENESIS)
@@ -219,11 +234,11 @@ def find_project(path: str | Path, settings: Settings) -> Project | None:
     pid = reg.project_for_root(root)
     if pid is None:
         # A shared log is memory already: its cache is built on first read (SPEC 1, 9).
-        return init_project(root, settings) if share.has_log(root) else None
+        return init_project(root, settings) if _has_log(root) else None
     record = reg.record(pid)
     db = registry.database_path(settings.home, pid)
     if not db.exists():
-        if share.has_log(root):
+        if _has_log(root):
             return init_project(root, settings)  # the cache is rebuilt from the files
         if _nothing_recorded(record, db):
             return None  # bound, but nothing was ever recorded: `init` recreates it
@@ -283,6 +298,8 @@ def import_into(
     whole file is checked against a scratch database first, so a damaged or foreign
     file initializes nothing (every face that imports calls this). An export of another
     repository needs ``other_project`` (``maintenance.check_origin``)."""
+    from ..storage.maintenance import Origin, import_log
+
     root = registry.require_git_root(path)
     if find_project(path, settings) is None:
         commit = registry.root_commit(root)
@@ -303,7 +320,7 @@ def _ensure_database(home: Path, pid: str, root: Path, reg: registry.Registry) -
     one that had history would hide that it was lost."""
     path = registry.database_path(home, pid)
     record = reg.record(pid)
-    if not path.exists() and not _nothing_recorded(record, path) and not share.has_log(root):
+    if not path.exists() and not _nothing_recorded(record, path) and not _has_log(root):
         raise _lost(path, pid, root, record, "is missing")
     new = not path.exists()
     try:
@@ -384,6 +401,8 @@ def _bind_as_found(
 ) -> None:
     """Record a database as its own meta describes it, without opening it through SQLite's
     migrations (one from a newer jupymem): no mark, since its history is not ours to count."""
+    from ..storage import recovery
+
     meta = recovery.identity_in(db)
     pid = meta.get("project_id") or db.parent.name
     created = meta.get("created_at") or clock.now_at()

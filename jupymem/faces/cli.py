@@ -40,12 +40,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from ..intake import capture
 from . import commands, render
 from ..config import Settings
 from ..errors import JupymemError
 from ..models import Provenance, to_json
-from ..core.project import needs_translation
+
+# Nothing from core, retrieval, sharing or intake at import: every command imports what it
+# needs when it runs (mostly through ``Context.project``), so `jupymem status` does not pay
+# for search, `block` not for the secret scan. Importing them all made up 0.35 s of a 0.45 s
+# command (tests/test_cli.py checks what `status` and `block` leave unimported).
 
 PERSON = Provenance(recorder="person")
 MIN_CAP = 512
@@ -99,6 +102,8 @@ def _stdin_bytes() -> bytes:
 
 def _statement(text: str) -> str:
     """TEXT, or standard input for ``-``; checked (UTF-8, size, secrets) before anything is created."""
+    from ..intake import capture
+
     raw: str | bytes = _stdin_bytes() if text == "-" else text
     return capture.check_statement(raw)
 
@@ -106,6 +111,8 @@ def _statement(text: str) -> str:
 def _refuse_language(ctx: Context, text: str) -> None:
     # Refused up front (as the project would refuse it) so that a refused first
     # record initializes nothing; with JUPYMEM_MODEL set the core translates it.
+    from ..core.project import needs_translation
+
     needs_translation(text, ctx.settings)
 
 
@@ -322,6 +329,24 @@ def cmd_bench(ctx: Context) -> int:
 # -- parser -----------------------------------------------------------------------
 
 
+class _Subcommand(argparse.ArgumentParser):
+    """A subcommand's parser that takes its options only when it is chosen. One command
+    runs per process, and building all twenty-odd parsers' options (argparse translating
+    every help string) cost each command ~10 ms; ``eval`` and ``bench`` get theirs from
+    their modules (``arguments_from``), which import statistics, tempfile and more."""
+
+    def __init__(self, *args: Any, add_later: Callable[[argparse.ArgumentParser], None] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._add_later = add_later
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._add_later is not None:  # chosen (its -h included): now its options are needed
+            add, self._add_later = self._add_later, None
+            add(self)
+        return super().parse_known_args(args, namespace)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS on both levels, so the option works before or after the subcommand.
@@ -332,16 +357,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Durable memory for the notebooks of a git repository.",
         epilog="Exit codes: 0 ok, 1 a failed check, 2 a usage or input error.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Subcommand)
     handlers: dict[str, Callable[[Context], int]] = {
         name[len("cmd_"):]: func for name, func in globals().items() if name.startswith("cmd_")
     }
     for action in commands.actions(commands.CLI):
         help_ = action.help[0].lower() + action.help[1:].rstrip(".")
         # eval and bench bring their own --json; every other action shares --path and --json.
-        parents = [] if action.arguments_from else [common]
-        p = sub.add_parser(action.name, parents=parents, help=help_, description=action.help)
-        commands.add_options(p, action, commands.CLI)
+        parents: list[Any] = [] if action.arguments_from else [common]  # (typeshed wants _Subcommand parents)
+        p = sub.add_parser(action.name, parents=parents, help=help_, description=action.help,
+                           add_later=lambda p, a=action: commands.add_options(p, a, commands.CLI))
         p.set_defaults(func=handlers[action.name])
     return parser
 

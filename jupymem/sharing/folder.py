@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import SharingError
-from ..intake.secrets_scan import find_secrets
 from ..intake.text import control, hidden
 
 __all__ = ["FOLDER", "LOG_DIR", "Folder", "LinkRefused", "open_folder", "scan_log"]
@@ -208,6 +207,9 @@ def open_folder(root: Path, *, create: bool = False) -> Folder | None:
 def shown(name: str) -> str:
     """A name from the folder as a message may show it: a name is written by whoever
     committed it, so one holding a secret or hidden characters is described, not quoted."""
+    # The secret scan compiles its patterns on import: only a folder with names to show needs it.
+    from ..intake.secrets_scan import find_secrets
+
     found = find_secrets(name)
     if found:
         return f"<a name holding {found[0].label}>"

@@ -49,7 +49,6 @@ from typing import IO, Any
 
 from ..errors import InvalidStatement, JupymemError
 from ..intake import clock, strictjson
-from ..storage import validate
 from ..storage.eventlog import GENESIS, canonical, sha256
 from .folder import FOLDER, LOG_DIR
 
@@ -385,9 +384,13 @@ def _parse(raw: bytes | None, size: int) -> tuple[_Line | None, str]:
     if not isinstance(obj, dict) or not {"uid", "payload", "prev", "hash"} <= obj.keys():
         return None, "is not a jupymem event (a hand edit or a merge conflict marker?)"
     if obj.get("v") != FORMAT:
+        from ..storage import validate  # only where a line is refused: see check_line
+
         shown = validate.quoted(obj.get("v"), 20)
         return None, f"has format {shown}; this jupymem reads format {FORMAT} (upgrade jupymem?)"
     if obj.keys() != LINE_KEYS:
+        from ..storage import validate
+
         extra = sorted(obj.keys() - LINE_KEYS)
         what = f"a field the format does not have ({validate.quoted(extra[0])})" if extra else (
             f"no {sorted(LINE_KEYS - obj.keys())[0]!r}")
@@ -447,6 +450,10 @@ def check_line(event: dict[str, Any]) -> dict[str, Any]:
     from another writer's file, read in any order, and replay applies events in
     (time, uid) order. Raises a ``JupymemError`` naming the field.
     """
+    # Not at import: validation brings capture and the secret scan's compiled patterns,
+    # which `jupymem status` in a repository without shared lines never needs.
+    from ..storage import validate
+
     uid, type_, at, payload = event.get("uid"), event.get("type"), event.get("at"), event.get("payload")
     if not isinstance(uid, str) or not _UID.match(uid):
         raise InvalidStatement("its uid is not 32 hex digits")

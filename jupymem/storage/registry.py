@@ -27,15 +27,16 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
 from ..intake import clock
+
+# subprocess, secrets and tempfile are imported where git is asked, an id made or the registry
+# written: a command that only reads a bound repository does none of these, and the three
+# (with random, shutil and its compressors) cost it several milliseconds at start-up.
 
 REGISTRY_FILE = "registry.json"
 PROJECTS_DIR = "projects"
@@ -77,6 +78,8 @@ def require_git_root(path: str | os.PathLike[str]) -> Path:
 
 def root_commit(root: Path) -> str | None:
     """The repository's first commit: the part of its identity that survives a move."""
+    import subprocess
+
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "rev-list", "--max-parents=0", "HEAD"],
@@ -155,6 +158,8 @@ def database_path(home: Path, project_id: str) -> Path:
 
 
 def new_project_id() -> str:
+    import secrets
+
     return "p-" + secrets.token_hex(6)
 
 
@@ -263,6 +268,8 @@ def set_aside(path: Path) -> Path:
 
 def _write_registry(home: Path, reg: Registry) -> None:
     path = registry_path(home)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=".registry-", dir=home)
     try:
         with os.fdopen(fd, "wb") as fh:
