@@ -9,6 +9,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 DEFAULT_BLOCK_CAP = 4000
+# Retention (SPEC 8), in days, unless ``gc`` is told otherwise: closed memories, assistant
+# memories nobody confirmed, staged failures nothing cites.
+CLOSED_DAYS, UNCONFIRMED_DAYS, EVIDENCE_DAYS = 90, 180, 14
 
 
 @dataclass(frozen=True)

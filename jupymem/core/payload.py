@@ -15,23 +15,28 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..intake import capture, translate
 from ..models import Evidence, Provenance
-from ..sharing import share
-from ..storage import validate
 from .staged import relative
+
+# The write path's modules (the secret scan's patterns, the language tables, validation,
+# git identity) are imported by the functions below, when something is recorded: a
+# command that only reads (`jupymem status`, `block`) never pays for them.
 
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 
 
 def author(root: Path) -> str | None:
     """Who records here: the git identity of ``root``'s repository, or None."""
-    who = share.identity(root)
+    from ..sharing.journal import identity
+
+    who = identity(root)
     return str(who) if who else None
 
 
 def resolve_evidence(evidence: Iterable[str | Evidence], lookup: Callable[[str], Evidence]) -> list[Evidence]:
     """The failures cited, cleaned, one per handle (a handle is found with ``lookup``)."""
+    from ..intake import capture
+
     out: dict[str, Evidence] = {}
     for e in evidence or ():
         item = e if isinstance(e, Evidence) else lookup(str(e))
@@ -57,6 +62,9 @@ def memory_payload(
     """The ``memory`` of a record event; raises ``InvalidStatement``, ``SecretRefused`` or
     ``LanguageRefused`` for what cannot be stored. ``who``: the author when provenance
     names none (asked of git when not given); ``lookup`` finds a cited handle's failure."""
+    from ..intake import capture, translate
+    from ..storage import validate
+
     text = capture.check_statement(statement)
     validate.check_kind(kind)
     topic = validate.check_topic(topic)
@@ -86,3 +94,10 @@ def memory_payload(
     if private:
         payload["private"] = True
     return payload
+
+
+def reason(text: str | None) -> str | None:
+    """A retirement's reason, checked as a statement is (no secrets, nothing hidden)."""
+    from ..intake import capture
+
+    return None if text is None else capture.check_statement(text, "reason")

@@ -21,24 +21,25 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ..config import Settings
+from ..config import CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS, Settings
 from ..errors import InvalidTransition
-from ..intake import capture
-from ..intake.translate import check_first_record, needs_translation  # noqa: F401 (faces import them from here)
 from ..models import ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar
-from ..retrieval import retrieve
-from ..retrieval.engine import SearchEngine
-from ..sharing import share, switch
-from ..storage import database, eventlog, validate
-from ..storage.maintenance import (
-    CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS, GcReport, ImportReport, Origin, VerifyReport, gc,
-)
+from ..storage import database, eventlog
 from ..storage.projection import GENERATION, memories_by_id
+from ..storage.reads import store_for
 from . import payload, recording, staged, upkeep
 from .block import BlockCache
 from .reads import Reads
+
+# Searching, sharing and maintenance are reached through the modules that import them
+# when needed (the engine, ``upkeep``): `jupymem status` and `block` read, and pay for none.
+if TYPE_CHECKING:
+    from ..retrieval import retrieve
+    from ..retrieval.engine import SearchEngine
+    from ..sharing import share
+    from ..storage.maintenance import GcReport, ImportReport, VerifyReport
 
 
 class Project:
@@ -54,15 +55,29 @@ class Project:
         self.conn = conn
         self.translator: Any = None
         self.on_write: Any = None
-        self.engine = SearchEngine(conn, settings, self.revision)
-        self.store = self.engine.store  # what retrieval and the conversations read through
+        self.store = store_for(conn)  # what retrieval and the conversations read through
+        self._engine: SearchEngine | None = None
+        self._sharing: share.Sharing | None = None  # made on first use (``upkeep.sharing_of``)
         self._reads = Reads(conn, self.name, self.revision)
         self._blocks = BlockCache()  # the last block, and its rendered lines refreshed per change
-        self.sharing = share.Sharing(conn, root, on_rebuild=self._forget_caches)
         self._generation = database.get_meta(conn, GENERATION)  # see revision()
 
     def __repr__(self) -> str:
         return f"<Project {self.id} {self.root}>"
+
+    @property
+    def engine(self) -> SearchEngine:
+        """This project's searches (``retrieval.engine``), made on first use."""
+        if self._engine is None:
+            from ..retrieval.engine import SearchEngine
+
+            self._engine = SearchEngine(self.conn, self.settings, self.revision)
+        return self._engine
+
+    @property
+    def sharing(self) -> share.Sharing:
+        """This project's view of ``.jupymem/`` (``share.Sharing``), made on first use."""
+        return upkeep.sharing_of(self)
 
     @property
     def database(self) -> Path:
@@ -76,7 +91,8 @@ class Project:
         nothing changed; see ``share``). Faces reach projects through ``opening``, which
         calls this before every read. A read-only home answers from the cache as it is
         (the files may have moved on; nothing can be written to follow them)."""
-        upkeep.follow(self.conn, self.sharing, self.name)
+        if self._sharing is not None or not upkeep.never_shared(self.conn, self.root):
+            upkeep.follow(self.conn, self.sharing, self.name)
 
     def revision(self) -> int:
         """The last event's sequence number: it changes whenever memory changes.
@@ -210,7 +226,7 @@ class Project:
             )
         upkeep.check_writable(self.conn)
         memory = self._payload(statement, kind, topic, evidence, provenance, standing, private)
-        if recording.record(self.conn, self.sharing, memory, validate.DatabaseKnown(self.conn)):
+        if recording.record(self.conn, self.sharing, memory):
             self._after_write()
         return self.get(memory["id"])
 
@@ -236,7 +252,7 @@ class Project:
         """Record many statements in one transaction (each item: remember()'s keywords);
         the first refused item refuses them all. Returns the memories, in order."""
         upkeep.check_writable(self.conn)
-        memories, known = [], validate.DatabaseKnown(self.conn)
+        memories, check = [], recording.checker(self.conn)
         who = payload.author(self.root)  # asked once for the whole batch
         for item in map(dict, items):
             memory = self._payload(
@@ -244,7 +260,7 @@ class Project:
                 item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
                 bool(item.pop("private", False)), who=who,
             )
-            validate.check_payload("record", {"memory": memory}, known)
+            check(memory)
             memories.append(memory)
         recording.record_many(self.conn, self.sharing, memories)
         self._after_write()
@@ -280,9 +296,7 @@ class Project:
         m = self.get(memory_id)
         if m.status != ACTIVE:
             raise InvalidTransition(f"{m.id} is already {m.status}.")
-        if reason is not None:
-            reason = capture.check_statement(reason, "reason")
-        self._event("retire", {"id": m.id, "reason": reason}, private=m.private)
+        self._event("retire", {"id": m.id, "reason": payload.reason(reason)}, private=m.private)
         return self.get(m.id)
 
     def confirm(self, memory_id: str, by: str | None = None) -> Memory:
@@ -328,8 +342,8 @@ class Project:
         uncited staged failures after ``evidence_days`` (``maintenance.gc``); ``dry_run`` only counts."""
         if not dry_run:
             upkeep.check_writable(self.conn)
-        report = gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
-                    evidence_days=evidence_days)
+        report = upkeep.gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
+                           evidence_days=evidence_days)
         self._after_write()
         return report
 
@@ -348,7 +362,7 @@ class Project:
         repository (another root commit), or one that cannot say which it is of, is refused
         (``OtherProjectImport``) unless ``other_project``."""
         upkeep.check_writable(self.conn)
-        origin = None if other_project else Origin(upkeep.root_commits(self.conn, self.root), self.id, self.name)
+        origin = None if other_project else (self.id, self.name)
         report = upkeep.import_into(self.conn, self.sharing, fp, source, origin)
         self._after_write()
         return report
@@ -357,11 +371,11 @@ class Project:
         """Turn sharing through git on (create ``.jupymem/``, write this clone's history
         into its file) or off (the files stay as history). Returns what was done."""
         upkeep.check_writable(self.conn)
-        return switch.enable(self.sharing) if on else switch.disable(self.sharing)
+        return upkeep.switch_sharing(self.sharing, on)
 
     def sharing_status(self) -> dict[str, Any]:
         """Whether memory is shared, this writer's file, and the shared files' problems."""
-        return switch.status(self.sharing)
+        return upkeep.sharing_status(self.sharing)
 
     # -- internals ------------------------------------------------------------
 
@@ -379,7 +393,8 @@ class Project:
         """Drop what was computed from the tables: a rebuild may have moved every row."""
         self._blocks.reset()
         self._reads.reset()
-        self.engine.reset()
+        if self._engine is not None:
+            self._engine.reset()
 
     def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
         recording.write(self.conn, self.sharing, type_, payload, private=private)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import UnknownMemory
 from ..models import ACTIVE, KINDS, HistoryEntry, Memory, SearchResult, kind_rank
-from ..storage import database, validate
+from ..storage import database
 from ..storage.projection import MEMORY_COLUMNS, disputes, history_from_row, memory_from_row
 
 # Block order in SQL, derived from KINDS as models.kind_rank is (a fixed tuple, not user input).
@@ -72,6 +72,8 @@ class Reads:
             where.append("status = ?")
             params.append(ACTIVE)
         if kind:
+            from ..storage import validate  # only a filtered read asks for it
+
             validate.check_kind(kind)
             where.append("kind = ?")
             params.append(kind)

@@ -8,17 +8,28 @@ too (``share.Sharing.writing``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..sharing import share
-from ..storage import database, validate
+from ..storage import database
 from ..storage.projection import Batch, adds_nothing, apply
 
+# Validation is imported by the writes themselves: a command that only reads never needs it.
+if TYPE_CHECKING:
+    from ..sharing import share
 
-def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any], known: validate.Known) -> bool:
+
+def checker(conn: database.Connection) -> Callable[[dict[str, Any]], None]:
+    """A check of memories to be recorded together, each as every door checks it."""
+    from ..storage import validate
+
+    known = validate.DatabaseKnown(conn)
+    return lambda memory: validate.check_payload("record", {"memory": memory}, known)
+
+
+def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any]) -> bool:
     """Write one record event for ``memory``; False when it would add nothing (no event)."""
-    validate.check_payload("record", {"memory": memory}, known)
+    checker(conn)(memory)
     with sharing.writing() as log:
         if adds_nothing(conn, memory):
             return False
@@ -29,6 +40,8 @@ def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, 
 def write(conn: database.Connection, sharing: share.Sharing, type_: str, payload: dict[str, Any], *,
           private: bool = False) -> None:
     """Check and write one event of any type (a supersede, a retirement, a confirmation)."""
+    from ..storage import validate
+
     validate.check_payload(type_, payload, validate.DatabaseKnown(conn))
     with sharing.writing() as log:
         apply(conn, log.append(type_, payload, private=private))

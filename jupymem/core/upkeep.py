@@ -16,14 +16,38 @@ import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+import threading
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import JupymemError, ReadOnlyHome, StorageError
-from ..sharing import share, switch
-from ..storage import database, registry
-from ..storage.maintenance import (
-    ImportReport, Origin, VerifyReport, export_log, garbled_error, import_log, read_import, rebuild, verify,
-)
+from ..storage import database, eventlog, registry
+
+# Sharing and maintenance are imported by the functions that need them: a command that
+# only reads an unshared repository (`jupymem block`) needs neither, and they cost more
+# to import than the read itself.
+if TYPE_CHECKING:
+    from ..sharing import share
+    from ..storage.maintenance import GcReport, ImportReport, VerifyReport
+
+_SHARING_LOCK = threading.Lock()
+
+
+def sharing_of(project: Any) -> share.Sharing:
+    """``project``'s view of ``.jupymem/`` (``share.Sharing``), made on first use."""
+    if project._sharing is None:
+        from ..sharing.share import Sharing
+
+        with _SHARING_LOCK:
+            if project._sharing is None:
+                project._sharing = Sharing(project.conn, project.root, on_rebuild=project._forget_caches)
+    return project._sharing
+
+
+def never_shared(conn: database.Connection, root: Path) -> bool:
+    """Nothing to follow: no ``.jupymem`` entry in the repository (a link counts as one:
+    ``share`` names it) and nothing shared in the cache, which is what ``Sharing.follow``
+    would conclude after importing the sharing room."""
+    return not os.path.lexists(root / ".jupymem") and not eventlog.any_shared(conn)
 
 
 def check_writable(conn: database.Connection) -> None:
@@ -51,6 +75,8 @@ def follow(conn: database.Connection, sharing: share.Sharing, name: str) -> None
     try:
         sharing.follow()
     except json.JSONDecodeError:  # a replay met a garbled event of this machine's own: name it
+        from ..storage.maintenance import garbled_error
+
         raise garbled_error(conn, f"The cache of {name}'s memory cannot follow .jupymem/log.") from None
 
 
@@ -63,6 +89,9 @@ def root_commits(conn: database.Connection, root: Path) -> frozenset[str]:
 
 def verify_all(conn: database.Connection, sharing: share.Sharing, root: Path) -> VerifyReport:
     """The database's chain and projection, and the shared files' lines when there are any."""
+    from ..sharing import share
+    from ..storage.maintenance import verify
+
     shared = sharing.state() != share.NONE or sharing.has_shared_events()
     report = verify(conn, shared=shared)
     if sharing.state() == share.NONE:
@@ -79,6 +108,9 @@ def rebuild_all(conn: database.Connection, sharing: share.Sharing, forget: Calla
     """Recreate every table from the log (or the shared files); returns the events
     replayed. ``forget`` drops what was computed from rows (a shared cache's rebuild calls
     its ``on_rebuild`` itself)."""
+    from ..sharing import share
+    from ..storage.maintenance import garbled_error, rebuild
+
     if sharing.state() != share.NONE or sharing.has_shared_events():
         try:
             return sharing.rebuild()
@@ -91,6 +123,8 @@ def rebuild_all(conn: database.Connection, sharing: share.Sharing, forget: Calla
 
 def export(conn: database.Connection, fp: IO[str], project_id: str, root: Path) -> int:
     """The log as JSONL, private events left out, naming the repository it is of."""
+    from ..storage.maintenance import export_log
+
     stored = database.get_meta(conn, "root_commit") or None
     return export_log(conn, fp, project_id=project_id, repository=stored or registry.root_commit(root))
 
@@ -112,11 +146,36 @@ def export_to(conn: database.Connection, path: str | Path, project_id: str, root
 
 
 def import_into(
-    conn: database.Connection, sharing: share.Sharing, fp: IO[str], source: str, origin: Origin | None
+    conn: database.Connection, sharing: share.Sharing, fp: IO[str], source: str, origin: tuple[str, str] | None
 ) -> ImportReport:
-    """Merge an export; with sharing on, the new events go to this writer's file too."""
+    """Merge an export; with sharing on, the new events go to this writer's file too.
+    ``origin``: this project's (id, name), when an export of another repository is refused."""
+    from ..sharing import share, switch
+    from ..storage.maintenance import ImportReport, Origin, import_log, read_import
+
+    into = None if origin is None else Origin(root_commits(conn, sharing.root), *origin)
     if sharing.state() != share.ON:
-        return import_log(conn, fp, source=source, origin=origin)
-    evts = read_import(conn, fp, source, origin=origin)
+        return import_log(conn, fp, source=source, origin=into)
+    evts = read_import(conn, fp, source, origin=into)
     added = switch.import_events(sharing, evts, source)
     return ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
+
+
+def gc(conn: database.Connection, *, dry_run: bool, **days: int) -> GcReport:
+    """``maintenance.gc``, for the retention ``days`` named in ``config``."""
+    from ..storage.maintenance import gc as collect
+
+    return collect(conn, dry_run=dry_run, **days)
+
+
+def switch_sharing(sharing: share.Sharing, on: bool) -> dict[str, Any]:
+    """Turn sharing on or off (``sharing.switch``)."""
+    from ..sharing import switch
+
+    return switch.enable(sharing) if on else switch.disable(sharing)
+
+
+def sharing_status(sharing: share.Sharing) -> dict[str, Any]:
+    from ..sharing import switch
+
+    return switch.status(sharing)

@@ -111,7 +111,7 @@ def _statement(text: str) -> str:
 def _refuse_language(ctx: Context, text: str) -> None:
     # Refused up front (as the project would refuse it) so that a refused first
     # record initializes nothing; with JUPYMEM_MODEL set the core translates it.
-    from ..core.project import needs_translation
+    from ..intake.translate import needs_translation
 
     needs_translation(text, ctx.settings)
 

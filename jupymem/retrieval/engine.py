@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings
 from ..errors import InvalidStatement
 from ..models import Memory, SearchResult, Similar
-from ..storage import database, validate
+from ..storage import database
 from ..storage.reads import Store, store_for
-from . import retrieve, verdict
 
 if TYPE_CHECKING:
+    from . import retrieve
     from .fuzzy import Vocabulary
     from .postings import Postings
     from .tiers import Tiers
@@ -78,6 +78,8 @@ class SearchEngine:
         self, query: str, limit: int, *, include_inactive: bool, kinds: Sequence[str] | None, mode: str
     ) -> SearchResult:
         """``verdict.search`` with every leg that can answer now (``Project.search``)."""
+        from . import verdict
+
         legs = self.legs(mode, kinds)
         return verdict.search(
             self.store, query, limit=limit, include_inactive=include_inactive,
@@ -88,6 +90,8 @@ class SearchEngine:
         self, query: str, count: int, *, include_inactive: bool, kinds: Sequence[str] | None, mode: str
     ) -> retrieve.Ranking:
         """The ranking behind ``search``, the first ``count`` judged (``Project.explain``)."""
+        from . import retrieve, verdict
+
         legs = self.legs(mode, kinds)
         ranking = retrieve.rank(
             self.store, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
@@ -99,6 +103,9 @@ class SearchEngine:
     def legs(self, mode: str, kinds: Sequence[str] | None) -> dict[str, Any]:
         """What ``retrieve`` needs to run every leg that can answer now. Raises
         ``InvalidStatement`` for an unknown kind or mode."""
+        from . import retrieve
+        from ..storage import validate
+
         for k in kinds or ():
             validate.check_kind(k)
         if mode not in retrieve.MODES:
@@ -151,6 +158,8 @@ class SearchEngine:
         dense = self.dense_leg(self.revision())
         if dense is None or not (prompt or "").strip():
             return []
+        from . import retrieve
+
         skip = set(exclude)
         found = retrieve.nearest_of_kinds(self.store, prompt, dense, LESSON_KINDS, limit + len(skip), LESSON_MARGIN)
         return [m for m, _ in found if m.id not in skip][:limit]
@@ -177,14 +186,19 @@ class SearchEngine:
         """The dense leg if it can answer right now (``retrieval.tiers``), of ``tier`` only
         when one is named; never waits for it in a long-lived process, whose first search
         starts the encoders loading."""
-        return self.tiers.leg(rev, retrieve.DenseLeg, only=tier)
+        from .retrieve import DenseLeg
+
+        return self.tiers.leg(rev, DenseLeg, only=tier)
 
     def start(self) -> None:
         """Begin loading the encoders in the background (memory outgrew the block)."""
+
         self.tiers.start()
 
     def prepare_dense(self, timeout: float | None = None) -> None:
         """Load the encoders and embed every memory now, waiting."""
+        from . import retrieve
+
         self.tiers.prepare(self.revision, retrieve.DenseLeg, timeout)
 
     def status(self) -> dict[str, Any]:

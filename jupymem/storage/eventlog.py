@@ -278,3 +278,11 @@ def parse_event(obj: Any, *, source: str, line: int) -> Event:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise CorruptLog(f"{source}: line {line} is not a jupymem event.") from None
+
+
+def any_shared(conn: Connection) -> bool:
+    """Whether this database ever took part in sharing: a shared file read, or an event
+    that came from or went to one (a cache of ``.jupymem/``, or one that was)."""
+    if conn.execute("SELECT 1 FROM shared_files LIMIT 1").fetchone() is not None:
+        return True
+    return conn.execute("SELECT 1 FROM events WHERE scope = ? LIMIT 1", (SHARED,)).fetchone() is not None

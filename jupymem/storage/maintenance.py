@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import IO, Any
 
+from ..config import CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS
 from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
 from ..intake import clock, strictjson
 from ..models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
@@ -329,11 +330,6 @@ def rebuild(conn: database.Connection) -> int:
 
 def _cutoff(now: datetime, days: int) -> str:
     return clock.format_at(now - timedelta(days=days))
-
-
-# Retention (SPEC 8), in days: closed memories, assistant memories nobody confirmed,
-# staged failures nothing cites.
-CLOSED_DAYS, UNCONFIRMED_DAYS, EVIDENCE_DAYS = 90, 180, 14
 
 
 def gc(
