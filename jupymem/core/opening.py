@@ -356,7 +356,7 @@ def rebuild_registry_locked(home: Path) -> registry.Registry:
 
     A database that cannot be read is left out (``doctor`` reports it); every
     readable one is recorded with its current history as its mark."""
-    projects = []
+    projects: list[registry.ProjectRecord] = []
     claims: dict[str, list[tuple[int, str, str]]] = {}  # root -> (events, created_at, project id)
     for db in _database_files(home):
         try:

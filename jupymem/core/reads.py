@@ -67,7 +67,8 @@ class Reads:
         return self.conn.execute(f"SELECT count(*) FROM memories{where}", params).fetchone()[0]
 
     def _filter(self, kind: str | None, include_inactive: bool) -> tuple[str, builtins.list[Any]]:
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if not include_inactive:
             where.append("status = ?")
             params.append(ACTIVE)

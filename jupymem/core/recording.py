@@ -24,7 +24,11 @@ def checker(conn: database.Connection) -> Callable[[dict[str, Any]], None]:
     from ..storage import validate
 
     known = validate.DatabaseKnown(conn)
-    return lambda memory: validate.check_payload("record", {"memory": memory}, known)
+
+    def check(memory: dict[str, Any]) -> None:
+        validate.check_payload("record", {"memory": memory}, known)
+
+    return check
 
 
 def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any]) -> bool:

@@ -161,11 +161,13 @@ def import_into(
     return ImportReport(events=len(evts), added=added, skipped=len(evts) - added)
 
 
-def gc(conn: database.Connection, *, dry_run: bool, **days: int) -> GcReport:
-    """``maintenance.gc``, for the retention ``days`` named in ``config``."""
+def gc(conn: database.Connection, *, dry_run: bool, closed_days: int, unconfirmed_days: int,
+       evidence_days: int) -> GcReport:
+    """``maintenance.gc``, with the retention days ``Project.gc`` was given (``config``'s by default)."""
     from ..storage.maintenance import gc as collect
 
-    return collect(conn, dry_run=dry_run, **days)
+    return collect(conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
+                   evidence_days=evidence_days)
 
 
 def switch_sharing(sharing: share.Sharing, on: bool) -> dict[str, Any]:

@@ -128,8 +128,8 @@ def memory_html(m: Memory, history: Sequence[HistoryEntry] = ()) -> str:
                          f"{_MUTED}{_e(_evidence_where(e))}</span>"))
         evidence = f"<div>{_MUTED}evidence</span></div>" + _table(rows)
     if history:
-        rows = ((_e(when(h.at)), f"<b>{_e(h.action)}</b>", _e(_detail(h))) for h in history)
-        evidence += f"<div>{_MUTED}history</span></div>" + _table(rows)
+        lines = ((_e(when(h.at)), f"<b>{_e(h.action)}</b>", _e(_detail(h))) for h in history)
+        evidence += f"<div>{_MUTED}history</span></div>" + _table(lines)
     return f'<div class="jupymem-memory">{head}{body}{fields}{evidence}</div>'
 
 

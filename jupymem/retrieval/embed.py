@@ -86,7 +86,7 @@ def bundled_model_path() -> Path:
     """The folder of the model shipped inside the jupymem package."""
     from importlib.resources import files
 
-    resource = files("jupymem").joinpath("data", "encoder")
+    resource = files("jupymem") / "data" / "encoder"  # joinpath takes one part on 3.10
     # model2vec needs a real folder; an installed wheel (never zip-imported) gives one.
     return resource if isinstance(resource, Path) else Path(__file__).parent / "data" / "encoder"
 

@@ -37,7 +37,7 @@ from ..storage.vectors import (  # noqa: F401  (the tiers and their tables, as r
 )
 
 if TYPE_CHECKING:
-    np = arrays.np()
+    import numpy as np
 
     from .embed import BackgroundEncoder, Embedder
 

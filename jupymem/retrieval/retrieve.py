@@ -38,12 +38,12 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import answerable, arrays, lexical, wordvec
 from . import signals as pair
 from .postings import COLUMN_WEIGHTS
-from ..models import Memory
+from ..models import Memory, Tier
 from ..storage.reads import MemoryReader, bm25_expression, store_for
 
 if TYPE_CHECKING:
@@ -90,8 +90,8 @@ class DenseLeg:
     words: Embedder | None = None
 
     @property
-    def tier(self) -> str:
-        return self.index.slot.tier
+    def tier(self) -> Tier:
+        return cast(Tier, self.index.slot.tier)  # a slot's tier is one of SLOTS' keys
 
     @property
     def word_embedder(self) -> Embedder:
@@ -198,7 +198,7 @@ class Ranking:
     n_docs: int = 0
     embedder: Embedder | None = None  # the dense leg's word-level encoder (``DenseLeg.word_embedder``)
     index: Postings | None = None  # the in-memory index, when it answered
-    tier: str | None = None  # the dense leg's tier ("static", "transformer"), when it ran
+    tier: Tier | None = None  # the dense leg's tier, when it ran
 
 
 def without_now_words(text: str) -> tuple[str, bool]:
@@ -232,7 +232,7 @@ def rank(
     query = query if isinstance(query, str) else ""
     if mode not in DENSE_MODES:
         dense = None
-    legs = ("fts",) if mode == "fts" else ("lexical", "fuzzy") if vocab is not None else ("lexical",)
+    legs: tuple[str, ...] = ("fts",) if mode == "fts" else ("lexical", "fuzzy") if vocab is not None else ("lexical",)
     if mode == "dense":
         legs = ()
     if dense is not None:

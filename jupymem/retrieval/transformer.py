@@ -72,7 +72,7 @@ def bundled_transformer_path() -> Path:
     """The folder of the ONNX model shipped inside the jupymem package."""
     from importlib.resources import files
 
-    resource = files("jupymem").joinpath("data", "transformer")
+    resource = files("jupymem") / "data" / "transformer"  # joinpath takes one part on 3.10
     # onnxruntime needs a real file; an installed wheel (never zip-imported) gives one.
     return resource if isinstance(resource, Path) else Path(__file__).parent.parent / "data" / "transformer"
 

@@ -10,7 +10,7 @@ that still shows the closest memories. ``search`` is the two together.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import answerable, lexical, wordvec
 from . import signals as pair
@@ -70,14 +70,16 @@ def judge(store: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     for i, (text, doc) in enumerate(zip(texts, docs)):
         if known[i] is None:
             compared = doc if len(doc) <= limit else tuple(sorted(doc, key=lambda w: (-idf[w], w))[:limit])
-            known[i] = (ranking.n_docs, sum(idf[w] for w in doc), compared)
+            entry = (ranking.n_docs, sum(idf[w] for w in doc), compared)
+            known[i] = entry
             if len(weighed) >= _WEIGHED_MAX:
                 weighed.clear()
-            weighed[text] = known[i]
+            weighed[text] = entry
+    ready = cast("list[tuple[int, float, tuple[str, ...]]]", known)  # every one filled above
     vectors = wordvec.WordVectors(ranking.embedder) if ranking.hybrid and ranking.embedder is not None else None
     if vectors is not None:
-        vectors.table([t.word for t in ranking.side.terms], (w for got in known for w in got[2]))
-    for c, doc, (_, own, compared), at in zip(chosen, docs, known, found):
+        vectors.table([t.word for t in ranking.side.terms], (w for got in ready for w in got[2]))
+    for c, doc, (_, own, compared), at in zip(chosen, docs, ready, found):
         c.signals = pair.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at)
         c.confidence = answerable.confidence(
             c.signals, hybrid=ranking.hybrid, band=answerable.band(ranking.n_docs, len(c.memory.statement)),
