@@ -454,13 +454,13 @@ def test_the_hamming_cut_keeps_every_row_argpartition_could_pick() -> None:
     rng = np.random.default_rng(7)
     distance = rng.integers(0, 257, size=20_000).astype(np.uint16)
     for count in (50, 768):
-        rows = index.nearest_rows(distance, count)
+        rows = index._nearest_rows(distance, count)
         cut = np.sort(distance)[count - 1]
         assert set(rows.tolist()) == set(np.flatnonzero(distance <= cut).tolist())
         assert set(np.argpartition(distance, count)[:count].tolist()) <= set(rows.tolist())
     flat = np.full(1000, 9, dtype=np.uint16)  # every row ties: only argpartition's count
-    assert len(index.nearest_rows(flat, 10)) == 10
-    assert len(index.nearest_rows(flat[:5], 10)) == 5
+    assert len(index._nearest_rows(flat, 10)) == 10
+    assert len(index._nearest_rows(flat[:5], 10)) == 5
 
 
 def test_float16_rows_read_through_the_table_are_what_astype_gives() -> None:

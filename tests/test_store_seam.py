@@ -18,7 +18,7 @@ from jupymem.config import Settings
 from jupymem.core.opening import init_project
 from jupymem.core.project import Project
 from jupymem.models import Memory
-from jupymem.retrieval import fuzzy, retrieve
+from jupymem.retrieval import fuzzy, verdict
 from jupymem.retrieval.postings import Postings
 from jupymem.storage.reads import MemoryReader, SqliteStore, TextRow, store_for
 
@@ -106,12 +106,12 @@ def test_a_store_that_is_not_sqlite_serves_search_and_ranks_alike(project: Proje
     queries = ["which timezone does the churn dashboard use", "item7", "weekly sales forecast by region"]
     queries += [" ".join(rng.choices(WORDS, k=rng.randint(1, 6))) for _ in range(20)]
     for query in queries:
-        got = retrieve.search(other, query, n_docs=n, mode="lexical", postings=Postings(after_searches=0), limit=10)
-        want = retrieve.search(project.store, query, n_docs=n, mode="lexical", postings=Postings(after_searches=0),
+        got = verdict.search(other, query, n_docs=n, mode="lexical", postings=Postings(after_searches=0), limit=10)
+        want = verdict.search(project.store, query, n_docs=n, mode="lexical", postings=Postings(after_searches=0),
                                limit=10)
         assert (got.status, [h.memory.id for h in got.hits]) == (want.status, [h.memory.id for h in want.hits]), query
         assert [h.confidence for h in got.hits] == pytest.approx([h.confidence for h in want.hits]), query
-    answer = retrieve.search(other, "are revenue figures in norwegian kroner?", n_docs=n, mode="lexical",
+    answer = verdict.search(other, "are revenue figures in norwegian kroner?", n_docs=n, mode="lexical",
                              postings=Postings(after_searches=0))
     assert answer.status == "ok" and answer.hits[0].memory.statement == "Revenue figures are in Norwegian kroner."
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -337,13 +338,14 @@ class Project:
         return upkeep.rebuild_all(self.conn, self.sharing, forget=self._forget_caches)
 
     def gc(self, *, dry_run: bool = False, closed_days: int = CLOSED_DAYS, unconfirmed_days: int = UNCONFIRMED_DAYS,
-           evidence_days: int = EVIDENCE_DAYS) -> GcReport:
+           evidence_days: int = EVIDENCE_DAYS, now: datetime | None = None) -> GcReport:
         """Forget closed memories after ``closed_days``, unconfirmed ones after ``unconfirmed_days``,
-        uncited staged failures after ``evidence_days`` (``maintenance.gc``); ``dry_run`` only counts."""
+        uncited staged failures after ``evidence_days``, counted back from ``now`` (default: now;
+        ``maintenance.gc``); ``dry_run`` only counts."""
         if not dry_run:
             upkeep.check_writable(self.conn)
         report = upkeep.gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
-                           evidence_days=evidence_days)
+                           evidence_days=evidence_days, now=now)
         self._after_write()
         return report
 

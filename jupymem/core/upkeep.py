@@ -15,6 +15,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 import threading
 from typing import IO, TYPE_CHECKING, Any
@@ -162,12 +163,12 @@ def import_into(
 
 
 def gc(conn: database.Connection, *, dry_run: bool, closed_days: int, unconfirmed_days: int,
-       evidence_days: int) -> GcReport:
+       evidence_days: int, now: datetime | None) -> GcReport:
     """``maintenance.gc``, with the retention days ``Project.gc`` was given (``config``'s by default)."""
     from ..storage.maintenance import gc as collect
 
     return collect(conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
-                   evidence_days=evidence_days)
+                   evidence_days=evidence_days, now=now)
 
 
 def switch_sharing(sharing: share.Sharing, on: bool) -> dict[str, Any]:
