@@ -19,6 +19,7 @@ the public function ``jupymem.project(path)`` the moment it is imported.)
 from __future__ import annotations
 
 import builtins
+import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     from ..retrieval.engine import SearchEngine
     from ..sharing import share
     from ..storage.maintenance import GcReport, ImportReport, VerifyReport
+
+
+_MAKING = threading.Lock()  # a project's engine is made once, whichever thread asks first
 
 
 class Project:
@@ -72,7 +76,9 @@ class Project:
         if self._engine is None:
             from ..retrieval.engine import SearchEngine
 
-            self._engine = SearchEngine(self.conn, self.settings, self.revision)
+            with _MAKING:  # the server's threads: one engine, one set of encoders loading
+                if self._engine is None:
+                    self._engine = SearchEngine(self.conn, self.settings, self.revision)
         return self._engine
 
     @property
