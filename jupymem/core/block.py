@@ -230,12 +230,12 @@ class BlockCache:
             self._seq, self._entries = -1, {}
         self.last = None
 
-    def at(self, conn: Any, rev: int, cap: int) -> tuple[Block, bool]:
+    def at(self, store: Any, rev: int, cap: int) -> tuple[Block, bool]:
         """(the block at revision ``rev`` under ``cap``, whether it was built now)."""
         cached = self.last
         if cached and cached[0] == rev and cached[1] == cap:
             return cached[2], False
-        result = self.build(conn, cap)
+        result = self.build(store, cap)
         with self._lock:
             self.last = (rev, cap, result)
         return result, True

@@ -63,6 +63,7 @@ class Project:
         self.store = store_for(conn)  # what retrieval and the conversations read through
         self._engine: SearchEngine | None = None
         self._sharing: share.Sharing | None = None  # made on first use (``upkeep.sharing_of``)
+        self._unshared = False  # follow() found no .jupymem and nothing shared in the cache
         self._reads = Reads(conn, self.name, self.revision)
         self._blocks = BlockCache()  # the last block, and its rendered lines refreshed per change
         self._generation = database.get_meta(conn, GENERATION)  # see revision()
@@ -98,7 +99,9 @@ class Project:
         nothing changed; see ``share``). Faces reach projects through ``opening``, which
         calls this before every read. A read-only home answers from the cache as it is
         (the files may have moved on; nothing can be written to follow them)."""
-        if self._sharing is not None or not upkeep.never_shared(self.conn, self.root):
+        # Every read follows first: in an unshared repository that is one stat after the first.
+        self._unshared = self._sharing is None and upkeep.never_shared(self.conn, self.root, self._unshared)
+        if not self._unshared:
             upkeep.follow(self.conn, self.sharing, self.name)
 
     def revision(self) -> int:
@@ -201,7 +204,7 @@ class Project:
 
     def block(self, cap: int | None = None) -> Block:
         """The ``<project_memory>`` block; rebuilt only when memory has changed."""
-        result, built = self._blocks.at(self.conn, self.revision(), cap or self.settings.block_cap)
+        result, built = self._blocks.at(self.store, self.revision(), cap or self.settings.block_cap)
         if built and result.omitted and self.settings.interactive:
             self.engine.start()  # memory outgrew the block: searches will want vectors
         return result

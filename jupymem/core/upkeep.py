@@ -44,11 +44,14 @@ def sharing_of(project: Any) -> share.Sharing:
     return project._sharing
 
 
-def never_shared(conn: database.Connection, root: Path) -> bool:
+def never_shared(conn: database.Connection, root: Path, known_unshared: bool = False) -> bool:
     """Nothing to follow: no ``.jupymem`` entry in the repository (a link counts as one:
     ``share`` names it) and nothing shared in the cache, which is what ``Sharing.follow``
-    would conclude after importing the sharing room."""
-    return not os.path.lexists(root / ".jupymem") and not eventlog.any_shared(conn)
+    would conclude after importing the sharing room. ``known_unshared``: the cache was
+    found so before; only a ``.jupymem`` can change that, so the tables are not asked again."""
+    if os.path.lexists(root / ".jupymem"):
+        return False
+    return known_unshared or not eventlog.any_shared(conn)
 
 
 def check_writable(conn: database.Connection) -> None:
