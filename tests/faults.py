@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import cli_run
 from jupymem.storage import eventlog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,12 +31,8 @@ BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c
 
 
 def jm(*args: str, cwd: Path, input: bytes | None = None) -> subprocess.CompletedProcess:
-    """``jupymem ARGS`` in a subprocess, with this test's JUPYMEM_HOME."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "jupymem.faces.cli", *args], cwd=cwd, input=input, capture_output=True, env=env,
-        timeout=180,
-    )
+    """``jupymem ARGS`` (``cli_run.jm``), with this test's JUPYMEM_HOME."""
+    return cli_run.jm(*args, cwd=cwd, input=input)
 
 
 def refused(proc: subprocess.CompletedProcess, code: int) -> str:

@@ -8,12 +8,12 @@ subprocess, so every test drives what a person at a terminal would.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import cli_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,11 +40,8 @@ class Clone:
         return git(self.path, *args, check=check)
 
     def jm(self, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "JUPYMEM_HOME": str(self.home), "JUPYMEM_ENCODER": "none"}
-        return subprocess.run(
-            [sys.executable, "-m", "jupymem.faces.cli", *args],
-            cwd=self.path, input=input, capture_output=True, env=env, timeout=120,
-        )
+        return cli_run.jm(*args, cwd=self.path, input=input,
+                          env={"JUPYMEM_HOME": str(self.home), "JUPYMEM_ENCODER": "none"})
 
     def ok(self, *args: str) -> str:
         proc = self.jm(*args)

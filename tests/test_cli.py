@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import cli_run
 import jupymem
 from conftest import make_repo
 from jupymem.intake import capture
@@ -20,13 +21,8 @@ from jupymem.models import Provenance
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def jm(*args: str, cwd: Path, input: bytes | None = None, home: Path | None = None, module: str = "jupymem.faces.cli"):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    if home is not None:
-        env["JUPYMEM_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", module, *args], cwd=cwd, input=input, capture_output=True, env=env, timeout=120
-    )
+def jm(*args: str, cwd: Path, input: bytes | None = None, home: Path | None = None, module: str | None = None):
+    return cli_run.jm(*args, cwd=cwd, input=input, env={"JUPYMEM_HOME": str(home)} if home else None, module=module)
 
 
 def ok_json(proc: subprocess.CompletedProcess) -> object:
