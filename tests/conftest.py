@@ -41,6 +41,16 @@ def make_repo(path: Path, *, commit: bool = True) -> Path:
     return path.resolve()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Every git repository the tests make (thousands, ours and the code's own ``git
+    init``/``clone``) starts from an empty template: git's sample hooks are fourteen
+    files per repository, written and later deleted for nothing."""
+    import tempfile
+
+    empty = Path(tempfile.mkdtemp(prefix="jupymem-git-template-"))
+    os.environ.setdefault("GIT_TEMPLATE_DIR", str(empty))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """``server`` by what a test uses, so that a new test is marked without being told: every
     pytest-jupyter server (``jp_fetch`` rests on ``jp_serverapp``). Tests that start a kernel,
