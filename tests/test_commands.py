@@ -7,6 +7,9 @@ cannot drift apart without a test failing.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import re
 from typing import Any
 
@@ -108,3 +111,18 @@ def test_remember_cell_magic_takes_the_remember_actions_options() -> None:
     flags = {o.name for o in commands.BY_NAME["remember"].options if not o.positional}
     help_text = magics.MemoryMagics.remember.__doc__ or ""
     assert all(flag in help_text for flag in flags)
+
+
+def test_a_command_line_builds_only_the_parser_it_names_and_a_wrong_name_lists_every_command() -> None:
+    def choices(argv: list[str]) -> list[str]:
+        sub = next(a for a in cli.build_parser(argv)._actions if isinstance(a, argparse._SubParsersAction))
+        return list(sub.choices)
+
+    every = [a.name for a in commands.actions(commands.CLI)]
+    assert choices(["--path", "status", "block", "--json"]) == ["block"]  # --path's value is not the command
+    assert choices(["--json", "search", "status"]) == ["search"]
+    assert choices(["--help"]) == choices(["stat"]) == choices([]) == every
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit):
+        cli.build_parser(["stat"]).parse_args(["stat"])
+    assert "choose from 'init', 'status'" in err.getvalue()
