@@ -115,7 +115,7 @@ class PgConnection:
         self.readonly = readonly
         self.readonly_reason: str | None = "opened read-only" if readonly else None
         self.disk_full = False
-        self.store: Any = None  # the ``PgStore`` over this connection, made on first use
+        self._store: Any = None
         options = f"-c search_path={SCHEMA}" + (" -c default_transaction_read_only=on" if readonly else "")
         self._kwargs = {"autocommit": True, "options": options, "connect_timeout": connect_timeout}
         self._local = threading.local()  # the connection a thread's transaction holds
@@ -214,6 +214,16 @@ class PgConnection:
                     raw.execute("COMMIT")
                 finally:
                     self._local.conn = None
+
+    @property
+    def store(self) -> Any:
+        """The ``PgStore`` over this connection, made once (``reads.store_for`` finds it
+        here, so retrieval handed this connection reads through the right engine)."""
+        if self._store is None:
+            from .store import PgStore
+
+            self._store = PgStore(self)
+        return self._store
 
     def chain_head(self) -> tuple[int, str, str] | None:
         """(seq, hash, at) of the project's newest event, None for an empty log. Read from

@@ -61,6 +61,10 @@ class NoVectors:
 class PgStore:
     """``reads.Store`` over one project's ``PgConnection``."""
 
+    # No BM25 of its own: retrieval must build its in-process index before a search, and
+    # hand it to every lexical leg (``retrieval/engine.py``).
+    native_bm25 = False
+
     def __init__(self, conn: Any) -> None:
         self.conn = conn
 
