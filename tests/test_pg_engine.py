@@ -108,11 +108,14 @@ def test_sqlite_use_never_imports_psycopg(repo: Path, jupymem_home: Path) -> Non
         f"p = init_project(__import__('pathlib').Path({str(repo)!r}), Settings.from_env())\n"
         "p.remember('The churn dashboard uses UTC.')\n"
         "assert p.search('churn dashboard').hits\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'jupymem')\n"
+        "assert 'jupymem.faces.magics' in sys.modules\n"
         "assert 'psycopg' not in sys.modules and 'psycopg_pool' not in sys.modules, 'psycopg was imported'\n"
     )
     env = {"JUPYMEM_HOME": str(jupymem_home), "JUPYMEM_ENCODER": "none", "PATH": "/usr/bin:/bin",
            "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=repo)
     assert done.returncode == 0, done.stderr
 
 
