@@ -45,6 +45,7 @@ from .errors import (
     SharingError,
     MissingDependency,
     ModelError,
+    AccessDenied,
 )
 from .models import (
     Block,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 __all__ = [
+    "AccessDenied",
     "Block",
     "CorruptLog",
     "DatabaseDamaged",

@@ -129,3 +129,8 @@ class MissingDependency(JupymemError, code="missing_dependency", http_status=501
 
 class ModelError(JupymemError, code="model_error", http_status=502):
     """Raised when a configured language model cannot be reached or answers badly."""
+
+
+class AccessDenied(JupymemError, code="access_denied", http_status=403):
+    """Raised when the team database refuses a person a project's memory: they are not a
+    member of it, or tried to write a row that is not theirs to write."""

@@ -112,11 +112,19 @@ class SearchEngine:
             raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
         rev = self.revision()
         vocab, postings = self._lexical()
+        if not self.native_bm25:
+            self.prepare_lexical()  # nothing else could answer: build (or catch up) now, waiting
         dense = self.dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
         return {
             "n_docs": self.n_docs(rev), "dense": dense, "vocab": vocab, "postings": postings,
             "inactive": self.inactive(rev),
         }
+
+    @property
+    def native_bm25(self) -> bool:
+        """Whether the store ranks by BM25 itself (SQLite's FTS5). A store that does not
+        (PostgreSQL's, ``storage/postgres/store.py``) answers through the in-process index only."""
+        return bool(getattr(self.store, "native_bm25", True))
 
     def _lexical(self) -> tuple[Vocabulary, Postings]:
         if self._vocab is None:
@@ -146,7 +154,12 @@ class SearchEngine:
 
         rev = self.revision()
         dense = self.dense_leg(rev)
-        found = similar.pairs(self.store, statement, n_docs=self.n_docs(rev), dense=dense, exclude=frozenset(exclude))
+        index = None
+        if not self.native_bm25:
+            _, index = self._lexical()
+            self.prepare_lexical()
+        found = similar.pairs(self.store, statement, n_docs=self.n_docs(rev), dense=dense, exclude=frozenset(exclude),
+                              index=index)
         return similar.similar(found, dense, limit)
 
     def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Memory]:

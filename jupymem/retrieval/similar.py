@@ -43,6 +43,7 @@ from .retrieve import Candidate, lexical_candidates, materialize
 from ..models import Similar
 
 if TYPE_CHECKING:
+    from .postings import Postings
     from .retrieve import DenseLeg
 
 # Chosen on the tuning half of the near-duplicate suite (benchmarks/tune_similar.py).
@@ -99,12 +100,15 @@ def pairs(
     dense: DenseLeg | None,
     exclude: Collection[str] = (),
     depth: int = DEPTH,
+    index: Postings | None = None,
 ) -> list[Pair]:
-    """Every candidate with its shares and cosine, unsorted (``similar`` and tuning use it)."""
+    """Every candidate with its shares and cosine, unsorted (``similar`` and tuning use it).
+    ``index``: the in-process BM25 index, for a store that has no BM25 of its own."""
     if not statement.strip():
         return []
-    plan = lexical.plan(store, statement, n_docs)
-    found = {c.rid: c for c in lexical_candidates(store, plan, depth=depth, include_inactive=False, kinds=None)}
+    plan = lexical.plan(store, statement, n_docs, frequencies=index)
+    found = {c.rid: c for c in lexical_candidates(store, plan, depth=depth, include_inactive=False, kinds=None,
+                                                  index=index)}
     cosines: dict[int, float] = {}
     if dense is not None:
         qv = dense.embedder.embed_batch([statement])[0]

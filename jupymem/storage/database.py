@@ -390,7 +390,13 @@ class Connection:
 
 @contextlib.contextmanager
 def transaction(conn: Any) -> Iterator[Any]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error. Re-entrant per thread."""
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error. Re-entrant per thread.
+    A connection of another engine brings its own (``postgres.PgConnection.transaction``)."""
+    own = getattr(conn, "transaction", None)
+    if own is not None:
+        with own():
+            yield conn
+        return
     lock = getattr(conn, "lock", None)
     raw = getattr(conn, "raw", conn)
     if lock is not None:

@@ -99,17 +99,28 @@ def row_event(row: Any) -> Event:
 
 
 def last_hash(conn: Connection) -> str:
+    if hasattr(conn, "chain_head"):  # see ``head``
+        found = head(conn)
+        return found[1] if found else GENESIS
     row = conn.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
     return row[0] if row else GENESIS
 
 
 def last_seq(conn: Connection) -> int:
+    if hasattr(conn, "chain_head"):  # see ``head``
+        found = head(conn)
+        return found[0] if found else 0
     row = conn.execute("SELECT max(seq) FROM events").fetchone()
     return row[0] or 0
 
 
 def head(conn: Connection) -> tuple[int, str, str] | None:
-    """(seq, hash, at) of the newest event; None for an empty log."""
+    """(seq, hash, at) of the newest event; None for an empty log. The one place the head
+    is read: an engine that hides some events from some readers (PostgreSQL's private
+    events) keeps the head apart and says so with ``chain_head``."""
+    engine_head = getattr(conn, "chain_head", None)
+    if engine_head is not None:
+        return engine_head()
     row = conn.execute("SELECT seq, hash, at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
     return (row[0], row[1], row[2]) if row else None
 
@@ -163,6 +174,18 @@ def append(
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer, source)
 
 
+def append_once(
+    conn: Connection, uid: str, type_: str, at: str, payload: dict[str, Any], **kw: Any
+) -> Event | None:
+    """``append``, unless the log holds ``uid`` already: then None and nothing is written
+    (the caller applies nothing either). A write retried after its connection dropped may
+    have committed the first time; its event id makes the retry harmless. Call inside
+    ``transaction``, which keeps another writer from slipping in between."""
+    if conn.execute("SELECT 1 FROM events WHERE uid = ?", (uid,)).fetchone() is not None:
+        return None
+    return append(conn, uid, type_, at, payload, **kw)
+
+
 def known(conn: Connection, uids: Sequence[str]) -> dict[str, tuple[str, str, str]]:
     """Which of ``uids`` the log already holds: uid -> (type, at, payload_hash), one query per batch."""
     found: dict[str, tuple[str, str, str]] = {}
@@ -186,8 +209,8 @@ def next_at(conn: Connection, after: str | None = None) -> str:
     """
     now = clock.now()
     if after is None:
-        row = conn.execute("SELECT at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        after = row[0] if row is not None else None
+        found = head(conn)
+        after = found[2] if found is not None else None
     if after is not None and not clock.ahead(after, now):
         now = clock.after(clock.parse_at(after), now)  # None: not our format (a hand-made event), ignored
     return clock.format_at(now)

@@ -1,0 +1,101 @@
+"""What a team's database administrator does: make the schema, make people, admit them.
+
+Run as a role that may create roles and bypasses row-level security (a superuser, or a
+role with CREATEROLE and BYPASSRLS): ``members`` is written here and nowhere else. The
+tables belong to ``schema.OWNER_ROLE``, a role no one logs in as; people log in as their
+own roles, members of ``schema.USER_ROLE``, which holds the table privileges, and see
+what row-level security admits. So the role that runs migrations is never the role a
+person works as, and an owner's exemption from its own policies is moot (they are FORCEd
+besides).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .connection import _psycopg, pg_error
+from .schema import MIGRATIONS, OWNER_ROLE, SCHEMA, USER_ROLE
+
+
+def _connect(url: str) -> Any:
+    psycopg = _psycopg()
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.Error as exc:
+        raise (pg_error(exc, "The team database") or exc) from None
+
+
+def _ident(name: str) -> Any:
+    return _psycopg().sql.Identifier(name)
+
+
+def _ensure_role(conn: Any, name: str, *, login: bool = False, password: str | None = None) -> None:
+    sql = _psycopg().sql
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+    if exists is None:
+        conn.execute(sql.SQL("CREATE ROLE {} " + ("LOGIN" if login else "NOLOGIN")).format(_ident(name)))
+    if password is not None:
+        conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(_ident(name), sql.Literal(password)))
+
+
+def schema_version(conn: Any) -> int:
+    """Migrations applied to the database ``conn`` is connected to (0: none)."""
+    row = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.schema_migrations",)).fetchone()
+    if row[0] is None:
+        return 0
+    return conn.execute(f"SELECT count(*) FROM {SCHEMA}.schema_migrations").fetchone()[0]
+
+
+def create_schema(url: str) -> int:
+    """Make (or bring up to date) the team schema in the database at ``url``; returns
+    its version. Safe to run again, and by two administrators at once."""
+    from ...errors import SchemaTooNew
+
+    with _connect(url) as conn:
+        _ensure_role(conn, OWNER_ROLE)
+        _ensure_role(conn, USER_ROLE)
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('jupymem.migrations', 0))")
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA} AUTHORIZATION {OWNER_ROLE}")
+            conn.execute(f"GRANT USAGE ON SCHEMA {SCHEMA} TO {USER_ROLE}")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {SCHEMA}.schema_migrations"
+                " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
+            conn.execute(f"ALTER TABLE {SCHEMA}.schema_migrations OWNER TO {OWNER_ROLE}")
+            version = schema_version(conn)
+            if version > len(MIGRATIONS):
+                raise SchemaTooNew(
+                    f"The team database has schema {version}; this jupymem knows up to {len(MIGRATIONS)}. "
+                    "Upgrade jupymem (pip install -U jupymem); nothing was changed."
+                )
+            # As the owner, so that it owns what it creates (and its policies bind it too).
+            conn.execute(f"SET LOCAL ROLE {OWNER_ROLE}")
+            conn.execute(f"SET LOCAL search_path = {SCHEMA}")
+            for number in range(version + 1, len(MIGRATIONS) + 1):
+                conn.execute(MIGRATIONS[number - 1])
+                conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (number,))
+        return len(MIGRATIONS)
+
+
+def create_user(url: str, role: str, password: str | None = None) -> None:
+    """A login role for a person, able to use the team schema (and nothing else until
+    ``add_member`` admits it to a project)."""
+    sql = _psycopg().sql
+    with _connect(url) as conn:
+        _ensure_role(conn, role, login=True, password=password)
+        conn.execute(sql.SQL("GRANT {} TO {}").format(_ident(USER_ROLE), _ident(role)))
+
+
+def add_member(url: str, project: str, role: str) -> None:
+    """Admit ``role`` to ``project``'s memory (making the project, if it is new)."""
+    with _connect(url) as conn:
+        conn.execute(
+            f"INSERT INTO {SCHEMA}.members (project, role) VALUES (%s, %s) ON CONFLICT DO NOTHING", (project, role)
+        )
+
+
+def remove_member(url: str, project: str, role: str) -> None:
+    """Take ``role``'s access to ``project`` away (its rows stay: memory is the project's)."""
+    with _connect(url) as conn:
+        conn.execute(f"DELETE FROM {SCHEMA}.members WHERE project = %s AND role = %s", (project, role))

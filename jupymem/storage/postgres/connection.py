@@ -1,0 +1,247 @@
+"""``PgConnection``: what storage asks of ``database.Connection``, over PostgreSQL.
+
+One project per connection: ``jupymem.project`` is set when a connection is made, and
+row-level security (``schema.py``) shows it that project's rows and no other's. The
+shared SQL is translated on the way in (``dialect``). Two shapes behind one interface:
+
+* one connection shared by a process's threads behind a lock, as SQLite's is (a kernel);
+* a ``psycopg_pool.ConnectionPool`` (a server process): a statement borrows a connection,
+  a transaction keeps one for the thread that opened it.
+
+Every write transaction starts by taking the project's advisory lock: writers of one
+project queue, so a chain is read and extended by one writer at a time (the chain
+trigger would refuse a fork anyway; the lock turns that refusal into waiting) and memory
+row ids ascend in commit order, which retrieval's in-process index relies on.
+
+Driver errors stop here (``pg_error``): an unreachable or dropped server, a refused row,
+a full disk each become the ``JupymemError`` that says what to do. A connection that
+dropped is made again on the next statement outside a transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from ...errors import AccessDenied, JupymemError, ReadOnlyHome, StorageError
+from ..database import Rows
+from . import dialect
+from .schema import SCHEMA
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        from ...errors import MissingDependency
+
+        raise MissingDependency(
+            'A PostgreSQL memory database needs psycopg: pip install "jupymem[team]"'
+        ) from None
+    return psycopg
+
+
+def display_url(url: str) -> str:
+    """``url`` without its password, fit for messages and logs."""
+    psycopg = _psycopg()
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "a PostgreSQL database (its address could not be read)"
+    host = info.get("host") or "localhost"
+    port = f":{info['port']}" if info.get("port") else ""
+    user = f"{info['user']}@" if info.get("user") else ""
+    return f"postgresql://{user}{host}{port}/{info.get('dbname') or ''}"
+
+
+def pg_error(exc: BaseException, where: str) -> JupymemError | None:
+    """The ``JupymemError`` a psycopg error means, or None when it means a bug."""
+    if isinstance(exc, JupymemError):
+        return exc
+    psycopg = _psycopg()
+    errors = psycopg.errors
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if isinstance(exc, errors.InsufficientPrivilege):
+        return AccessDenied(f"{where} refused this ({first}). Ask the team's administrator to add you to the project.")
+    if isinstance(exc, errors.ReadOnlySqlTransaction):
+        return ReadOnlyHome(f"{where} is open read-only here: reading works, nothing can be recorded.")
+    if isinstance(exc, errors.DiskFull):
+        return StorageError(f"{where} could not be written: the server's disk is full ({first}). Nothing was changed.")
+    if isinstance(exc, errors.SerializationFailure):
+        return StorageError(f"{where}: another writer changed this project at the same moment ({first}); try again.")
+    if isinstance(exc, (errors.QueryCanceled, errors.LockNotAvailable)):
+        return StorageError(f"{where} did not answer in time ({first}); try again.")
+    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        # A write whose COMMIT was under way is either whole or absent: retrying it with
+        # the same event id (``eventlog.append_once``) is safe.
+        return StorageError(
+            f"{where} cannot be reached ({first}). Check that the server runs and can be reached, then try "
+            "again; a write under way was recorded whole or not at all."
+        )
+    return None
+
+
+class _NoLock:
+    """The lock of a pooled connection: each thread has its own connection, nothing is shared."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def acquire(self, *args: Any) -> bool:
+        return True
+
+    def release(self) -> None:
+        return None
+
+
+class PgConnection:
+    """One project's memory in a PostgreSQL database, as ``database.Connection`` offers it."""
+
+    module_name = "postgresql"
+
+    def __init__(
+        self, url: str, project: str, *, readonly: bool = False, pool_size: int | None = None,
+        connect_timeout: int = 10, check_member: bool = True,
+    ) -> None:
+        psycopg = _psycopg()
+        self.url = url
+        self.project = project
+        self.path = f"{display_url(url)} (project {project})"
+        self.readonly = readonly
+        self.readonly_reason: str | None = "opened read-only" if readonly else None
+        self.disk_full = False
+        self._store: Any = None
+        options = f"-c search_path={SCHEMA}" + (" -c default_transaction_read_only=on" if readonly else "")
+        self._kwargs = {"autocommit": True, "options": options, "connect_timeout": connect_timeout}
+        self._local = threading.local()  # the connection a thread's transaction holds
+        self._pool: Any = None
+        self.raw: Any = None
+        if pool_size:
+            from psycopg_pool import ConnectionPool  # only a server process pools
+
+            self.lock: Any = _NoLock()
+            with self._translated():
+                self._pool = ConnectionPool(
+                    url, min_size=1, max_size=pool_size, kwargs=self._kwargs, configure=self._configure,
+                    open=True, timeout=connect_timeout,
+                )
+        else:
+            self.lock = threading.RLock()
+            with self._translated():
+                self.raw = psycopg.connect(url, **self._kwargs)
+                self._configure(self.raw)
+        if check_member and not self.is_member():
+            self.close()
+            raise AccessDenied(
+                f"You are not a member of project {project!r} in {display_url(url)}. Ask the team's administrator "
+                "to add you (jupymem.storage.postgres.admin.add_member)."
+            )
+
+    def _configure(self, raw: Any) -> None:
+        # Session-wide, so it holds for every statement, inside a transaction or not.
+        raw.execute("SELECT set_config('jupymem.project', %s, false)", (self.project,))
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            err = pg_error(exc, f"The memory database {self.path}")
+            if err is None:
+                raise
+            raise err from None
+
+    @contextlib.contextmanager
+    def _borrowed(self) -> Iterator[Any]:
+        """The connection for one statement: the thread's transaction's, the shared one, or a pooled one."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+        elif self._pool is not None:
+            with self._pool.connection() as raw:
+                yield raw
+        else:
+            if self.raw.closed:  # dropped earlier: outside a transaction, connect again
+                self.raw = _psycopg().connect(self.url, **self._kwargs)
+                self._configure(self.raw)
+            yield self.raw
+
+    # -- what storage calls --------------------------------------------------------
+
+    def execute(self, sql: str, params: Any = ()) -> Rows:
+        text, returning = dialect.translate(sql)
+        with self.lock, self._translated(), self._borrowed() as raw:
+            cur = raw.execute(text, tuple(params))
+            rows = cur.fetchall() if cur.description is not None else []
+        if returning:  # sqlite3's INSERT returns no rows, only lastrowid
+            return Rows([], rows[0][0] if rows else None)
+        return Rows(rows, None)
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        text, _ = dialect.translate(sql, returning=False)
+        with self.lock, self._translated(), self._borrowed() as raw, raw.cursor() as cur:
+            cur.executemany(text, [tuple(r) for r in rows])
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[PgConnection]:
+        """BEGIN, the project's write lock, ... COMMIT; rolled back on any error. Re-entrant
+        per thread (an inner transaction joins the outer one)."""
+        if getattr(self._local, "conn", None) is not None:
+            yield self
+            return
+        with self.lock, self._translated():
+            with contextlib.ExitStack() as stack:
+                if self._pool is not None:
+                    raw = stack.enter_context(self._pool.connection())
+                else:
+                    raw = stack.enter_context(self._borrowed())
+                raw.execute("BEGIN")
+                self._local.conn = raw
+                try:
+                    # Writers of one project queue here (see the module's docstring).
+                    raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.project,))
+                    yield self
+                except BaseException:
+                    with contextlib.suppress(Exception):  # a dropped connection has rolled back already
+                        raw.execute("ROLLBACK")
+                    raise
+                else:
+                    raw.execute("COMMIT")
+                finally:
+                    self._local.conn = None
+
+    @property
+    def store(self) -> Any:
+        """The ``PgStore`` over this connection, made once (``reads.store_for`` finds it
+        here, so retrieval handed this connection reads through the right engine)."""
+        if self._store is None:
+            from .store import PgStore
+
+            self._store = PgStore(self)
+        return self._store
+
+    def chain_head(self) -> tuple[int, str, str] | None:
+        """(seq, hash, at) of the project's newest event, None for an empty log. Read from
+        the head row: the newest event this person can see may not be the newest there is
+        (others' private events are hidden from them), and the chain must follow the newest."""
+        row = self.execute("SELECT seq, hash, at FROM chain_heads WHERE seq > 0").fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def is_member(self) -> bool:
+        row = self.execute("SELECT 1 FROM members WHERE project = ? AND role = current_user", (self.project,))
+        return row.fetchone() is not None
+
+    def writable(self) -> bool:
+        return not self.readonly
+
+    def close(self) -> None:
+        with self.lock:
+            if self._pool is not None:
+                self._pool.close()
+            elif self.raw is not None:
+                self.raw.close()

@@ -1,0 +1,100 @@
+"""A real PostgreSQL for the team engine's tests (``tests/test_pg_engine.py``).
+
+pgserver bundles PostgreSQL 16 with pgvector and starts it in a temp folder in about a
+second; one server serves the whole session, with the team schema made by the same
+``admin`` code an administrator runs. Each test makes its own people and projects
+(``Team``), so tests never see each other's rows. The server is reached over a Unix
+socket, where pgserver trusts every role: a person's password is set all the same, as a
+real deployment would, and row-level security, not authentication, is what is tested.
+
+Also the worker the concurrency test runs in other processes (it must be importable).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupymem.storage.postgres import admin
+
+
+def user_url(admin_url: str, role: str, password: str) -> str:
+    """``admin_url`` with another role's credentials."""
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(admin_url, user=role, password=password)
+
+
+@pytest.fixture(scope="session")
+def pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The administrator's URL of a running PostgreSQL with the team schema in it."""
+    pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed: pip install -e '.[test]'")
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[team]'")
+    folder: Path = tmp_path_factory.mktemp("pgdata")
+    server = pgserver.get_server(str(folder), cleanup_mode="stop")
+    try:
+        url = server.get_uri()
+        admin.create_schema(url)
+        yield url
+    finally:
+        server.cleanup()
+
+
+@dataclass
+class Team:
+    """People and projects made for one test, named so that no other test's collide."""
+
+    admin_url: str
+    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    def person(self, name: str) -> str:
+        """A login role for ``name``; its connection URL."""
+        role = f"{name}_{self.tag}"
+        admin.create_user(self.admin_url, role, password=f"pw-{role}")
+        return user_url(self.admin_url, role, f"pw-{role}")
+
+    def role(self, name: str) -> str:
+        return f"{name}_{self.tag}"
+
+    def project(self, name: str, *members: str) -> str:
+        project = f"{name}-{self.tag}"
+        for member in members:
+            admin.add_member(self.admin_url, project, self.role(member))
+        return project
+
+
+@pytest.fixture
+def team(pg_admin: str) -> Team:
+    return Team(pg_admin)
+
+
+# -- the concurrency test's worker ------------------------------------------------------
+
+
+def append_worker(url: str, project: str, worker: int, count: int) -> list[str]:
+    """Record ``count`` memories in ``project``, one write transaction each, as a process of
+    its own with its own connection; returns the event ids it wrote."""
+    from jupymem.sharing.journal import Journal
+    from jupymem.storage import database, projection
+    from jupymem.storage.postgres import connect
+
+    conn = connect(url, project)
+    written: list[str] = []
+    try:
+        for i in range(count):
+            memory: dict[str, Any] = {
+                "id": f"m-{worker:03d}{i:05d}", "kind": "note", "statement": f"worker {worker} note {i}",
+                "standing": "unconfirmed", "provenance": {"recorder": "person"},
+            }
+            with database.transaction(conn):
+                event = Journal(conn, None, f"worker {worker}").append("record", {"memory": memory})
+                projection.apply(conn, event)
+            written.append(event.uid)
+    finally:
+        conn.close()
+    return written
