@@ -122,7 +122,8 @@ def test_corrupt_registry_is_reported_never_guessed(repo: Path, jupymem_home: Pa
     status = jupymem.status(repo)
     assert status.registry == "corrupt" and "jupymem doctor" in status.message
     report = doctor(jupymem.Settings.from_env())
-    assert report["registry"] == "corrupt" and report["repaired"] is True
+    assert report.registry == "corrupt" and report.repaired is True
+    assert report.to_dict()["repaired"] is True and "databases" not in report.to_dict()  # all databases ok
     again = jupymem.project(repo)
     assert again is not None and again.id == proj.id and len(again.list()) == 1
 
@@ -153,7 +154,7 @@ def test_doctor_binds_a_root_to_the_database_with_most_history(repo: Path, jupym
         raw.execute("UPDATE meta SET value = ? WHERE key = 'roots'", (json.dumps([str(other), str(repo)]),))
     (jupymem_home / "registry.json").write_text("garbage")
     report = doctor(jupymem.Settings.from_env())
-    assert report["bindings"] == 2 and report["projects"] == 2
+    assert report.bindings == 2 and report.projects == 2
     assert jupymem.project(repo).id == proj.id
     assert jupymem.project(other).id == stray.id
 

@@ -302,16 +302,16 @@ def cmd_doctor(ctx: Context) -> int:
                  f"No jupymem home at {ctx.settings.home}; nothing to check.")
         return 0
     report = doctor(ctx.settings, accept_loss=ctx.args.accept_loss)
-    rebuilt = report["registry"] != "ok"
-    lines = [f"registry: {report['registry']}{' (repaired from the project databases)' if rebuilt else ''}",
-             f"projects: {report['projects']}, bindings: {report['bindings']}"]
-    if report.get("problem"):
-        lines.append(f"problem was: {report['problem']}")
-    for db in report.get("databases", ()):
+    rebuilt = report.registry != "ok"
+    lines = [f"registry: {report.registry}{' (repaired from the project databases)' if rebuilt else ''}",
+             f"projects: {report.projects}, bindings: {report.bindings}"]
+    if report.problem:
+        lines.append(f"problem was: {report.problem}")
+    for db in report.databases or ():
         detail = f": {db['message']}" if db.get("message") else ""
         lines.append(f"{db['project_id']} {db['state']}{detail}")
-    ctx.emit(report, "\n".join(lines))
-    return 1 if report.get("problems") else 0
+    ctx.emit(report.to_dict(), "\n".join(lines))
+    return 1 if report.problems else 0
 
 
 def cmd_eval(ctx: Context) -> int:
