@@ -8,11 +8,13 @@ prompt. Everything else hangs off ``Project``. Heavy modules are imported on
 first use so that ``%load_ext jupymem`` stays fast.
 
 What ``Project`` hands back are the frozen records of ``jupymem.models`` (``Memory``,
-``SearchResult`` and its ``Hit``s, ``Recorded``, ``Block``, ``Evidence`` ...), each with
-``to_dict()``; the literal types ``Kind``, ``Standing``, ``Status`` name their fields'
-values. Every error is a ``JupymemError`` with a ``code``; the specific ones are
-exported too (``SecretRefused``, ``InvalidStatement``, ``NoMemory`` ...), so that a
-notebook can catch exactly what it expects.
+``SearchResult`` and its ``Hit``s, ``Recorded``, ``Block``, ``Evidence`` ...; and what
+memory says about itself: ``RepositoryStatus`` from ``status``, ``SharingStatus``,
+``ShareResult``, ``DenseStatus``), each with ``to_dict()``, the JSON every face shows; the
+literal types ``Kind``, ``Standing``, ``Status``, ``SharingState`` name their fields'
+values. Every error is a ``JupymemError`` with a ``code``; the specific ones are exported
+too (``SecretRefused``, ``InvalidStatement``, ``NoMemory`` ...), so that a notebook can
+catch exactly what it expects.
 """
 
 from __future__ import annotations
@@ -49,19 +51,31 @@ from .errors import (
 )
 from .models import (
     Block,
+    BlockSize,
+    DenseState,
+    DenseStatus,
+    Embedding,
     Evidence,
     Fix,
     HistoryEntry,
     Hit,
     Kind,
     Memory,
+    ProjectMatch,
     Provenance,
     Recorded,
+    RepositoryStatus,
     SearchResult,
     SearchStatus,
+    SharedFile,
+    ShareResult,
+    SharingSeen,
+    SharingState,
+    SharingStatus,
     Similar,
     Standing,
     Status,
+    Tier,
 )
 
 if TYPE_CHECKING:
@@ -71,9 +85,13 @@ __version__ = "0.1.0"
 __all__ = [
     "AccessDenied",
     "Block",
+    "BlockSize",
     "CorruptLog",
     "DatabaseDamaged",
     "DatabaseLost",
+    "DenseState",
+    "DenseStatus",
+    "Embedding",
     "Evidence",
     "Fix",
     "HistoryEntry",
@@ -92,20 +110,28 @@ __all__ = [
     "NotAGitRepository",
     "OtherProjectImport",
     "Project",
+    "ProjectMatch",
     "Provenance",
     "ReadOnlyHome",
     "Recorded",
     "RegistryCorrupt",
+    "RepositoryStatus",
     "SchemaTooNew",
     "SearchResult",
     "SearchStatus",
     "SecretRefused",
     "Settings",
+    "ShareResult",
+    "SharedFile",
     "SharingError",
+    "SharingSeen",
+    "SharingState",
+    "SharingStatus",
     "Similar",
     "Standing",
     "Status",
     "StorageError",
+    "Tier",
     "UnknownEvidence",
     "UnknownMemory",
     "__version__",
@@ -134,8 +160,9 @@ def project(path: str | os.PathLike[str] | None = None, *, settings: Settings | 
     return find_project(Path(path or os.getcwd()), _settings(settings))
 
 
-def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> dict[str, Any]:
-    """What jupymem knows about ``path``'s repository; never writes anything."""
+def status(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> RepositoryStatus:
+    """What jupymem knows about ``path``'s repository, a ``RepositoryStatus`` (whether it has
+    memory, how many of each kind, the block, search and sharing); never writes anything."""
     from .core.overview import status as _status
 
     return _status(Path(path or os.getcwd()), _settings(settings))

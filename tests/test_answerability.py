@@ -23,7 +23,7 @@ def _project(path: Path, statements: list[str], settings: Settings, *, dense: bo
     proj = init_project(make_repo(path), settings)
     proj.remember_many({"statement": s, "kind": "fact"} for s in statements)
     if dense:
-        assert proj.prepare_dense(timeout=60)["dense"] == "on"
+        assert proj.prepare_dense(timeout=60).dense == "on"
     return proj
 
 

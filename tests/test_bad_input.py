@@ -142,7 +142,7 @@ def test_corrupt_registry(proj, jupymem_home: Path, repo: Path, content: bytes) 
         jupymem.project(repo)
     with pytest.raises(RegistryCorrupt):
         jupymem.project(repo / "README.md")
-    assert jupymem.status(repo)["registry"] == "corrupt"
+    assert jupymem.status(repo).registry == "corrupt"
     assert jupymem.init(repo).list()[0].statement == "A statement that is already here"  # init repairs
 
 

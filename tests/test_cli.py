@@ -217,7 +217,7 @@ def test_evidence_listed_and_cited(filled: Path) -> None:
 
 def test_verify_rebuild_gc_exit_codes(filled: Path) -> None:
     assert ok_json(jm("verify", "--json", cwd=filled))["ok"] is True
-    db = Path(jupymem.status(filled)["database"])
+    db = Path(jupymem.status(filled).database)
     import sqlite3
 
     with sqlite3.connect(db) as raw:

@@ -110,8 +110,8 @@ def test_stdlib_route_degrades_to_lexical_with_a_reason(repo: Path, dense_settin
     conn = database.open_database(database_path(dense_settings.home, pid), create=False, driver_name="sqlite3")
     proj = Project(dense_settings, pid, repo, conn)
     status = proj.prepare_dense(timeout=60)
-    assert status["dense"] == "off" and status["driver"] == "sqlite3"
-    assert "cannot load SQLite extensions" in status["reason"] and "sqlean" in status["reason"]
+    assert status.dense == "off" and status.driver == "sqlite3"
+    assert "cannot load SQLite extensions" in status.reason and "sqlean" in status.reason
     result = proj.search("which metric evaluates the churn model")  # lexical answers alone
     assert not result.abstained and "PR-AUC" in result.hits[0].memory.statement
     assert all(h.legs == ("lexical",) for h in result.hits)
@@ -177,7 +177,7 @@ def test_an_interactive_search_loads_the_encoder_at_any_size(repo: Path, jupymem
         release.set()
         assert enc.wait(10)
         second = proj.search("plot axis units")
-        assert "dense" in second.legs and proj.dense_status()["dense"] == "on"
+        assert "dense" in second.legs and proj.dense_status().dense == "on"
     finally:
         release.set()
         index.forget_encoder(settings.encoder)
@@ -193,7 +193,7 @@ def test_a_one_shot_command_never_loads_the_encoder(repo: Path, jupymem_home: Pa
         assert proj.block().omitted > 0  # memory outgrew the block, and still
         result = proj.search("which metric evaluates the churn model")
         assert enc.state == "off" and result.legs == ("lexical", "fuzzy")
-        assert "one-shot" in proj.dense_status()["reason"]
+        assert "one-shot" in proj.dense_status().reason
     finally:
         index.forget_encoder(settings.encoder)
 
@@ -217,11 +217,11 @@ def test_search_never_waits_for_a_slow_encoder(repo: Path, jupymem_home: Path) -
         assert enc.state == "loading"
         assert not result.abstained and all("dense" not in h.legs for h in result.hits)
         status = proj.dense_status()
-        assert status["dense"] == "off" and status["encoder"] == "loading"
+        assert status.dense == "off" and status.encoder == "loading"
         release.set()
         enc.wait(10)
         proj.prepare_dense(timeout=30)
-        assert proj.dense_status()["dense"] == "on"
+        assert proj.dense_status().dense == "on"
         assert any("dense" in h.legs for h in proj.search("which metric evaluates the churn model").hits)
     finally:
         release.set()
@@ -233,8 +233,8 @@ def test_a_failed_encoder_leaves_lexical_search_and_says_why(repo: Path, jupymem
     proj = init_project(repo, settings)
     proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
     status = proj.prepare_dense(timeout=30)
-    assert status["dense"] == "off" and status["encoder"] == "failed"
-    assert "no model2vec model" in status["reason"]
+    assert status.dense == "off" and status.encoder == "failed"
+    assert "no model2vec model" in status.reason
     assert not proj.search("PR-AUC churn metric").abstained
 
 
@@ -242,7 +242,7 @@ def test_encoder_none_turns_the_dense_leg_off(repo: Path, jupymem_home: Path) ->
     proj = init_project(repo, Settings(home=jupymem_home, encoder="none", block_cap=600))
     proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
     proj.search("churn metric")
-    assert proj.dense_status()["reason"] == "turned off (JUPYMEM_ENCODER=none)"
+    assert proj.dense_status().reason == "turned off (JUPYMEM_ENCODER=none)"
 
 
 # -- vectors kept in step ----------------------------------------------------------------
@@ -250,13 +250,13 @@ def test_encoder_none_turns_the_dense_leg_off(repo: Path, jupymem_home: Path) ->
 
 def test_vectors_are_written_for_every_memory(project: Project) -> None:
     status = project.prepare_dense(timeout=60)
-    assert status["dense"] == "on", status
+    assert status.dense == "on", status
     rows = _vector_rows(project)
     rids = _rids(project)
     assert set(rows) == set(rids.values())
-    assert {model for _, model in rows.values()} == {status["model"]}
+    assert {model for _, model in rows.values()} == {status.model}
     n = project.conn.execute(f"SELECT count(*) FROM {index.VEC_TABLE}").fetchone()[0]
-    assert n == len(STATEMENTS) and status["vectors"] == len(STATEMENTS)
+    assert n == len(STATEMENTS) and status.vectors == len(STATEMENTS)
 
 
 def test_remember_does_not_embed_the_next_search_does(project: Project) -> None:
@@ -301,7 +301,7 @@ def test_import_and_rebuild_are_embedded(project: Project, tmp_path: Path, dense
     assert _rids(project)[fx.id] in _vector_rows(project)
 
     project.rebuild()
-    assert project.dense_status()["dense"] == "off"  # the copy was reset: rows may have moved
+    assert project.dense_status().dense == "off"  # the copy was reset: rows may have moved
     project.prepare_dense(timeout=60)
     rows, rids = _vector_rows(project), _rids(project)
     assert {rows[rid][0] for rid in rids.values()} == set(rids)  # every row, under its own memory id
@@ -358,7 +358,7 @@ def _table_project(repo: Path, jupymem_home: Path, table: dict[str, list[float]]
     index.register_encoder(settings.encoder, enc)
     proj = init_project(repo, settings)
     proj.remember_many({"statement": s, "kind": "fact"} for s in statements)
-    assert proj.prepare_dense(timeout=30)["dense"] == "on"
+    assert proj.prepare_dense(timeout=30).dense == "on"
     return proj
 
 
@@ -427,11 +427,11 @@ def test_status_reports_the_dense_leg(project: Project) -> None:
     from jupymem.core.overview import status
 
     before = status(project.root, project.settings)
-    assert before["retrieval"]["dense"] == "off"
+    assert before.retrieval.dense == "off"
     project.prepare_dense(timeout=60)
     after = status(project.root, project.settings)
-    assert after["retrieval"]["dense"] == "on" and after["retrieval"]["vectors"] == len(STATEMENTS)
-    json.dumps(after)  # plain data, for every face
+    assert after.retrieval.dense == "on" and after.retrieval.vectors == len(STATEMENTS)
+    json.dumps(after.to_dict())  # plain data, for every face
 
 
 def test_status_says_whether_the_index_and_the_typo_names_are_ready(project: Project) -> None:
@@ -439,11 +439,11 @@ def test_status_says_whether_the_index_and_the_typo_names_are_ready(project: Pro
     from jupymem.core.overview import status
 
     before = status(project.root, project.settings)
-    assert (before["retrieval"]["index"], before["retrieval"]["typos"]) == ("not built", "not read")
+    assert (before.retrieval.index, before.retrieval.typos) == ("not built", "not read")
     assert "index not built; typo names not read" in render.status_text(before)
     assert project.prepare_lexical(timeout=60)
     after = status(project.root, project.settings)
-    assert (after["retrieval"]["index"], after["retrieval"]["typos"]) == ("ready", "ready")
+    assert (after.retrieval.index, after.retrieval.typos) == ("ready", "ready")
     assert "index ready; typo names ready" in render.status_text(after)
 
 

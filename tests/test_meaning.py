@@ -28,7 +28,7 @@ def sentences():
     base = Path(tempfile.mkdtemp(prefix="jupymem-meaning-"))
     project, ids = open_scope(suite, "sentences", base, Settings(home=base / "home", language="source"))
     project.prepare_lexical()
-    assert project.prepare_dense(timeout=600)["tier"] == "transformer"
+    assert project.prepare_dense(timeout=600).tier == "transformer"
     yield project, ids
     close_all()
 

@@ -61,11 +61,11 @@ def test_rapidfuzz_waits_for_the_first_comparison(repo: Path) -> None:
 
 def test_a_pair_reaches_the_window_and_the_database(shell: InteractiveShell, repo: Path) -> None:
     proj = jupymem.init(repo)
-    seen = [jupymem.status(repo)["staged_revision"]]
+    seen = [jupymem.status(repo).staged_revision]
     shell.run_cell("x = 1")
-    seen.append(jupymem.status(repo)["staged_revision"])
+    seen.append(jupymem.status(repo).staged_revision)
     failed, fixed = fail_then_fix(shell)
-    seen.append(jupymem.status(repo)["staged_revision"])
+    seen.append(jupymem.status(repo).staged_revision)
     # Staging and pairing are not events in memory's log, so the sidebar watches this too.
     assert seen == [0, 0, 2] and proj.revision() == 0
     (ev,) = session_evidence(shell)

@@ -40,7 +40,7 @@ def test_outside_git_nothing_is_created_and_recording_is_refused(tmp_path: Path,
     assert registry.find_git_root(plain) is None
     assert jupymem.project(plain) is None
     status = jupymem.status(plain)
-    assert status["git"] is False and "not inside a git repository" in status["message"]
+    assert status.git is False and "not inside a git repository" in status.message
     with pytest.raises(NotAGitRepository, match="git init"):
         jupymem.init(plain)
     assert list(jupymem_home.iterdir()) == []
@@ -49,7 +49,7 @@ def test_outside_git_nothing_is_created_and_recording_is_refused(tmp_path: Path,
 def test_reading_never_creates_anything(repo: Path, tmp_path: Path) -> None:
     settings = jupymem.Settings(home=tmp_path / "home")
     assert jupymem.project(repo, settings=settings) is None
-    assert jupymem.status(repo, settings=settings)["memory"] is False
+    assert jupymem.status(repo, settings=settings).memory is False
     assert not (tmp_path / "home").exists()
 
 
@@ -70,9 +70,10 @@ def test_moved_checkout_matches_before_init_and_adopts_on_init(repo: Path, tmp_p
     subprocess.run(["cp", "-a", str(repo), str(moved)], check=True)
     moved = moved.resolve()
     status = jupymem.status(moved)
-    assert status["memory"] is False
-    assert status["matches"] == {"project_id": proj.id, "roots": [str(repo)]}
-    assert "jupymem init" in status["message"]
+    assert status.memory is False
+    assert status.matches == jupymem.ProjectMatch(project_id=proj.id, roots=(str(repo),))
+    assert status.to_dict()["matches"] == {"project_id": proj.id, "roots": [str(repo)]}  # as faces show it
+    assert "jupymem init" in status.message
     assert jupymem.project(moved) is None  # matching is not binding
     adopted = jupymem.init(moved)
     assert adopted.id == proj.id
@@ -84,14 +85,14 @@ def test_reclone_adopts_by_root_commit(repo: Path, tmp_path: Path) -> None:
     proj.remember("Never impute the target column")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
-    assert jupymem.status(clone)["matches"]["project_id"] == proj.id
+    assert jupymem.status(clone).matches.project_id == proj.id
     assert jupymem.init(clone).id == proj.id
 
 
 def test_unrelated_repository_does_not_match(repo: Path, tmp_path: Path) -> None:
     jupymem.init(repo).remember("Something about this repository only")
     other = make_repo(tmp_path / "other")
-    assert jupymem.status(other)["matches"] is None
+    assert jupymem.status(other).matches is None
     assert jupymem.init(other).list() == []
 
 
@@ -119,9 +120,10 @@ def test_corrupt_registry_is_reported_never_guessed(repo: Path, jupymem_home: Pa
     with pytest.raises(RegistryCorrupt, match="jupymem doctor"):
         jupymem.project(repo)
     status = jupymem.status(repo)
-    assert status["registry"] == "corrupt" and "jupymem doctor" in status["message"]
+    assert status.registry == "corrupt" and "jupymem doctor" in status.message
     report = doctor(jupymem.Settings.from_env())
-    assert report["registry"] == "corrupt" and report["repaired"] is True
+    assert report.registry == "corrupt" and report.repaired is True
+    assert report.to_dict()["repaired"] is True and "databases" not in report.to_dict()  # all databases ok
     again = jupymem.project(repo)
     assert again is not None and again.id == proj.id and len(again.list()) == 1
 
@@ -133,7 +135,7 @@ def test_missing_registry_beside_databases_is_reported_and_init_repairs(repo: Pa
     close_all()
     with pytest.raises(RegistryCorrupt, match="missing"):
         jupymem.project(repo)
-    assert jupymem.status(repo)["registry"] == "corrupt"
+    assert jupymem.status(repo).registry == "corrupt"
     repaired = jupymem.init(repo)  # an explicit repair: rebinds the existing database, no new project
     assert repaired.id == proj.id and len(repaired.list()) == 1
     assert len(list((jupymem_home / "projects").iterdir())) == 1
@@ -152,7 +154,7 @@ def test_doctor_binds_a_root_to_the_database_with_most_history(repo: Path, jupym
         raw.execute("UPDATE meta SET value = ? WHERE key = 'roots'", (json.dumps([str(other), str(repo)]),))
     (jupymem_home / "registry.json").write_text("garbage")
     report = doctor(jupymem.Settings.from_env())
-    assert report["bindings"] == 2 and report["projects"] == 2
+    assert report.bindings == 2 and report.projects == 2
     assert jupymem.project(repo).id == proj.id
     assert jupymem.project(other).id == stray.id
 

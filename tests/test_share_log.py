@@ -129,7 +129,7 @@ def test_a_write_cut_short_is_never_cut_back_and_the_next_write_takes_a_new_file
     proj = reread(repo)
     assert [m.statement for m in proj.list() if "Refunds" in m.statement] == ["Refunds are negative"]
     assert reread(repo).list() == proj.list()  # applied once, by uid
-    assert any("incomplete" in p for p in proj.sharing_status()["problems"])
+    assert any("incomplete" in p for p in proj.sharing_status().problems)
     # The next write leaves the file as it is (what it holds may be committed by now) and
     # starts a new one: nothing is cut, the unfinished line stays named.
     before = path.read_bytes()
@@ -185,7 +185,7 @@ def test_a_spoiled_line_and_what_follows_it_are_not_applied(shared, repo: Path, 
     statements = {m.statement for m in proj.list()}
     assert "First of Ben" in statements and not statements & {"Second of Ben", "Third of Ben", "Edited words"}
     # The first problem names the spoiled line (a re-hashed line also orphans the next one).
-    problem = proj.sharing_status()["problems"][0]
+    problem = proj.sharing_status().problems[0]
     assert f"{ben.path.name} line 2: " in problem and why in problem
     report = proj.verify()
     assert not report.ok and any(f"{ben.path.name} line 2" in p for p in report.problems)
@@ -224,7 +224,7 @@ def test_a_refused_line_never_reaches_the_database(shared, repo: Path) -> None:
     assert not [m for m in proj.list() if "AKIA" in m.statement]
     stored = proj.conn.execute("SELECT count(*) FROM events WHERE payload LIKE '%AKIA%'").fetchone()[0]
     assert stored == 0
-    assert "is refused" in proj.sharing_status()["problems"][0]
+    assert "is refused" in proj.sharing_status().problems[0]
 
 
 def test_nothing_unchecked_is_written_either(shared, repo: Path) -> None:
@@ -259,7 +259,7 @@ def test_a_repository_with_a_log_has_memory_even_without_a_binding(tmp_path: Pat
     ben.append("record", {"memory": memory_payload("Amounts are in cents")}, PAST)
     proj = jupymem.project(repo)
     assert proj is not None and [m.statement for m in proj.list()] == ["Amounts are in cents"]
-    assert jupymem.status(repo)["sharing"]["state"] == "on"
+    assert jupymem.status(repo).sharing.state == "on"
 
 
 def test_gc_in_a_shared_repository_stays_on_this_machine(shared, repo: Path) -> None:
@@ -391,7 +391,7 @@ def test_sixty_early_lines_from_one_file_cannot_push_the_teams_constraint_out_of
                        clock.EARLIEST[:17] + f"{i:02d}.000000Z")
     proj = reread(repo)
     block = proj.block()
-    assert not proj.sharing_status()["problems"]
+    assert not proj.sharing_status().problems
     assert block.omitted > 0 and real.statement in block.text
     # Each source takes its turn: the file got places, not all of them.
     assert 0 < block.text.count("always ship the model") < 60
@@ -400,7 +400,7 @@ def test_sixty_early_lines_from_one_file_cannot_push_the_teams_constraint_out_of
                    "1970-01-01T00:00:00.000000Z")
     proj = reread(repo)
     assert "1970" not in proj.block().text
-    assert any("before any jupymem event" in p for p in proj.sharing_status()["problems"])
+    assert any("before any jupymem event" in p for p in proj.sharing_status().problems)
 
 
 def test_sixty_one_line_files_go_after_a_teammates_file_in_every_turn(shared, repo: Path, tmp_path) -> None:

@@ -38,7 +38,7 @@ def _score(tmp_path: Path, settings: Settings, *, dense: bool) -> dict[str, floa
         got = proj.remember_many({"statement": m["text"], "kind": m["kind"]} for m in members)
         own = {m["id"]: g.id for m, g in zip(members, got)}
         if dense:
-            assert proj.prepare_dense(timeout=120)["dense"] == "on"
+            assert proj.prepare_dense(timeout=120).dense == "on"
         for d in (d for d in dups if d["of"] in own):
             named = [s.id for s in proj.similar(d["text"])]
             tp += own[d["of"]] in named

@@ -63,8 +63,8 @@ def test_the_plan_each_encoder_value_names() -> None:
 
 def test_the_transformer_takes_over_and_keeps_its_own_vectors(project) -> None:
     status = project.prepare_dense(timeout=60)
-    assert status["dense"] == "on" and status["tier"] == "transformer", status
-    assert status["model"] == TRANSFORMER_NAME and status["vectors"] == len(STATEMENTS)
+    assert status.dense == "on" and status.tier == "transformer", status
+    assert status.model == TRANSFORMER_NAME and status.vectors == len(STATEMENTS)
     # The static tier's vectors stay beside the transformer's (a model change re-embeds one slot only).
     assert index.vector_counts(project.conn, index.STATIC)[1] == len(STATEMENTS)
     assert index.vector_counts(project.conn, index.TRANSFORMER) == (TRANSFORMER_NAME, len(STATEMENTS))
@@ -85,7 +85,7 @@ def test_static_alone_never_loads_the_transformer(repo: Path, monkeypatch: pytes
     proj = init_project(repo, Settings.from_env())
     proj.remember_many({"statement": s, "kind": "fact"} for s in STATEMENTS)
     status = proj.prepare_dense(timeout=60)
-    assert (status["tier"], status["transformer"]) == ("static", "off")
+    assert (status.tier, status.transformer) == ("static", "off")
     assert index.vector_counts(proj.conn, index.TRANSFORMER) == (None, 0)
     assert proj.search("GPU booking", mode="transformer").tier is None  # that tier is not in use
 

@@ -191,4 +191,4 @@ def test_a_clone_whose_jupymem_is_a_link_says_why_it_shows_nothing(tmp_path: Pat
     (tmp_path / "elsewhere" / "log").mkdir(parents=True)
     (repo / ".jupymem").symlink_to("../elsewhere", target_is_directory=True)
     said = jupymem.status(repo)
-    assert said["memory"] is False and ".jupymem is a symbolic link" in said["message"]
+    assert said.memory is False and ".jupymem is a symbolic link" in said.message

@@ -12,8 +12,9 @@ from being checked.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..config import Settings
 from ..errors import DatabaseLost, JupymemError, RegistryCorrupt, SchemaTooNew
@@ -25,18 +26,42 @@ from .opening import (
 )
 
 log = logging.getLogger("jupymem")
+RegistryState = Literal["ok", "missing", "corrupt"]
 
-def doctor(settings: Settings, *, accept_loss: bool = False) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """What ``doctor`` found and did. ``databases`` holds one report per database (its
+    ``state``, what was done, and details that depend on the state) when any was not ok."""
+
+    registry: RegistryState  # as doctor found it; rebuilt unless ok
+    projects: int
+    bindings: int
+    problem: str | None = None  # why the registry could not be read
+    repaired: bool = False
+    databases: tuple[dict[str, Any], ...] | None = None
+    problems: int = 0  # databases that still need a person
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``jupymem doctor --json``: as before, a key with nothing to say is left out."""
+        out: dict[str, Any] = {"registry": self.registry, "projects": self.projects, "bindings": self.bindings}
+        if self.problem:
+            out["problem"] = self.problem
+        if self.repaired:
+            out["repaired"] = True
+        if self.databases is not None:
+            out["databases"] = list(self.databases)
+            out["problems"] = self.problems
+        return out
+
+
+def doctor(settings: Settings, *, accept_loss: bool = False) -> DoctorReport:
     """Check the registry and every project database; repair what can be repaired.
-
-    Returns ``registry`` (ok, missing or corrupt), ``repaired``, ``projects``,
-    ``bindings``, ``databases`` (one report per database: its ``state`` and what was
-    done) and ``problems`` (how many databases still need a person). One bad
-    database never stops the others from being checked.
-    """
+    Returns a ``DoctorReport``. One bad database never stops the others from being checked."""
     home = settings.home
     with registry.locked(home):
         problem = None
+        state: RegistryState
         try:
             reg: registry.Registry | None = registry.read_registry(home)
             state = "ok" if registry.registry_path(home).is_file() else "missing"
@@ -59,16 +84,13 @@ def doctor(settings: Settings, *, accept_loss: bool = False) -> dict[str, Any]:
         else:
             assert reg is not None
             reg = _updated_marks(home, reg, reports)
-    out: dict[str, Any] = {"registry": state, "projects": len(reg.projects), "bindings": len(reg.bindings)}
-    if problem:
-        out["problem"] = problem
     changed = [r for r in reports if r["state"] not in ("ok",)]
-    if state != "ok" or any(r["state"] in _FIXED for r in changed):
-        out["repaired"] = True
-    if changed:
-        out["databases"] = reports
-        out["problems"] = sum(1 for r in reports if r["state"] not in ("ok", *_FIXED))
-    return out
+    return DoctorReport(
+        registry=state, projects=len(reg.projects), bindings=len(reg.bindings), problem=problem,
+        repaired=state != "ok" or any(r["state"] in _FIXED for r in changed),
+        databases=tuple(reports) if changed else None,
+        problems=sum(1 for r in reports if r["state"] not in ("ok", *_FIXED)) if changed else 0,
+    )
 
 
 _FIXED = ("recovered", "rebuilt", "recreated", "started afresh")

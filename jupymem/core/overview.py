@@ -12,86 +12,44 @@ teammates added since it was built are counted and said not to be shown
 from __future__ import annotations
 
 import threading
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from ..config import Settings
 from ..errors import JupymemError, RegistryCorrupt, SharingError
+from ..models import BlockSize, ProjectMatch, RepositoryStatus, SharingSeen
 from ..sharing import share, sharelog
 from ..storage import registry
 
 
-def status(path: Path, settings: Settings) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "path": str(path),
-        "git": False,
-        "root": None,
-        "name": None,
-        "memory": False,
-        "project_id": None,
-        "registry": "ok",
-        "matches": None,
-        "revision": 0,
-        "counts": {},
-        "total": 0,
-        "staged": 0,
-        "staged_revision": 0,  # changes whenever a failure is staged or gains its fix
-        "block": None,
-        "database": None,
-        # Which search legs answer, and why the dense one does not (Project.dense_status).
-        "retrieval": None,
-        # Sharing through git (Project.sharing_status): state, files, this writer, problems.
-        "sharing": None,
-        # database_damaged / database_lost / storage_error when the database cannot be used
-        "damage": None,
-        "read_only": False,
-        "disk_full": False,  # opened for reading only because the disk is full
-        "home": str(settings.home),
-    }
+def status(path: Path, settings: Settings) -> RepositoryStatus:
+    """What jupymem knows about ``path``'s repository, said for people in ``message``."""
+    base = RepositoryStatus(path=str(path), home=str(settings.home))
     root = registry.find_git_root(path)
     if root is None:
-        out["message"] = f"{path} is not inside a git repository; jupymem records nothing here."
-        return out
-    out.update(git=True, root=str(root), name=root.name)
+        return replace(base, message=f"{path} is not inside a git repository; jupymem records nothing here.")
+    base = replace(base, git=True, root=str(root), name=root.name)
     try:
         reg = registry.read_registry(settings.home)
     except RegistryCorrupt as exc:
-        out.update(registry="corrupt", message=exc.message)
-        return out
+        return replace(base, registry="corrupt", message=exc.message)
     from .opening import find_project
 
     try:
         proj = find_project(root, settings)
     except JupymemError as exc:  # a lost or damaged database: said plainly, never "no memory"
-        out.update(memory=True, damage=exc.code, message=exc.message, project_id=reg.project_for_root(root))
-        return out
+        return replace(base, memory=True, damage=exc.code, message=exc.message, project_id=reg.project_for_root(root))
     if proj is None:
-        commit = registry.root_commit(root)
-        matches = reg.projects_with_commit(commit)
-        if matches:
-            m = sorted(matches, key=lambda p: p.created_at)[0]
-            roots = reg.roots_of(m.project_id)
-            out["matches"] = {"project_id": m.project_id, "roots": roots}
-            where = f" (bound at {roots[0]})" if roots else ""
-            out["message"] = (
-                f"{root.name} has no memory bound here, but it is the same repository as project "
-                f"{m.project_id}{where}. `%memory init` (or `jupymem init`) adopts that memory."
-            )
-        else:
-            out["message"] = f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it."
-        # A committed .jupymem that is not read (a link, say) is why a clone shows nothing shared.
-        problems = share.folder_problems(root)
-        if problems:
-            out["message"] += " " + " ".join(problems)
-        return out
+        return _unbound(base, root, reg)
     counts = proj.counts()
     blk = proj.block()
     sharing = proj.sharing_status()
     message = f"{root.name}: {sum(counts.values())} active memories, block {blk.bytes}/{blk.cap} bytes."
-    if sharing["problems"]:
-        n = len(sharing["problems"])
+    if sharing.problems:
+        n = len(sharing.problems)
         message += (
-            f" {n} problem{'s' if n != 1 else ''} in {sharing['folder']}/: some shared lines are not applied "
+            f" {n} problem{'s' if n != 1 else ''} in {sharing.folder}/: some shared lines are not applied "
             "(`jupymem verify` names them)."
         )
     if proj.disk_full:
@@ -99,13 +57,15 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
     elif proj.readonly:
         message += " The memory home is read-only: reading works, recording does not."
     # Lines of .jupymem/log a read-only home's cache cannot follow (0 where it follows them).
-    sharing["unseen_lines"] = sharing["unseen_files"] = 0
+    seen = SharingSeen(**{f.name: getattr(sharing, f.name) for f in fields(sharing)})
     unseen = _not_shown(proj) if proj.readonly else None
     if unseen is not None:
-        sharing["unseen_lines"], sharing["unseen_files"], said = unseen
+        lines, files, said = unseen
         message += f" {said}"
-        sharing["problems"] = [*sharing["problems"], said]  # the sidebar lists these
-    out.update(
+        # the sidebar lists the problems
+        seen = replace(seen, unseen_lines=lines, unseen_files=files, problems=(*seen.problems, said))
+    return replace(
+        base,
         memory=True,
         project_id=proj.id,
         revision=proj.revision(),
@@ -113,15 +73,35 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         total=sum(counts.values()),
         staged=proj.conn.execute("SELECT count(*) FROM staged_evidence").fetchone()[0],
         staged_revision=proj.staged_revision(),
-        block={"bytes": blk.bytes, "cap": blk.cap, "shown": blk.shown, "omitted": blk.omitted, "revision": blk.revision},
+        block=BlockSize(bytes=blk.bytes, cap=blk.cap, shown=blk.shown, omitted=blk.omitted, revision=blk.revision),
         database=str(proj.database),
         message=message,
         retrieval=proj.dense_status(),
-        sharing=sharing,
+        sharing=seen,
         read_only=proj.readonly,
         disk_full=proj.disk_full,
     )
-    return out
+
+
+def _unbound(base: RepositoryStatus, root: Path, reg: registry.Registry) -> RepositoryStatus:
+    """A repository with no memory bound here: perhaps a known project moved or re-cloned."""
+    matches = reg.projects_with_commit(registry.root_commit(root))
+    match = None
+    if matches:
+        m = sorted(matches, key=lambda p: p.created_at)[0]
+        match = ProjectMatch(project_id=m.project_id, roots=tuple(reg.roots_of(m.project_id)))
+        where = f" (bound at {match.roots[0]})" if match.roots else ""
+        message = (
+            f"{root.name} has no memory bound here, but it is the same repository as project "
+            f"{m.project_id}{where}. `%memory init` (or `jupymem init`) adopts that memory."
+        )
+    else:
+        message = f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it."
+    # A committed .jupymem that is not read (a link, say) is why a clone shows nothing shared.
+    problems = share.folder_problems(root)
+    if problems:
+        message += " " + " ".join(problems)
+    return replace(base, matches=match, message=message)
 
 
 # (project id, root) -> (the files' signature and the cache's revision, what _not_shown said)

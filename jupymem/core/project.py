@@ -27,7 +27,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..config import CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS, Settings
 from ..errors import InvalidTransition
-from ..models import ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar
+from ..models import (
+    ACTIVE, SUPPORTED, Block, DenseStatus, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
+    ShareResult, SharingStatus, Similar,
+)
 from ..storage import database, eventlog
 from ..storage.projection import GENERATION, memories_by_id
 from ..storage.reads import store_for
@@ -192,14 +195,14 @@ class Project:
         """The dense leg's encoders and indexes (``retrieval.tiers``), made on first use."""
         return self.engine.tiers
 
-    def prepare_dense(self, timeout: float | None = None) -> dict[str, Any]:
+    def prepare_dense(self, timeout: float | None = None) -> DenseStatus:
         """Load the encoders and embed every memory now, waiting (evaluation, benchmarks,
-        tests). Searches never call this; returns ``dense_status()``."""
+        tests). Searches never call this; returns the ``DenseStatus`` after it."""
         self.engine.prepare_dense(timeout)
         return self.dense_status()
 
-    def dense_status(self) -> dict[str, Any]:
-        """Which legs answer searches and, when the dense leg does not, why."""
+    def dense_status(self) -> DenseStatus:
+        """A ``DenseStatus``: which legs answer searches and, when the dense leg does not, why."""
         return self.engine.status()
 
     def block(self, cap: int | None = None) -> Block:
@@ -378,14 +381,14 @@ class Project:
         self._after_write()
         return report
 
-    def share(self, on: bool = True) -> dict[str, Any]:
+    def share(self, on: bool = True) -> ShareResult:
         """Turn sharing through git on (create ``.jupymem/``, write this clone's history
-        into its file) or off (the files stay as history). Returns what was done."""
+        into its file) or off (the files stay as history). Returns what was done, a ``ShareResult``."""
         upkeep.check_writable(self.conn)
         return upkeep.switch_sharing(self.sharing, on)
 
-    def sharing_status(self) -> dict[str, Any]:
-        """Whether memory is shared, this writer's file, and the shared files' problems."""
+    def sharing_status(self) -> SharingStatus:
+        """A ``SharingStatus``: whether memory is shared, this writer's file, the shared files' problems."""
         return upkeep.sharing_status(self.sharing)
 
     # -- internals ------------------------------------------------------------

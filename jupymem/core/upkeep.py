@@ -21,6 +21,7 @@ import threading
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import JupymemError, ReadOnlyHome, StorageError
+from ..models import ShareResult, SharingStatus
 from ..storage import database, eventlog, registry
 
 # Sharing and maintenance are imported by the functions that need them: a command that
@@ -174,14 +175,14 @@ def gc(conn: database.Connection, *, dry_run: bool, closed_days: int, unconfirme
                    evidence_days=evidence_days, now=now)
 
 
-def switch_sharing(sharing: share.Sharing, on: bool) -> dict[str, Any]:
+def switch_sharing(sharing: share.Sharing, on: bool) -> ShareResult:
     """Turn sharing on or off (``sharing.switch``)."""
     from ..sharing import switch
 
     return switch.enable(sharing) if on else switch.disable(sharing)
 
 
-def sharing_status(sharing: share.Sharing) -> dict[str, Any]:
+def sharing_status(sharing: share.Sharing) -> SharingStatus:
     from ..sharing import switch
 
     return switch.status(sharing)

@@ -135,11 +135,11 @@ def cmd_init(ctx: Context) -> int:
     from ..core.opening import init_project
 
     ctx._check_path()
-    before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else {}
+    before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else None
     proj = init_project(ctx.path, ctx.settings)
-    if before.get("memory"):
+    if before is not None and before.memory:
         msg = f"{proj.name} already has memory (project {proj.id})."
-    elif before.get("matches"):
+    elif before is not None and before.matches:
         msg = f"{proj.name} adopted the memory of project {proj.id} (same repository, moved or re-cloned)."
     else:
         msg = f"{proj.name} has memory now (project {proj.id}, {proj.database})."
@@ -151,10 +151,10 @@ def cmd_status(ctx: Context) -> int:
     from ..core import overview
 
     s = overview.status(ctx.path, ctx.settings)
-    ctx.emit(s, render.status_text(s))
-    if not s["git"]:
+    ctx.emit(s.to_dict(), render.status_text(s))
+    if not s.git:
         return 2
-    return 1 if s["registry"] == "corrupt" or s.get("damage") else 0
+    return 1 if s.registry == "corrupt" or s.damage else 0
 
 
 def cmd_remember(ctx: Context) -> int:
@@ -290,7 +290,7 @@ def cmd_import(ctx: Context) -> int:
 
 def cmd_share(ctx: Context) -> int:
     report = ctx.project_or_init().share(on=not ctx.args.off)
-    ctx.emit(report, report["message"])
+    ctx.emit(report.to_dict(), report.message)
     return 0
 
 
@@ -302,16 +302,16 @@ def cmd_doctor(ctx: Context) -> int:
                  f"No jupymem home at {ctx.settings.home}; nothing to check.")
         return 0
     report = doctor(ctx.settings, accept_loss=ctx.args.accept_loss)
-    rebuilt = report["registry"] != "ok"
-    lines = [f"registry: {report['registry']}{' (repaired from the project databases)' if rebuilt else ''}",
-             f"projects: {report['projects']}, bindings: {report['bindings']}"]
-    if report.get("problem"):
-        lines.append(f"problem was: {report['problem']}")
-    for db in report.get("databases", ()):
+    rebuilt = report.registry != "ok"
+    lines = [f"registry: {report.registry}{' (repaired from the project databases)' if rebuilt else ''}",
+             f"projects: {report.projects}, bindings: {report.bindings}"]
+    if report.problem:
+        lines.append(f"problem was: {report.problem}")
+    for db in report.databases or ():
         detail = f": {db['message']}" if db.get("message") else ""
         lines.append(f"{db['project_id']} {db['state']}{detail}")
-    ctx.emit(report, "\n".join(lines))
-    return 1 if report.get("problems") else 0
+    ctx.emit(report.to_dict(), "\n".join(lines))
+    return 1 if report.problems else 0
 
 
 def cmd_eval(ctx: Context) -> int:

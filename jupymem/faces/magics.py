@@ -255,7 +255,7 @@ class MemoryMagics(Magics):
 
     def _share(self, args: Any) -> None:
         report = state(self.shell).project(create=True).share(on=not args.off)
-        _display(report["message"])
+        _display(report.message)
 
     def _browse(self, args: Any) -> None:
         from IPython.display import display

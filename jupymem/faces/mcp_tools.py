@@ -73,7 +73,7 @@ def memory_status(path: str = "") -> dict[str, Any]:
 
     def public(ctx: tools.ToolContext) -> dict[str, Any]:
         # Local paths (memory home, database file) are no business of a model provider.
-        return {k: v for k, v in status(ctx.path, ctx.settings).items() if k not in _PRIVATE_STATUS}
+        return {k: v for k, v in status(ctx.path, ctx.settings).to_dict().items() if k not in _PRIVATE_STATUS}
 
     return _call(path, public)
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..intake.text import strip_control
-from ..models import KINDS, Fix, HistoryEntry, Memory, Recorded, SearchResult, kind_rank
+from ..models import (
+    KINDS, DenseStatus, Fix, HistoryEntry, Memory, Recorded, RepositoryStatus, SearchResult, SharingStatus, kind_rank,
+)
 
 LINE_CHARS = 100  # a statement's share of a one-line listing in a terminal
 
@@ -199,65 +201,62 @@ def _detail(h: HistoryEntry) -> str:
     return "; ".join(parts)
 
 
-def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
-    fields = [("repository", f"{s.get('name')} ({s.get('root')})" if s.get("root") else str(s.get("path")))]
-    if s.get("memory"):
-        counts = s.get("counts") or {}
-        by_kind = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
-        fields.append(("memories", f"{s.get('total', 0)} active" + (f" ({by_kind})" if by_kind else "")))
-        blk = s.get("block") or {}
+def _status_fields(s: RepositoryStatus) -> list[tuple[str, str]]:
+    fields = [("repository", f"{s.name} ({s.root})" if s.root else s.path)]
+    if s.memory:
+        by_kind = ", ".join(f"{k} {n}" for k, n in s.counts.items() if n)
+        fields.append(("memories", f"{s.total} active" + (f" ({by_kind})" if by_kind else "")))
+        blk = s.block
         if blk:
-            omitted = f", {blk.get('omitted')} searched per prompt" if blk.get("omitted") else ""
+            omitted = f", {blk.omitted} searched per prompt" if blk.omitted else ""
             fields.append(
-                ("block", f"{blk.get('bytes')}/{blk.get('cap')} bytes, {blk.get('shown')} shown{omitted}, "
-                 f"revision {blk.get('revision')}")
+                ("block", f"{blk.bytes}/{blk.cap} bytes, {blk.shown} shown{omitted}, revision {blk.revision}")
             )
-        fields.append(("staged", f"{s.get('staged', 0)} failed cells"))
-        if s.get("retrieval"):
-            fields.append(("search", _search_line(s["retrieval"])))
-        sharing = s.get("sharing") or {}
-        if sharing.get("state") not in (None, "none"):
+        fields.append(("staged", f"{s.staged} failed cells"))
+        if s.retrieval:
+            fields.append(("search", _search_line(s.retrieval)))
+        sharing = s.sharing
+        if sharing is not None and sharing.state != "none":
             fields.append(("sharing", _sharing_line(sharing)))
-            for problem in sharing.get("problems") or []:
+            for problem in sharing.problems:
                 fields.append(("problem", problem))
-        fields.append(("project", str(s.get("project_id"))))
-        fields.append(("database", str(s.get("database"))))
+        fields.append(("project", str(s.project_id)))
+        fields.append(("database", str(s.database)))
     else:
-        fields.append(("home", str(s.get("home"))))
-    if s.get("registry") not in (None, "ok"):
-        fields.append(("registry", str(s.get("registry"))))
+        fields.append(("home", s.home))
+    if s.registry != "ok":
+        fields.append(("registry", s.registry))
     return [(label, _clean(value)) for label, value in fields]
 
 
-def _search_line(r: dict[str, Any]) -> str:
+def _search_line(r: DenseStatus) -> str:
     """Which legs answer a search now, and what is still being built."""
-    legs = " + ".join(r.get("legs") or ["lexical"])
-    if r.get("dense") == "on":
-        said = f"{legs} ({r.get('tier') or 'static'} encoder)"
-        if r.get("reason"):  # the static tier answers while the transformer gets ready
-            said += f"; {r['reason']}"
+    legs = " + ".join(r.legs or ["lexical"])
+    if r.dense == "on":
+        said = f"{legs} ({r.tier or 'static'} encoder)"
+        if r.reason:  # the static tier answers while the transformer gets ready
+            said += f"; {r.reason}"
     else:
-        said = f"{legs} (no dense leg: {r.get('reason') or 'off'})"
+        said = f"{legs} (no dense leg: {r.reason or 'off'})"
     parts = ["in this process " + said]
-    embedding = r.get("embedding")
-    if embedding and embedding.get("total"):
-        parts.append(f"embedding {embedding['done']:,} of {embedding['total']:,} memories")
-    parts.append(f"index {r.get('index', 'not built')}")
-    parts.append(f"typo names {r.get('typos', 'not read')}")
+    if r.embedding and r.embedding.total:
+        parts.append(f"embedding {r.embedding.done:,} of {r.embedding.total:,} memories")
+    parts.append(f"index {r.index}")
+    parts.append(f"typo names {r.typos}")
     return "; ".join(parts)
 
 
-def _sharing_line(sharing: dict[str, Any]) -> str:
-    files = sharing.get("files") or []
-    parts = [f"{sharing['state']} ({len(files)} file{'s' if len(files) != 1 else ''} in {sharing.get('folder')}/, "
-             f"{sharing.get('shared_events', 0)} shared events)"]
-    if sharing["state"] == "on":
-        who = sharing.get("identity") or "nobody: git has no user.name/user.email here"
-        parts.append(f"writing as {who}" + (f" to {sharing['writer']}" if sharing.get("writer") else ""))
-        if sharing.get("writer_damaged"):
+def _sharing_line(sharing: SharingStatus) -> str:
+    files = sharing.files
+    parts = [f"{sharing.state} ({len(files)} file{'s' if len(files) != 1 else ''} in {sharing.folder}/, "
+             f"{sharing.shared_events} shared events)"]
+    if sharing.state == "on":
+        who = sharing.identity or "nobody: git has no user.name/user.email here"
+        parts.append(f"writing as {who}" + (f" to {sharing.writer}" if sharing.writer else ""))
+        if sharing.writer_damaged:
             parts.append("that file ends in a line that is not applied, so the next memory starts a new one")
-    if sharing.get("private_memories"):
-        parts.append(f"{sharing['private_memories']} private memories stay here")
-    if sharing.get("local_events"):
-        parts.append(f"{sharing['local_events']} older events not shared yet (`jupymem share` writes them)")
+    if sharing.private_memories:
+        parts.append(f"{sharing.private_memories} private memories stay here")
+    if sharing.local_events:
+        parts.append(f"{sharing.local_events} older events not shared yet (`jupymem share` writes them)")
     return "; ".join(parts)

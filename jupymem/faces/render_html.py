@@ -14,7 +14,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..models import UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, SearchResult
+from ..models import UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, RepositoryStatus, SearchResult
 from .render_common import (
     NOT_CONFIDENT, SAID_CHARS, _clean, _clip, _detail, _grouped, _legs_note, _memory_fields, _one_line,
     _replacement_mark, _status_fields, _verb, author_name, confidence_word, fixed_in, kind_class, when,
@@ -238,8 +238,9 @@ def evidence_html(items: Sequence[Evidence]) -> str:
     return _table(rows, header=("handle", "error", "diagnosis", "where"))
 
 
-def status_html(s: dict[str, Any]) -> str:
-    msg = f"<div><b>{_e(s.get('message', ''))}</b></div>"
+def status_html(s: RepositoryStatus) -> str:
+    """``jupymem.status``: its message first, then the facts, as a table."""
+    msg = f"<div><b>{_e(s.message)}</b></div>"
     return msg + _table((f"{_MUTED}{_e(label)}</span>", _e(value)) for label, value in _status_fields(s))
 
 

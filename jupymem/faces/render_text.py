@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..models import UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, SearchResult, Similar
+from ..models import (
+    UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, RepositoryStatus, SearchResult, Similar,
+)
 from .render_common import (
     LINE_CHARS, NOT_CONFIDENT, SAID_CHARS, _clean, _clip, _detail, _grouped, _legs_note, _memory_fields, _one_line,
     _replacement_mark, _status_fields, _verb, author_name, confidence_word, fixed_in, when,
@@ -191,9 +193,9 @@ def evidence_text(items: Sequence[Evidence]) -> str:
     return "\n".join(lines)
 
 
-def status_text(s: dict[str, Any]) -> str:
-    """The dict from ``jupymem.status``: its message first, then the facts."""
-    return f"{_clean(s.get('message', ''))}\n{_fields_text(_status_fields(s))}"
+def status_text(s: RepositoryStatus) -> str:
+    """``jupymem.status``: its message first, then the facts."""
+    return f"{_clean(s.message)}\n{_fields_text(_status_fields(s))}"
 
 
 def verify_text(report: Any) -> str:

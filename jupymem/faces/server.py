@@ -215,10 +215,11 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
         return require_project(target, self.core)
 
     def status_of(self, target: Path) -> dict[str, Any]:
-        out = overview.status(target, self.core)
+        """``jupymem.status`` as JSON, its paths said relative to the server root."""
+        out = overview.status(target, self.core).to_dict()
         root = self.server_root
         out["path"] = _relative_posix(target, root) or ""
-        repo = Path(out["root"]) if out.get("root") else None
+        repo = Path(out["root"]) if out["root"] else None
         out["root_path"] = _relative_posix(repo, root) if repo else None
         out["server_root_in_repo"] = _relative_posix(root, repo) if repo else None
         return out
@@ -455,7 +456,7 @@ class ShareHandler(_Handler):
 
         def work() -> dict[str, Any]:
             report = init_project(target, self.core).share(on=on)
-            return {**report, "status": self.status_of(target)}
+            return {**report.to_dict(), "status": self.status_of(target)}
 
         self.reply(await self.call(work))
 

@@ -339,7 +339,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
         t0 = time.perf_counter()
         status = project.prepare_dense()
         report["prepare_dense_seconds"] = round(time.perf_counter() - t0, 3)
-        if status["dense"] == "on":
+        if status.dense == "on":
             for mode in ("static", "transformer"):
                 if project.search(short[0], mode=mode).tier != mode:
                     continue  # that tier is not in use (JUPYMEM_ENCODER)
@@ -348,7 +348,7 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
                 search[f"{mode}_short"] = _latency(lambda q, m=mode: project.search(q, mode=m), short)
                 search[f"{mode}_prompt"] = _latency(lambda q, m=mode: project.search(q, mode=m), prompts)
         else:
-            search["hybrid"] = {"skipped": status["reason"]}
+            search["hybrid"] = {"skipped": status.reason}
         report["search"] = search
 
         # One at a time, as a person records (on top of the corpus, dense leg on): remember
@@ -364,10 +364,10 @@ def run_bench(documents: int, n_queries: int, *, encoder: str | None = None, sin
                 after.append((time.perf_counter() - t0) * 1000)
         report["ingest_one_at_a_time"] = {
             "count": len(single), "p50_ms": round(statistics.median(times), 3), "p95_ms": round(_pct(times, 0.95), 3),
-            "dense": status["dense"],
+            "dense": status.dense,
             "next_search_p50_ms": round(statistics.median(after), 3) if after else None,
         }
-        report["dense"] = {k: status[k] for k in ("dense", "tier", "reason", "model", "vectors", "driver")}
+        report["dense"] = {k: status.to_dict()[k] for k in ("dense", "tier", "reason", "model", "vectors", "driver")}
         if hasattr(os, "getloadavg"):
             report["load_average_after"] = round(os.getloadavg()[0], 2)
     finally:

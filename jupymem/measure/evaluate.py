@@ -251,7 +251,7 @@ def run_suite(
             timings["load_seconds"] += time.perf_counter() - t0
             if DENSE_METHODS.intersection(methods):
                 t0 = time.perf_counter()
-                dense_state[scope or "(default)"] = project.prepare_dense()
+                dense_state[scope or "(default)"] = project.prepare_dense().to_dict()  # the report is JSON
                 timings["dense_seconds"] += time.perf_counter() - t0
             band = size_band(len(suite.memories.get(scope, [])))
             for q in (q for q in queries if q.scope == scope):

@@ -11,13 +11,14 @@ rebuild drops everything computed from row ids.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import InvalidStatement
-from ..models import Memory, SearchResult, Similar
+from ..models import DenseStatus, Memory, SearchResult, Similar
 from ..storage import database
 from ..storage.reads import Store, store_for
 
@@ -214,14 +215,15 @@ class SearchEngine:
 
         self.tiers.prepare(self.revision, retrieve.DenseLeg, timeout)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> DenseStatus:
         """Which legs answer searches and, when the dense leg does not, why."""
-        out = self.tiers.status()
         # The lexical leg's in-memory index and the names typos are fixed against: a
         # long-lived process builds them on its first searches (FTS5 answers until then).
-        out["index"] = self._postings.state() if self._postings is not None else "not built"
-        out["typos"] = self._vocab.state() if self._vocab is not None else "not read"
-        return out
+        return dataclasses.replace(
+            self.tiers.status(),
+            index=self._postings.state() if self._postings is not None else "not built",
+            typos=self._vocab.state() if self._vocab is not None else "not read",
+        )
 
     def reset(self) -> None:
         """Drop what was computed from the tables: a rebuild may have moved every row."""

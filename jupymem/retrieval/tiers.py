@@ -34,9 +34,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import index
+from ..models import DenseStatus, Embedding, Tier
 from ..storage.reads import store_for
 
 if TYPE_CHECKING:
@@ -273,7 +274,7 @@ class Tiers:
                 dense.sync(enc.embedder)
         self.leg(rev(), make)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> DenseStatus:
         """Which legs answer searches and, when the dense leg does not (or not at its
         best), why; the encoders' states and the transformer's progress."""
         static = self.static_encoder()
@@ -289,21 +290,21 @@ class Tiers:
         enc = tx if shown == index.TRANSFORMER and tx is not None else static
         dense = self._indexes.get(index.TRANSFORMER)
         done, total = dense.progress if dense is not None else (0, 0)
-        return {
-            "legs": ["lexical", "fuzzy", "dense"] if answering else ["lexical", "fuzzy"],
-            "dense": "on" if answering else "off",
-            "tier": tier,
-            "reason": self.note if self.note else (None if answering else enc.reason),
-            "encoder": enc.state,
-            "encoder_reason": enc.reason,
-            "encoder_load_seconds": enc.load_seconds,
-            "static_encoder": static.state if not self.plan.off else "off",
-            "transformer": tx.state if tx is not None else "off",
-            "embedding": {"done": done, "total": total} if total else None,
-            "model": model,
-            "vectors": stored,
-            "driver": self.store.engine,
-        }
+        return DenseStatus(
+            legs=("lexical", "fuzzy", "dense") if answering else ("lexical", "fuzzy"),
+            dense="on" if answering else "off",
+            tier=cast("Tier | None", tier),  # one of index.SLOTS' keys
+            reason=self.note if self.note else (None if answering else enc.reason),
+            encoder=enc.state,
+            encoder_reason=enc.reason,
+            encoder_load_seconds=enc.load_seconds,
+            static_encoder=static.state if not self.plan.off else "off",
+            transformer=tx.state if tx is not None else "off",
+            embedding=Embedding(done=done, total=total) if total else None,
+            model=model,
+            vectors=stored,
+            driver=self.store.engine,
+        )
 
     def _one_shot_note(self) -> str:
         """What a search in this one-shot command would use, without loading anything."""

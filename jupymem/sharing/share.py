@@ -44,6 +44,7 @@ from ..intake import clock, strictjson
 from ..storage import database, eventlog
 from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
+from ..models import SharingState
 from .folder import LinkRefused, opened, scan_log, shown
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
 from ..storage.projection import Batch, clear
@@ -56,7 +57,9 @@ __all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharin
            "identity", "signature", "state"]
 
 CONFIG = "config.json"
-ON, OFF, NONE = "on", "off", "none"
+ON: SharingState = "on"
+OFF: SharingState = "off"
+NONE: SharingState = "none"
 _ROOT = "share_root"  # the clone the cache was last built for
 MAX_SHOWN_PROBLEMS = 20  # per file, in status
 _CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
@@ -68,7 +71,7 @@ SEEN = "share_seen"
 # -- the folder ----------------------------------------------------------------------------
 
 
-def state(root: Path) -> str:
+def state(root: Path) -> SharingState:
     """"on" (write to the files), "off" (files stay as history, writes stay local) or "none"."""
     try:
         with opened(root) as folder:
@@ -158,7 +161,7 @@ class Sharing:
     def folder(self) -> Path:
         return self.root / FOLDER
 
-    def state(self) -> str:
+    def state(self) -> SharingState:
         return state(self.root)
 
     # -- reading ---------------------------------------------------------------------------

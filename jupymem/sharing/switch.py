@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from ..errors import InvalidImport, JupymemError, SharingError
+from ..models import SharedFile, ShareResult, SharingStatus
 from ..storage import eventlog
 from ..storage.eventlog import LOCAL, PRIVATE, SHARED
 from .journal import identity
@@ -57,7 +58,7 @@ altered after it was written; it does not prove who wrote it (there are no signa
 GITATTRIBUTES = "*.jsonl merge=union\n"
 
 
-def enable(sharing: Sharing) -> dict[str, Any]:
+def enable(sharing: Sharing) -> ShareResult:
     """Turn sharing on: create the folder, write this clone's history into its file."""
     created = []
     was = state(sharing.root)
@@ -95,8 +96,8 @@ def enable(sharing: Sharing) -> dict[str, Any]:
         said.append("git knows no user.name/user.email here, so your lines name nobody: "
                     "set them with `git config user.name ...` and `git config user.email ...`.")
     said.append(f"Commit the folder so teammates get it: git add {FOLDER} && git commit -m \"Share jupymem memory\".")
-    return {"state": ON, "was": was, "created": created, "written": written, "kept_local": kept,
-            "file": where, "message": " ".join(said)}
+    return ShareResult(state=ON, was=was, created=tuple(created), written=written, kept_local=kept, file=where,
+                       message=" ".join(said))
 
 
 def _export_local(sharing: Sharing) -> tuple[int, int]:
@@ -122,25 +123,24 @@ def _export_local(sharing: Sharing) -> tuple[int, int]:
     return written, kept
 
 
-def disable(sharing: Sharing) -> dict[str, Any]:
+def disable(sharing: Sharing) -> ShareResult:
+    """Turn sharing off: the files stay as history, new memories stay on this machine."""
     was = state(sharing.root)
     name = sharing.root.name
     if was == NONE:
-        return {"state": NONE, "was": NONE, "created": [], "written": 0, "kept_local": 0, "file": None,
-                "message": f"Sharing was never on for {name}; nothing changed."}
+        return ShareResult(state=NONE, was=NONE, message=f"Sharing was never on for {name}; nothing changed.")
     with _filesystem(f"write {FOLDER}/{CONFIG}"), opened(sharing.root) as folder:
         if folder is None:
             raise SharingError(f"{FOLDER}/ is gone from {name}; nothing changed.")
         _write_config(folder, OFF)
     mine = sharing.writer_file()
-    return {
-        "state": OFF, "was": was, "created": [], "written": 0, "kept_local": 0,
-        "file": f"{FOLDER}/log/{mine}" if mine else None,
-        "message": (
+    return ShareResult(
+        state=OFF, was=was, file=f"{FOLDER}/log/{mine}" if mine else None,
+        message=(
             f"Sharing is off for {name}: new memories stay on this machine. The files in {FOLDER}/ stay "
             f"as history and are still read. Commit {FOLDER}/{CONFIG} so teammates stop writing there too."
         ),
-    }
+    )
 
 
 def import_events(sharing: Sharing, evts: list[eventlog.Event], source: str = "import") -> int:
@@ -164,35 +164,40 @@ def import_events(sharing: Sharing, evts: list[eventlog.Event], source: str = "i
     return n
 
 
-def status(sharing: Sharing) -> dict[str, Any]:
+def status(sharing: Sharing) -> SharingStatus:
+    """What every face shows of sharing: the state, each file as the cache read it, the
+    lines not applied, this clone's writer and identity, and what stays on this machine."""
     st = sharing.state()
-    out: dict[str, Any] = {"state": st, "folder": FOLDER, "files": [], "problems": [], "writer": None,
-                           "identity": None, "shared_events": 0, "local_events": 0, "private_memories": 0}
     who_writes = identity(sharing.root)
-    out["identity"] = str(who_writes) if who_writes else None
     rows = sharing.conn.execute(
         "SELECT name, lines, applied, problems, due FROM shared_files ORDER BY name").fetchall()
-    for name, lines, applied, problems, due in rows:
-        found = json.loads(problems)
-        out["files"].append({"name": name, "lines": lines, "applied": applied, "problems": len(found),
-                             "waiting_until": due})
-        out["problems"].extend(found)
-    out["problems"].extend(folder_problems(sharing.root))
+    files, problems = [], []
+    for name, lines, applied, found_json, due in rows:
+        found = json.loads(found_json)
+        files.append(SharedFile(name=name, lines=lines, applied=applied, problems=len(found), waiting_until=due))
+        problems.extend(found)
+    problems.extend(folder_problems(sharing.root))
     mine = sharing.writer_file()
-    out["writer"] = f"{FOLDER}/log/{mine}" if mine else None
     row = sharing.conn.execute("SELECT tail_ok FROM shared_files WHERE name = ?", (mine,)).fetchone() if mine else None
-    # Our file ends in a line nobody applies: the next memory starts a new file.
-    out["writer_damaged"] = bool(row is not None and not row[0])
     # Counted through partial indexes (shared events, private memories): the sidebar
     # asks for status every few seconds.
     count = "SELECT count(*) FROM events WHERE scope = ?"
-    out["shared_events"] = sharing.conn.execute(count, (SHARED,)).fetchone()[0] if rows else 0
-    # Events written before sharing was turned on (only a shared repository asks).
-    out["local_events"] = sharing.conn.execute(count, (LOCAL,)).fetchone()[0] if st != NONE else 0
-    out["private_memories"] = sharing.conn.execute(
-        "SELECT count(*) FROM memories WHERE private = 1 AND status = 'active'"
-    ).fetchone()[0]
-    return out
+    return SharingStatus(
+        state=st,
+        folder=FOLDER,
+        files=tuple(files),
+        problems=tuple(problems),
+        writer=f"{FOLDER}/log/{mine}" if mine else None,
+        identity=str(who_writes) if who_writes else None,
+        shared_events=sharing.conn.execute(count, (SHARED,)).fetchone()[0] if rows else 0,
+        # Events written before sharing was turned on (only a shared repository asks).
+        local_events=sharing.conn.execute(count, (LOCAL,)).fetchone()[0] if st != NONE else 0,
+        private_memories=sharing.conn.execute(
+            "SELECT count(*) FROM memories WHERE private = 1 AND status = 'active'"
+        ).fetchone()[0],
+        # Our file ends in a line nobody applies: the next memory starts a new file.
+        writer_damaged=bool(row is not None and not row[0]),
+    )
 
 
 def _write_config(folder: Any, value: str) -> None:
