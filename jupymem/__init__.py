@@ -51,27 +51,16 @@ from .errors import (
 )
 from .models import (
     Block,
-    BlockSize,
-    DenseState,
-    DenseStatus,
-    Embedding,
     Evidence,
     Fix,
     HistoryEntry,
     Hit,
     Kind,
     Memory,
-    ProjectMatch,
     Provenance,
     Recorded,
-    RepositoryStatus,
     SearchResult,
     SearchStatus,
-    SharedFile,
-    ShareResult,
-    SharingSeen,
-    SharingState,
-    SharingStatus,
     Similar,
     Standing,
     Status,
@@ -79,6 +68,19 @@ from .models import (
 )
 
 if TYPE_CHECKING:
+    from .reports import (
+        BlockSize,
+        DenseState,
+        DenseStatus,
+        Embedding,
+        ProjectMatch,
+        RepositoryStatus,
+        SharedFile,
+        ShareResult,
+        SharingSeen,
+        SharingState,
+        SharingStatus,
+    )
     from .core.project import Project
 
 __version__ = "0.1.0"
@@ -176,11 +178,21 @@ def context(prompt: str, path: str | os.PathLike[str] | None = None, *, settings
     return for_path(prompt, path, settings=settings)
 
 
+# What memory says about itself (``reports``): made on first use, as ``Project`` is; the
+# commands that never report status need none of these classes.
+_REPORTS = frozenset({"BlockSize", "DenseState", "DenseStatus", "Embedding", "ProjectMatch", "RepositoryStatus",
+                      "SharedFile", "ShareResult", "SharingSeen", "SharingState", "SharingStatus"})
+
+
 def __getattr__(name: str) -> Any:
     if name == "Project":
         from .core.project import Project
 
         return Project
+    if name in _REPORTS:
+        from . import reports
+
+        return getattr(reports, name)
     raise AttributeError(name)
 
 

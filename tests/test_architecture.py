@@ -56,7 +56,7 @@ OUTSIDE_FACES = sorted(m for m in MODULES if m not in FACES)
 
 # The rooms, lowest first; rooms on one level are siblings and import neither each other.
 ROOMS: list[tuple[str, ...]] = [
-    ("vocabulary",),  # the loose modules every room shares: errors, config, models
+    ("vocabulary",),  # the loose modules every room shares: errors, config, models, reports
     ("intake",),  # what enters memory: statements, evidence, pairing, language, secrets, text, time
     ("storage",),  # the database, its event log, and everything that repairs it
     ("sharing", "retrieval"),  # the shared log in the repository; a query -> ranked memories
@@ -69,6 +69,7 @@ LOOSE = {
     "jupymem.errors": "vocabulary",
     "jupymem.config": "vocabulary",
     "jupymem.models": "vocabulary",
+    "jupymem.reports": "vocabulary",
     "jupymem": "entry",
     "jupymem.__main__": "entry",
 }

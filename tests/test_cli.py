@@ -397,6 +397,7 @@ def test_status_and_block_import_only_what_reading_needs(repo: Path) -> None:
     assert block & _NOT_FOR_READING == set()
     # an unshared repository: the block neither follows files nor ranks anything
     assert {m for m in block if m.startswith(("jupymem.sharing", "jupymem.retrieval"))} == set()
+    assert "jupymem.reports" in status and "jupymem.reports" not in block  # status records: status only
     # and the commands that need them still get them
     assert {"jupymem.retrieval.retrieve", "jupymem.retrieval.answerable"} <= imported_by("search", "raw files", cwd=repo)
     assert {"jupymem.intake.capture", "jupymem.intake.secret_rules", "jupymem.storage.validate"} <= imported_by(

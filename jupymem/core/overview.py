@@ -18,7 +18,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import JupymemError, RegistryCorrupt, SharingError
-from ..models import BlockSize, ProjectMatch, RepositoryStatus, SharingSeen
+from ..reports import BlockSize, ProjectMatch, RepositoryStatus, SharingSeen
 from ..sharing import share, sharelog
 from ..storage import registry
 

@@ -28,8 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..config import CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS, Settings
 from ..errors import InvalidTransition
 from ..models import (
-    ACTIVE, SUPPORTED, Block, DenseStatus, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
-    ShareResult, SharingStatus, Similar,
+    ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar,
 )
 from ..storage import database, eventlog
 from ..storage.projection import GENERATION, memories_by_id
@@ -41,6 +40,7 @@ from .reads import Reads
 # Searching, sharing and maintenance are reached through the modules that import them
 # when needed (the engine, ``upkeep``): `jupymem status` and `block` read, and pay for none.
 if TYPE_CHECKING:
+    from ..reports import DenseStatus, ShareResult, SharingStatus
     from ..retrieval import retrieve
     from ..retrieval.engine import SearchEngine
     from ..sharing import share

@@ -21,13 +21,13 @@ import threading
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import JupymemError, ReadOnlyHome, StorageError
-from ..models import ShareResult, SharingStatus
 from ..storage import database, eventlog, registry
 
 # Sharing and maintenance are imported by the functions that need them: a command that
 # only reads an unshared repository (`jupymem block`) needs neither, and they cost more
 # to import than the read itself.
 if TYPE_CHECKING:
+    from ..reports import ShareResult, SharingStatus
     from ..sharing import share
     from ..storage.maintenance import GcReport, ImportReport, VerifyReport
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..intake.text import strip_control
 from ..models import (
-    KINDS, DenseStatus, Fix, HistoryEntry, Memory, Recorded, RepositoryStatus, SearchResult, SharingStatus, kind_rank,
+    KINDS, Fix, HistoryEntry, Memory, Recorded, SearchResult, kind_rank,
 )
+
+if TYPE_CHECKING:
+    from ..reports import DenseStatus, RepositoryStatus, SharingStatus
 
 LINE_CHARS = 100  # a statement's share of a one-line listing in a terminal
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..models import UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, RepositoryStatus, SearchResult
+from ..models import UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, SearchResult
 from .render_common import (
     NOT_CONFIDENT, SAID_CHARS, _clean, _clip, _detail, _grouped, _legs_note, _memory_fields, _one_line,
     _replacement_mark, _status_fields, _verb, author_name, confidence_word, fixed_in, kind_class, when,
 )
+
+if TYPE_CHECKING:
+    from ..reports import RepositoryStatus
 
 
 HTML_CLIP_CHARS = 240  # a statement's share of a table cell in a notebook

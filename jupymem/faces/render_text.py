@@ -10,15 +10,18 @@ audience. Stdlib only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models import (
-    UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, RepositoryStatus, SearchResult, Similar,
+    UNCONFIRMED, Block, Evidence, HistoryEntry, Hit, Memory, Recorded, SearchResult, Similar,
 )
 from .render_common import (
     LINE_CHARS, NOT_CONFIDENT, SAID_CHARS, _clean, _clip, _detail, _grouped, _legs_note, _memory_fields, _one_line,
     _replacement_mark, _status_fields, _verb, author_name, confidence_word, fixed_in, when,
 )
+
+if TYPE_CHECKING:
+    from ..reports import RepositoryStatus
 
 
 def _marks(m: Memory) -> list[str]:

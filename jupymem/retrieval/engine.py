@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import InvalidStatement
-from ..models import DenseStatus, Memory, SearchResult, Similar
+from ..models import Memory, SearchResult, Similar
 from ..storage import database
 from ..storage.reads import Store, store_for
 
 if TYPE_CHECKING:
+    from ..reports import DenseStatus
     from . import retrieve
     from .fuzzy import Vocabulary
     from .postings import Postings

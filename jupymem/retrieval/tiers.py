@@ -37,10 +37,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from . import index
-from ..models import DenseStatus, Embedding, Tier
+from ..models import Tier
 from ..storage.reads import store_for
 
 if TYPE_CHECKING:
+    from ..reports import DenseStatus
     from .embed import BackgroundEncoder, Embedder
     from .retrieve import DenseLeg
 
@@ -277,6 +278,8 @@ class Tiers:
     def status(self) -> DenseStatus:
         """Which legs answer searches and, when the dense leg does not (or not at its
         best), why; the encoders' states and the transformer's progress."""
+        from ..reports import DenseStatus, Embedding
+
         static = self.static_encoder()
         tx = self.transformer_encoder()
         tier = self.tier

@@ -38,13 +38,12 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, IO, Any
 
 from ..intake import clock, strictjson
 from ..storage import database, eventlog
 from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
-from ..models import SharingState
 from .folder import LinkRefused, opened, scan_log, shown
 from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
 from ..storage.projection import Batch, clear
@@ -52,6 +51,9 @@ from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
 )
 from ..storage.eventlog import SHARED
+
+if TYPE_CHECKING:
+    from ..reports import SharingState
 
 __all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log",
            "identity", "signature", "state"]

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from ..errors import InvalidImport, JupymemError, SharingError
-from ..models import SharedFile, ShareResult, SharingStatus
+from ..reports import SharedFile, ShareResult, SharingStatus
 from ..storage import eventlog
 from ..storage.eventlog import LOCAL, PRIVATE, SHARED
 from .journal import identity
