@@ -398,6 +398,9 @@ def test_status_and_block_import_only_what_reading_needs(repo: Path) -> None:
     # an unshared repository: the block neither follows files nor ranks anything
     assert {m for m in block if m.startswith(("jupymem.sharing", "jupymem.retrieval"))} == set()
     assert "jupymem.reports" in status and "jupymem.reports" not in block  # status records: status only
+    # never shared: status reads sharing from the tables, not the folder's readers and writers
+    assert {"jupymem.sharing.seen", "jupymem.sharing.identity"} <= status
+    assert status & {"jupymem.sharing.share", "jupymem.sharing.journal", "jupymem.sharing.sharelog"} == set()
     # and the commands that need them still get them
     assert {"jupymem.retrieval.retrieve", "jupymem.retrieval.answerable"} <= imported_by("search", "raw files", cwd=repo)
     assert {"jupymem.intake.capture", "jupymem.intake.secret_rules", "jupymem.storage.validate"} <= imported_by(

@@ -310,3 +310,19 @@ def test_an_export_of_a_shared_repository_round_trips(team, tmp_path: Path) -> N
     assert "after trimming it" in ben.shared_text()
     # And back into Ana's: nothing new.
     assert ana.json("import", str(out))["added"] == 0
+
+
+def test_a_repository_that_never_shared_has_the_status_the_sharing_room_would_give(repo: Path) -> None:
+    import jupymem
+    from jupymem.sharing import seen, switch
+    from jupymem.sharing.share import Sharing
+
+    proj = jupymem.init(repo)
+    proj.remember("Churn is measured over 90 days.")
+    proj.remember("My own scratch note on churn.", private=True)
+    quick = proj.sharing_status()  # never shared: from the tables alone
+    full = switch.status(Sharing(proj.conn, proj.root, on_rebuild=lambda: None))
+    assert quick == full and quick.state == seen.NONE and quick.private_memories == 1
+X
+    proj.share()
+    assert proj.sharing_status().state == "on"  # a folder now: the sharing room answers

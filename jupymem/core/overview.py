@@ -19,7 +19,6 @@ from typing import Any
 from ..config import Settings
 from ..errors import JupymemError, RegistryCorrupt, SharingError
 from ..reports import BlockSize, ProjectMatch, RepositoryStatus, SharingSeen
-from ..sharing import share, sharelog
 from ..storage import registry
 
 
@@ -98,7 +97,9 @@ def _unbound(base: RepositoryStatus, root: Path, reg: registry.Registry) -> Repo
     else:
         message = f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it."
     # A committed .jupymem that is not read (a link, say) is why a clone shows nothing shared.
-    problems = share.folder_problems(root)
+    from ..sharing.share import folder_problems
+
+    problems = folder_problems(root)
     if problems:
         message += " " + " ".join(problems)
     return replace(base, matches=match, message=message)
@@ -116,6 +117,8 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
 
     Without writing: the files' signature against the ``shared_files`` table. Only the
     files that changed are read (their newlines counted), and once per signature."""
+    from ..sharing import share, sharelog  # a read-only home only
+
     try:
         sig = share.signature(proj.root)
     except SharingError:
@@ -145,7 +148,9 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
 
 
 def _sentence(lines: int, files: int) -> str:
-    where = f"{sharelog.FOLDER}/log"
+    from ..sharing.seen import FOLDER
+
+    where = f"{FOLDER}/log"
     if lines:
         return (f"{lines} new line{'s' if lines != 1 else ''} in {where} {'are' if lines != 1 else 'is'} not shown: "
                 "the memory home is read-only here, so its cache cannot follow the files.")

@@ -27,7 +27,7 @@ _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 
 def author(root: Path) -> str | None:
     """Who records here: the git identity of ``root``'s repository, or None."""
-    from ..sharing.journal import identity
+    from ..sharing.identity import identity
 
     who = identity(root)
     return str(who) if who else None

@@ -389,7 +389,7 @@ class Project:
 
     def sharing_status(self) -> SharingStatus:
         """A ``SharingStatus``: whether memory is shared, this writer's file, the shared files' problems."""
-        return upkeep.sharing_status(self.sharing)
+        return upkeep.sharing_status(self)
 
     # -- internals ------------------------------------------------------------
 

@@ -182,7 +182,13 @@ def switch_sharing(sharing: share.Sharing, on: bool) -> ShareResult:
     return switch.enable(sharing) if on else switch.disable(sharing)
 
 
-def sharing_status(sharing: share.Sharing) -> SharingStatus:
+def sharing_status(project: Any) -> SharingStatus:
+    """``project``'s ``SharingStatus``. A repository that never shared has no folder to
+    read: its status comes from the tables alone, without the sharing room's readers."""
+    if never_shared(project.conn, project.root, project._unshared):
+        from ..sharing import seen
+
+        return seen.tables(project.conn, project.root, seen.NONE)
     from ..sharing import switch
 
-    return switch.status(sharing)
+    return switch.status(sharing_of(project))

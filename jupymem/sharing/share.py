@@ -45,7 +45,8 @@ from ..storage import database, eventlog
 from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
 from .folder import LinkRefused, opened, scan_log, shown
-from .journal import ROTATE_AT, FileTail, Identity, Journal, fstat, identity
+from .identity import Identity, identity
+from .journal import ROTATE_AT, FileTail, Journal, fstat
 from ..storage.projection import Batch, clear
 from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,

@@ -14,10 +14,11 @@ import json
 from typing import Any
 
 from ..errors import InvalidImport, JupymemError, SharingError
-from ..reports import SharedFile, ShareResult, SharingStatus
+from ..reports import ShareResult, SharingStatus
 from ..storage import eventlog
 from ..storage.eventlog import LOCAL, PRIVATE, SHARED
-from .journal import identity
+from . import seen
+from .identity import identity
 from .folder import opened
 from .share import CONFIG, NONE, OFF, ON, Sharing, _filesystem, folder_problems, state
 from .sharelog import FOLDER
@@ -165,39 +166,8 @@ def import_events(sharing: Sharing, evts: list[eventlog.Event], source: str = "i
 
 
 def status(sharing: Sharing) -> SharingStatus:
-    """What every face shows of sharing: the state, each file as the cache read it, the
-    lines not applied, this clone's writer and identity, and what stays on this machine."""
-    st = sharing.state()
-    who_writes = identity(sharing.root)
-    rows = sharing.conn.execute(
-        "SELECT name, lines, applied, problems, due FROM shared_files ORDER BY name").fetchall()
-    files, problems = [], []
-    for name, lines, applied, found_json, due in rows:
-        found = json.loads(found_json)
-        files.append(SharedFile(name=name, lines=lines, applied=applied, problems=len(found), waiting_until=due))
-        problems.extend(found)
-    problems.extend(folder_problems(sharing.root))
-    mine = sharing.writer_file()
-    row = sharing.conn.execute("SELECT tail_ok FROM shared_files WHERE name = ?", (mine,)).fetchone() if mine else None
-    # Counted through partial indexes (shared events, private memories): the sidebar
-    # asks for status every few seconds.
-    count = "SELECT count(*) FROM events WHERE scope = ?"
-    return SharingStatus(
-        state=st,
-        folder=FOLDER,
-        files=tuple(files),
-        problems=tuple(problems),
-        writer=f"{FOLDER}/log/{mine}" if mine else None,
-        identity=str(who_writes) if who_writes else None,
-        shared_events=sharing.conn.execute(count, (SHARED,)).fetchone()[0] if rows else 0,
-        # Events written before sharing was turned on (only a shared repository asks).
-        local_events=sharing.conn.execute(count, (LOCAL,)).fetchone()[0] if st != NONE else 0,
-        private_memories=sharing.conn.execute(
-            "SELECT count(*) FROM memories WHERE private = 1 AND status = 'active'"
-        ).fetchone()[0],
-        # Our file ends in a line nobody applies: the next memory starts a new file.
-        writer_damaged=bool(row is not None and not row[0]),
-    )
+    """What every face shows of sharing (``seen.tables``), with what the folder says."""
+    return seen.tables(sharing.conn, sharing.root, sharing.state(), folder_problems(sharing.root))
 
 
 def _write_config(folder: Any, value: str) -> None:
