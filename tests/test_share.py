@@ -323,6 +323,6 @@ def test_a_repository_that_never_shared_has_the_status_the_sharing_room_would_gi
     quick = proj.sharing_status()  # never shared: from the tables alone
     full = switch.status(Sharing(proj.conn, proj.root, on_rebuild=lambda: None))
     assert quick == full and quick.state == seen.NONE and quick.private_memories == 1
-X
+    assert quick.identity  # git's identity, as a shared repository shows it
     proj.share()
     assert proj.sharing_status().state == "on"  # a folder now: the sharing room answers
