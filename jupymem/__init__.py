@@ -46,6 +46,7 @@ from .errors import (
     MissingDependency,
     ModelError,
     AccessDenied,
+    NotOnTeamEngine,
 )
 from .models import (
     Block,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = [
     "AccessDenied",
+    "NotOnTeamEngine",
     "Block",
     "CorruptLog",
     "DatabaseDamaged",

@@ -47,7 +47,14 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         "read_only": False,
         "disk_full": False,  # opened for reading only because the disk is full
         "home": str(settings.home),
+        # Which engine holds the memory and where: {"name": "sqlite", "where": the file} or
+        # {"name": "postgresql", "where": "host:port/db"} (the team engine; never a password).
+        "engine": None,
     }
+    if settings.database_url:
+        from . import team
+
+        out["engine"] = {"name": "postgresql", "where": team.where(settings.database_url)}
     root = registry.find_git_root(path)
     if root is None:
         out["message"] = f"{path} is not inside a git repository; jupymem records nothing here."
@@ -84,6 +91,9 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
         if problems:
             out["message"] += " " + " ".join(problems)
         return out
+    from .team import engine_of
+
+    out["engine"] = engine_of(proj)
     counts = proj.counts()
     blk = proj.block()
     sharing = proj.sharing_status()
@@ -94,6 +104,8 @@ def status(path: Path, settings: Settings) -> dict[str, Any]:
             f" {n} problem{'s' if n != 1 else ''} in {sharing['folder']}/: some shared lines are not applied "
             "(`jupymem verify` names them)."
         )
+    if proj.team:
+        message += f" Memory is in the team database at {out['engine']['where']} (project {proj.id})."
     if proj.disk_full:
         message += " The disk holding the memory home is full: reading works, recording does not until space is freed."
     elif proj.readonly:
