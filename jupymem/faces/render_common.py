@@ -222,7 +222,10 @@ def _status_fields(s: dict[str, Any]) -> list[tuple[str, str]]:
                 fields.append(("problem", problem))
         fields.append(("project", str(s.get("project_id"))))
         fields.append(("database", str(s.get("database"))))
-    else:
+    engine = s.get("engine") or {}
+    if engine:
+        fields.append(("engine", f"{engine.get('name')} at {engine.get('where')}"))
+    if not s.get("memory"):
         fields.append(("home", str(s.get("home"))))
     if s.get("registry") not in (None, "ok"):
         fields.append(("registry", str(s.get("registry"))))
