@@ -135,6 +135,10 @@ def test_two_people_share_memory_and_keep_their_private_memories_their_own(pair:
     assert refused.returncode == 2 and b"No memory" in refused.stderr
     assert kari.run("retire", mine["id"], ok=False).returncode == 2
     assert "tmp_ola" not in kari.run("export").stdout.decode()
+    # A shared memory is never replaced by one only its author can see.
+    done = kari.run("remember", "--private", "--supersedes", shared["id"], "It reads from the lake.", ok=False)
+    assert done.returncode == 2 and b"superseded openly" in done.stderr
+    assert kari.json("verify")["ok"] is True and ola.json("verify")["ok"] is True
 
 
 def test_the_same_words_kept_privately_by_one_and_shared_by_another(pair: tuple[Person, Person]) -> None:

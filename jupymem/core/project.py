@@ -301,6 +301,13 @@ class Project:
         old = self.get(memory_id)
         if old.status != ACTIVE:
             raise InvalidTransition(f"{old.id} is {old.status}; only an active memory can be superseded.")
+        if self.team and private and not old.private:
+            # Teammates would see their memory replaced by one they cannot see, and their
+            # replay of the events they can see (verify) would no longer make their rows.
+            raise InvalidTransition(
+                f"{old.id} is shared: on the team database it is superseded openly or not at all. Record your "
+                "version with --private instead, or supersede it without --private."
+            )
         private = private or old.private
         memory = self._payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing, private)
         if memory["id"] == old.id:
