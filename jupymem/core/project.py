@@ -31,7 +31,7 @@ from ..models import ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, P
 from ..storage import database, eventlog
 from ..storage.projection import GENERATION, memories_by_id
 from ..storage.reads import store_for
-from . import payload, recording, staged, upkeep
+from . import payload, recording, staged, team, upkeep
 from .block import BlockCache
 from .reads import Reads
 
@@ -67,9 +67,7 @@ class Project:
         # The team engine (PostgreSQL): the database is the shared memory (``core.team``).
         self.team = getattr(conn, "module_name", None) == "postgresql"
         if self.team:
-            from .team import TeamWrites
-
-            self._sharing = TeamWrites(conn, root)  # type: ignore[assignment]
+            self._sharing = team.TeamWrites(conn, root)  # type: ignore[assignment]
         self._reads = Reads(conn, self.name, self.revision)
         self._blocks = BlockCache()  # the last block, and its rendered lines refreshed per change
         self._generation = database.get_meta(conn, GENERATION)  # see revision()
@@ -301,13 +299,8 @@ class Project:
         old = self.get(memory_id)
         if old.status != ACTIVE:
             raise InvalidTransition(f"{old.id} is {old.status}; only an active memory can be superseded.")
-        if self.team and private and not old.private:
-            # Teammates would see their memory replaced by one they cannot see, and their
-            # replay of the events they can see (verify) would no longer make their rows.
-            raise InvalidTransition(
-                f"{old.id} is shared: on the team database it is superseded openly or not at all. Record your "
-                "version with --private instead, or supersede it without --private."
-            )
+        if self.team:
+            team.check_supersede(old, private)
         private = private or old.private
         memory = self._payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing, private)
         if memory["id"] == old.id:
@@ -431,9 +424,7 @@ class Project:
 
     def _not_on_team(self, what: str) -> None:
         if self.team:
-            from .team import refuse
-
-            raise refuse(what)
+            raise team.refuse(what)
 
     def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
         recording.write(self.conn, self.sharing, type_, payload, private=private)

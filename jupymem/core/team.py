@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..errors import NoMemory, NotOnTeamEngine
+from ..errors import InvalidTransition, NoMemory, NotOnTeamEngine
 from ..storage import database, registry
 
 NONE = "none"  # share.NONE, without importing the sharing room
@@ -64,6 +64,16 @@ def where(url: str) -> str:
     from ..storage.postgres.connection import display_url
 
     return display_url(url).removeprefix("postgresql://").split("@", 1)[-1]
+
+
+def check_supersede(old: Any, private: bool) -> None:
+    """A shared memory is superseded openly or not at all: teammates would see it replaced
+    by one they cannot see, and the events they can see would no longer make their rows."""
+    if private and not old.private:
+        raise InvalidTransition(
+            f"{old.id} is shared: on the team database it is superseded openly or not at all. Record your "
+            "version with --private instead, or supersede it without --private."
+        )
 
 
 class TeamWrites:
