@@ -48,6 +48,7 @@ from .errors import (
     MissingDependency,
     ModelError,
     AccessDenied,
+    NotOnTeamEngine,
 )
 from .models import (
     Block,
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = [
     "AccessDenied",
+    "NotOnTeamEngine",
     "Block",
     "BlockSize",
     "CorruptLog",

@@ -30,6 +30,10 @@ class Settings:
     interactive: bool = True
     # True: a failed cell is staged without the one-line notice naming its handle.
     quiet: bool = False
+    # The team engine: a PostgreSQL URL (``JUPYMEM_DATABASE_URL``, or the Jupyter server's
+    # ``JupymemApp.database_url``) holds every repository's memory; None: each repository's
+    # own SQLite file, or the database ``jupymem init --database`` bound it to.
+    database_url: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -43,6 +47,7 @@ class Settings:
             model=env.get("JUPYMEM_MODEL") or None,
             language="source" if env.get("JUPYMEM_LANGUAGE", "").lower() == "source" else "english",
             quiet=env.get("JUPYMEM_QUIET", "").strip().lower() in ("1", "true", "yes", "on"),
+            database_url=env.get("JUPYMEM_DATABASE_URL", "").strip() or None,
         )
 
     def with_(self, **changes: object) -> Settings:

@@ -134,3 +134,8 @@ class ModelError(JupymemError, code="model_error", http_status=502):
 class AccessDenied(JupymemError, code="access_denied", http_status=403):
     """Raised when the team database refuses a person a project's memory: they are not a
     member of it, or tried to write a row that is not theirs to write."""
+
+
+class NotOnTeamEngine(JupymemError, code="not_on_team_engine", http_status=501):
+    """Raised for what the PostgreSQL team engine cannot do yet (the message names it);
+    nothing was changed. The repository's own SQLite memory can do it."""

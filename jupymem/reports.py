@@ -120,6 +120,14 @@ class ProjectMatch(_Plain):
     roots: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Engine(_Plain):
+    """Which engine holds a project's memory, and where (``RepositoryStatus.engine``)."""
+
+    name: Literal["sqlite", "postgresql"]
+    where: str  # the SQLite file, or the team database as host:port/db (never a password)
+
+
 @dataclass(frozen=True, kw_only=True)  # keyword-only: ``home`` keeps its place among the keys
 class RepositoryStatus(_Plain):
     """What jupymem knows about a path's repository (``jupymem.status``); never written.
@@ -147,4 +155,5 @@ class RepositoryStatus(_Plain):
     read_only: bool = False
     disk_full: bool = False  # opened for reading only because the disk is full
     home: str  # the memory home
+    engine: Engine | None = None  # added with the team engine (a new key; none renamed or moved)
     message: str = ""

@@ -318,6 +318,8 @@ SQL_NOT_MOVED_YET = {
                               "moved out of share as it was",
     "jupymem.core.overview": "status counts of staged evidence and the shared files' stat cache",
     "jupymem.sharing.share": "the shared files' table and the events it applies, scopes and compares",
+    "jupymem.sharing.seen": "sharing's status counts (moved out of switch as they were, so that a repository "
+                            "that never shared reads them without the sharing room)",
 }
 
 

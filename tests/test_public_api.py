@@ -54,7 +54,7 @@ def test_every_error_and_record_is_exported() -> None:
 # have read since status was a dict: typing the results must not change them.
 STATUS_KEYS = ["path", "git", "root", "name", "memory", "project_id", "registry", "matches", "revision", "counts",
                "total", "staged", "staged_revision", "block", "database", "retrieval", "sharing", "damage",
-               "read_only", "disk_full", "home", "message"]
+               "read_only", "disk_full", "home", "engine", "message"]  # engine: added with the team engine
 SHARING_KEYS = ["state", "folder", "files", "problems", "writer", "identity", "shared_events", "local_events",
                 "private_memories", "writer_damaged"]
 DENSE_KEYS = ["legs", "dense", "tier", "reason", "encoder", "encoder_reason", "encoder_load_seconds",

@@ -37,13 +37,18 @@ import logging
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..errors import DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, RegistryCorrupt, SchemaTooNew
+from ..errors import (
+    DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, NotOnTeamEngine, RegistryCorrupt, SchemaTooNew,
+    StorageError,
+)
 from ..intake import clock
 from ..storage import database, eventlog, marks, registry
+from . import team
 from .project import Project
 
 # Sharing, recovery and maintenance are imported inside the functions that need them: a
@@ -230,8 +235,13 @@ def find_project(path: str | Path, settings: Settings) -> Project | None:
     root = registry.find_git_root(path)
     if root is None:
         return None
+    if settings.database_url:  # the team engine, for every repository (``core.team``)
+        return _open_team(settings, root, settings.database_url)
     reg = registry.read_registry(settings.home)
     pid = reg.project_for_root(root)
+    record = reg.record(pid) if pid is not None else None
+    if record is not None and record.database:  # bound by `jupymem init --database`
+        return _open_team(settings, root, record.database)
     if pid is None:
         # A shared log is memory already: its cache is built on first read (SPEC 1, 9).
         return init_project(root, settings) if _has_log(root) else None
@@ -259,9 +269,13 @@ def require_project(path: str | Path, settings: Settings) -> Project:
     return proj
 
 
-def init_project(path: str | Path, settings: Settings) -> Project:
-    """Bind the repository holding ``path``, creating or adopting its project."""
+def init_project(path: str | Path, settings: Settings, *, database_url: str | None = None) -> Project:
+    """Bind the repository holding ``path``, creating or adopting its project;
+    ``database_url``: in that team database (``core.team``), remembered for the repository."""
     root = registry.require_git_root(path)
+    url = database_url or settings.database_url or _bound_team(settings.home, root)
+    if url:
+        return _init_team(settings, root, url) if database_url else _open_team(settings, root, url)
     home = settings.home
     with registry.locked(home):
         try:
@@ -287,6 +301,83 @@ def init_project(path: str | Path, settings: Settings) -> Project:
     proj = _cached(settings, pid, root, reg.record(pid))
     proj.follow()
     return proj
+
+
+_team_keys: dict[str, str] = {}  # root -> its key on the team database (``team.project_key``)
+_unreachable: dict[str, tuple[float, StorageError]] = {}  # url -> when it did not answer, and how
+_RETRY_AFTER = 15.0  # seconds
+
+
+def _open_team(settings: Settings, root: Path, url: str) -> Project:
+    """The project of ``root`` in the team database at ``url`` (cached per process, as
+    ``opening`` caches SQLite projects). Raises ``StorageError`` when the database cannot
+    be reached, ``AccessDenied`` when this person is not a member of the project."""
+    from ..storage.postgres import connect
+
+    key = _team_keys.get(str(root)) or team.project_key(root)  # a root commit never changes: git once
+    _team_keys[str(root)] = key
+    cache = (str(settings.home), f"{key}@{team.where(url)}", str(root))
+    with _open_lock:
+        proj = _open.get(cache)
+        if proj is not None:
+            return proj
+        failed = _unreachable.get(url)
+    # A kernel asks on every cell (staging, the assistants' context): a database that did not
+    # answer is not asked again for a while, or each cell would wait out the connect timeout.
+    if failed is not None and time.monotonic() - failed[0] < _RETRY_AFTER:
+        raise failed[1]
+    try:
+        conn: Any = connect(url, key)
+    except StorageError as exc:
+        _unreachable[url] = (time.monotonic(), exc)
+        raise
+    _unreachable.pop(url, None)
+    proj = Project(settings, key, root, conn)
+    with _open_lock:
+        _open.setdefault(cache, proj)
+        kept = _open[cache]
+    if kept is not proj:  # another thread opened it meanwhile
+        conn.close()
+    return kept
+
+
+def _init_team(settings: Settings, root: Path, url: str) -> Project:
+    """Bind ``root`` to its project in the team database at ``url`` (``jupymem init
+    --database``), remembering the URL without its password. The project must exist there
+    with this person as a member: the administrator admits people (``admin.add_member``)."""
+    from ..storage.postgres.connection import public_url
+
+    remembered = public_url(url)
+    proj = _open_team(settings, root, url)  # connect and check first: a refused URL binds nothing
+    with registry.locked(settings.home):
+        reg = registry.read_registry(settings.home)
+        bound = reg.project_for_root(root)
+        if bound is not None and bound != proj.id:
+            old = reg.record(bound)
+            if old is None or old.database is None:
+                raise NotOnTeamEngine(
+                    f"{root.name} already has memory of its own (project {bound}); moving it to the team database "
+                    "(jupymem migrate --to URL) is not built yet. Nothing was changed."
+                )
+        record = reg.record(proj.id)
+        new = registry.ProjectRecord(
+            proj.id, proj.id, record.created_at if record else clock.now_at(), database=remembered
+        )
+        bindings = tuple(b for b in reg.bindings if b.root != str(root))
+        reg = registry.Registry((*bindings, registry.Binding(str(root), proj.id)), reg.projects)
+        registry.write_registry(settings.home, reg.with_record(new))
+    return proj
+
+
+def _bound_team(home: Path, root: Path) -> str | None:
+    """The team database ``jupymem init --database`` bound ``root`` to, if it did."""
+    try:
+        reg = registry.read_registry(home)
+    except RegistryCorrupt:
+        return None  # init rebuilds it below
+    pid = reg.project_for_root(root)
+    record = reg.record(pid) if pid is not None else None
+    return record.database if record is not None else None
 
 
 def import_into(

@@ -18,13 +18,17 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import JupymemError, RegistryCorrupt, SharingError
-from ..reports import BlockSize, ProjectMatch, RepositoryStatus, SharingSeen
+from ..reports import BlockSize, Engine, ProjectMatch, RepositoryStatus, SharingSeen
 from ..storage import registry
 
 
 def status(path: Path, settings: Settings) -> RepositoryStatus:
     """What jupymem knows about ``path``'s repository, said for people in ``message``."""
     base = RepositoryStatus(path=str(path), home=str(settings.home))
+    if settings.database_url:
+        from . import team
+
+        base = replace(base, engine=Engine(name="postgresql", where=team.where(settings.database_url)))
     root = registry.find_git_root(path)
     if root is None:
         return replace(base, message=f"{path} is not inside a git repository; jupymem records nothing here.")
@@ -41,6 +45,9 @@ def status(path: Path, settings: Settings) -> RepositoryStatus:
         return replace(base, memory=True, damage=exc.code, message=exc.message, project_id=reg.project_for_root(root))
     if proj is None:
         return _unbound(base, root, reg)
+    from .team import engine_of
+
+    engine = engine_of(proj)
     counts = proj.counts()
     blk = proj.block()
     sharing = proj.sharing_status()
@@ -51,6 +58,8 @@ def status(path: Path, settings: Settings) -> RepositoryStatus:
             f" {n} problem{'s' if n != 1 else ''} in {sharing.folder}/: some shared lines are not applied "
             "(`jupymem verify` names them)."
         )
+    if proj.team:
+        message += f" Memory is in the team database at {engine.where} (project {proj.id})."
     if proj.disk_full:
         message += " The disk holding the memory home is full: reading works, recording does not until space is freed."
     elif proj.readonly:
@@ -79,6 +88,7 @@ def status(path: Path, settings: Settings) -> RepositoryStatus:
         sharing=seen,
         read_only=proj.readonly,
         disk_full=proj.disk_full,
+        engine=engine,
     )
 
 

@@ -58,6 +58,7 @@ def memory_payload(
     translator: Any,
     lookup: Callable[[str], Evidence],
     who: str | None = None,
+    owner: str | None = None,
 ) -> dict[str, Any]:
     """The ``memory`` of a record event; raises ``InvalidStatement``, ``SecretRefused`` or
     ``LanguageRefused`` for what cannot be stored. ``who``: the author when provenance
@@ -78,7 +79,9 @@ def memory_payload(
     if prov.author is None:  # who recorded it: the git identity of whoever writes here
         prov_dict["author"] = who or author(root)
     payload: dict[str, Any] = {
-        "id": capture.memory_id(text),  # identity is keyed on the words as said
+        # Identity is keyed on the words as said (and, for a private memory on the team
+        # engine, on whose it is: ``owner``).
+        "id": capture.memory_id(text, owner if private else None),
         "kind": kind,
         "topic": topic,
         "statement": stored,
@@ -93,6 +96,8 @@ def memory_payload(
     }
     if private:
         payload["private"] = True
+        if owner is not None:
+            payload["owner"] = owner
     return payload
 
 

@@ -33,7 +33,7 @@ from ..models import (
 from ..storage import database, eventlog
 from ..storage.projection import GENERATION, memories_by_id
 from ..storage.reads import store_for
-from . import payload, recording, staged, upkeep
+from . import payload, recording, staged, team, upkeep
 from .block import BlockCache
 from .reads import Reads
 
@@ -67,6 +67,10 @@ class Project:
         self._engine: SearchEngine | None = None
         self._sharing: share.Sharing | None = None  # made on first use (``upkeep.sharing_of``)
         self._unshared = False  # follow() found no .jupymem and nothing shared in the cache
+        # The team engine (PostgreSQL): the database is the shared memory (``core.team``).
+        self.team = getattr(conn, "module_name", None) == "postgresql"
+        if self.team:
+            self._sharing = team.TeamWrites(conn, root)  # type: ignore[assignment]
         self._reads = Reads(conn, self.name, self.revision)
         self._blocks = BlockCache()  # the last block, and its rendered lines refreshed per change
         self._generation = database.get_meta(conn, GENERATION)  # see revision()
@@ -102,6 +106,8 @@ class Project:
         nothing changed; see ``share``). Faces reach projects through ``opening``, which
         calls this before every read. A read-only home answers from the cache as it is
         (the files may have moved on; nothing can be written to follow them)."""
+        if self.team:
+            return  # nothing to follow: teammates write to the same database
         # Every read follows first: in an unshared repository that is one stat after the first.
         self._unshared = self._sharing is None and upkeep.never_shared(self.conn, self.root, self._unshared)
         if not self._unshared:
@@ -296,6 +302,8 @@ class Project:
         old = self.get(memory_id)
         if old.status != ACTIVE:
             raise InvalidTransition(f"{old.id} is {old.status}; only an active memory can be superseded.")
+        if self.team:
+            team.check_supersede(old, private)
         private = private or old.private
         memory = self._payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing, private)
         if memory["id"] == old.id:
@@ -327,7 +335,7 @@ class Project:
         gained its fix, or names the failure that followed it). Notebooks are kept relative
         to the repository (``staged.stage``). Never raises for a read-only home: staging is
         a convenience, never worth an error in a user's cell; it then keeps nothing."""
-        if not self.conn.readonly:
+        if not self.conn.readonly and not self.team:  # staged failures: not yet on the team engine
             staged.stage(self.conn, self.root, (evidence, *more))
 
     def staged_revision(self) -> int:
@@ -347,6 +355,7 @@ class Project:
         """Recreate every table from the log (in a shared repository: from the files and
         this machine's own events, which is what the cache is). Returns the events replayed."""
         upkeep.check_writable(self.conn)
+        self._not_on_team("rebuild")
         return upkeep.rebuild_all(self.conn, self.sharing, forget=self._forget_caches)
 
     def gc(self, *, dry_run: bool = False, closed_days: int = CLOSED_DAYS, unconfirmed_days: int = UNCONFIRMED_DAYS,
@@ -354,6 +363,7 @@ class Project:
         """Forget closed memories after ``closed_days``, unconfirmed ones after ``unconfirmed_days``,
         uncited staged failures after ``evidence_days``, counted back from ``now`` (default: now;
         ``maintenance.gc``); ``dry_run`` only counts."""
+        self._not_on_team("gc")
         if not dry_run:
             upkeep.check_writable(self.conn)
         report = upkeep.gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
@@ -376,6 +386,7 @@ class Project:
         repository (another root commit), or one that cannot say which it is of, is refused
         (``OtherProjectImport``) unless ``other_project``."""
         upkeep.check_writable(self.conn)
+        self._not_on_team("import")
         origin = None if other_project else (self.id, self.name)
         report = upkeep.import_into(self.conn, self.sharing, fp, source, origin)
         self._after_write()
@@ -385,10 +396,13 @@ class Project:
         """Turn sharing through git on (create ``.jupymem/``, write this clone's history
         into its file) or off (the files stay as history). Returns what was done, a ``ShareResult``."""
         upkeep.check_writable(self.conn)
+        self._not_on_team("share (the team database is shared already; .jupymem/ is for repositories without one)")
         return upkeep.switch_sharing(self.sharing, on)
 
     def sharing_status(self) -> SharingStatus:
         """A ``SharingStatus``: whether memory is shared, this writer's file, the shared files' problems."""
+        if self.team:
+            return self.sharing.status()  # type: ignore[attr-defined,no-any-return]
         return upkeep.sharing_status(self)
 
     # -- internals ------------------------------------------------------------
@@ -410,6 +424,10 @@ class Project:
         if self._engine is not None:
             self._engine.reset()
 
+    def _not_on_team(self, what: str) -> None:
+        if self.team:
+            raise team.refuse(what)
+
     def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
         recording.write(self.conn, self.sharing, type_, payload, private=private)
         self._after_write()
@@ -425,4 +443,5 @@ class Project:
         return payload.memory_payload(
             statement, kind, topic, evidence, provenance, standing, private, root=self.root, settings=self.settings,
             translator=self.translator, lookup=self.evidence, who=who,
+            owner=getattr(self.conn, "private_owner", None),  # the team engine's (``capture.memory_id``)
         )

@@ -132,18 +132,23 @@ def _read_file(name: str) -> str:
 
 def cmd_init(ctx: Context) -> int:
     from ..core import overview
+    from ..core import team
     from ..core.opening import init_project
 
     ctx._check_path()
     before = overview.status(ctx.path, ctx.settings) if ctx.settings.home.exists() else None
-    proj = init_project(ctx.path, ctx.settings)
-    if before is not None and before.memory:
+    proj = init_project(ctx.path, ctx.settings, database_url=ctx.args.database)
+    engine = team.engine_of(proj)
+    if proj.team:
+        msg = f"{proj.name}'s memory is in the team database at {engine.where} (project {proj.id})."
+    elif before is not None and before.memory:
         msg = f"{proj.name} already has memory (project {proj.id})."
     elif before is not None and before.matches:
         msg = f"{proj.name} adopted the memory of project {proj.id} (same repository, moved or re-cloned)."
     else:
         msg = f"{proj.name} has memory now (project {proj.id}, {proj.database})."
-    ctx.emit({"project_id": proj.id, "root": str(proj.root), "database": str(proj.database)}, msg)
+    ctx.emit({"project_id": proj.id, "root": str(proj.root), "database": str(proj.database),
+              "engine": engine.to_dict()}, msg)
     return 0
 
 

@@ -88,7 +88,10 @@ _EVIDENCE = Opt("--evidence", "cite a staged failure (repeatable; in a notebook 
 _ALL = Opt("--all", "include retired and superseded memories", form="flag")
 
 ACTIONS: tuple[Action, ...] = (
-    Action("init", "Bind this repository and start (or adopt) its memory."),
+    Action("init", "Bind this repository and start (or adopt) its memory.", (
+        Opt("--database", "keep it in the team's PostgreSQL database at URL (remembered for this repository, "
+            "without the password: libpq reads that from PGPASSWORD, ~/.pgpass or a service file)", metavar="URL"),
+    )),
     Action("status", "What jupymem knows about this repository (it never writes)."),
     Action("remember", "Record a statement as a person (initializes memory if needed).", (
         _STATEMENT,

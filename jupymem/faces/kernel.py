@@ -118,11 +118,13 @@ class KernelState:
         p = current_path(self.shell)
         return str(p) if p.is_file() else None
 
-    def project(self, create: bool = False) -> Any:
+    def project(self, create: bool = False, database_url: str | None = None) -> Any:
         from ..core.opening import find_project, init_project
 
         path = current_path(self.shell)
-        return (init_project if create else find_project)(path, self.settings())
+        if create:
+            return init_project(path, self.settings(), database_url=database_url)
+        return find_project(path, self.settings())
 
     def provenance(self, recorder: Recorder = "person") -> Provenance:
         return Provenance(

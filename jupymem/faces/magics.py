@@ -146,7 +146,7 @@ class MemoryMagics(Magics):
         return proj
 
     def _init(self, args: Any) -> None:
-        state(self.shell).project(create=True)
+        state(self.shell).project(create=True, database_url=getattr(args, "database", None))
         self._status(args)
 
     def _status(self, args: Any) -> None:

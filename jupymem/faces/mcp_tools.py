@@ -36,7 +36,7 @@ TOOLS = [
     "jupymem.faces.mcp_tools:memory_status",
 ]
 
-_PRIVATE_STATUS = frozenset({"home", "database", "path", "root"})
+_PRIVATE_STATUS = frozenset({"home", "database", "path", "root", "engine"})  # engine: a file path or a server
 CHAT_ID_HEADER = "x-jupyter-chat-id"
 PERSONA_ID_HEADER = "x-jupyterai-persona-id"
 

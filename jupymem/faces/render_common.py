@@ -225,7 +225,9 @@ def _status_fields(s: RepositoryStatus) -> list[tuple[str, str]]:
                 fields.append(("problem", problem))
         fields.append(("project", str(s.project_id)))
         fields.append(("database", str(s.database)))
-    else:
+    if s.engine is not None:
+        fields.append(("engine", f"{s.engine.name} at {s.engine.where}"))
+    if not s.memory:
         fields.append(("home", s.home))
     if s.registry != "ok":
         fields.append(("registry", s.registry))

@@ -518,14 +518,32 @@ class JupymemApp(ExtensionApp):
         help="Largest request body accepted, in bytes; larger ones get 413.",
     )
 
+    database_url = Unicode(
+        "",
+        config=True,
+        help="The team's PostgreSQL database for every repository's memory (default: $JUPYMEM_DATABASE_URL, "
+        "else each repository's own SQLite file). Leave the password out: libpq reads PGPASSWORD, ~/.pgpass "
+        "or a service file.",
+    )
+
     core_settings: Settings
 
     def initialize_settings(self) -> None:
         settings = Settings.from_env()
         if self.home:
             settings = settings.with_(home=Path(self.home).expanduser())
+        if self.database_url:
+            settings = settings.with_(database_url=self.database_url)
         self.core_settings = settings
         self.log.info("jupymem: memory home %s", settings.home)
+        if settings.database_url:  # shown without a password (a URL may hold one)
+            from ..core.team import where
+            from ..errors import JupymemError
+
+            try:
+                self.log.info("jupymem: team memory in PostgreSQL at %s", where(settings.database_url))
+            except JupymemError as exc:  # psycopg missing: every request will say so too
+                self.log.error("jupymem: %s", exc.message)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(HANDLERS)

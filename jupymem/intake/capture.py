@@ -157,9 +157,16 @@ def normalize_for_identity(text: str) -> str:
     return text.rstrip(". \t\n")
 
 
-def memory_id(text: str) -> str:
-    """``m-`` and the first 12 hex digits of the normalized statement's SHA-256."""
-    digest = hashlib.sha256(normalize_for_identity(text).encode("utf-8")).hexdigest()
+def memory_id(text: str, owner: str | None = None) -> str:
+    """``m-`` and the first 12 hex digits of the normalized statement's SHA-256.
+
+    ``owner``: a private memory on the team engine, whose id also derives from its
+    author's database role. Ids are unique per project, and one person's private "X"
+    must neither block a teammate's shared "X" nor tell them that it exists."""
+    key = normalize_for_identity(text)
+    if owner is not None:
+        key += "\x00private:" + owner
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
     return "m-" + digest[:12]
 
 

@@ -91,6 +91,8 @@ class ImportReport:
 def verify(conn: database.Connection, *, shared: bool = False) -> VerifyReport:
     """``shared``: the log is a cache of a shared repository's files (see
     ``validate.problems``). Everything is read from one snapshot (``_one_snapshot``)."""
+    if _on_postgres(conn):
+        return _verify_team(conn)
     problems: list[str] = []
     log_ok = True
     with _one_snapshot(conn):
@@ -127,6 +129,38 @@ def verify(conn: database.Connection, *, shared: bool = False) -> VerifyReport:
             conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
         except Exception as exc:  # the driver's DatabaseError: the index no longer matches its table
             problems.append(f"the search index is out of step ({exc}); `rebuild` recreates it.")
+    return VerifyReport(ok=not problems, events=len(evts), memories=n, problems=tuple(problems), log_ok=log_ok)
+
+
+def _on_postgres(conn: Any) -> bool:
+    return getattr(conn, "module_name", None) == "postgresql"
+
+
+def _verify_team(conn: Any) -> VerifyReport:
+    """Verify on the team engine, for a member who may not see every event (others'
+    private ones). The database checks the whole chain's links and hashes and names only
+    the first bad event (``chain_check``, schema migration 5); this side checks every
+    event it can see, payloads included, and that the tables it can see are what a replay
+    of those events gives. A private event touches only private memories, so the visible
+    events make exactly the visible rows."""
+    problems: list[str] = []
+    log_ok = True
+    with database.transaction(conn):  # one snapshot (and the write lock: no writer moves it meanwhile)
+        total, bad_seq, problem = conn.execute("SELECT events, bad_seq, problem FROM chain_check()").fetchone()
+        evts = list(eventlog.events(conn))
+        n = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        if problem:
+            log_ok = False
+            at = f"event {bad_seq} " if bad_seq is not None else ""
+            problems.append(f"memory log: {at}{problem} (checked by the database, over every event).")
+        try:
+            eventlog.check_chain(evts, source="memory log", linked=len(evts) == total)
+        except CorruptLog as exc:
+            log_ok = False
+            problems.append(exc.message)
+        hidden = total != len(evts)
+        problems += validate.problems([ev.to_json() for ev in evts], references_by_replay=hidden)
+        problems += _compare_with_replay(conn, evts)
     return VerifyReport(ok=not problems, events=len(evts), memories=n, problems=tuple(problems), log_ok=log_ok)
 
 
@@ -261,6 +295,9 @@ def _describe(exc: BaseException) -> str:
 
 
 def _rows(conn: database.Connection) -> list[Any]:
+    if _on_postgres(conn):  # text is text there (no typeof): each value in the pairs SQLite's give
+        return [(seq, *[x for v in rest for x in (("null", None) if v is None else ("text", v.encode()))])
+                for seq, *rest in conn.execute(f"SELECT seq, {', '.join(_TEXT + _OPTIONAL)} FROM events ORDER BY seq")]
     return conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq").fetchall()
 
 
@@ -307,6 +344,8 @@ def read_log(conn: database.Connection, what: str) -> Iterator[eventlog.Event]:
 
 
 def _driver_name(conn: database.Connection) -> str:
+    if _on_postgres(conn):
+        return "sqlite3"  # a replay for comparison runs in a scratch SQLite database
     return "sqlean" if conn.module.__name__.startswith("sqlean") else "sqlite3"
 
 

@@ -112,9 +112,11 @@ class ProjectRecord:
     # project's database. None: not known (a registry written before marks existed).
     events: int | None = None
     last_hash: str | None = None
+    # A team engine's project: the PostgreSQL URL (never with a password) its memory is in.
+    database: str | None = None
 
     def marked(self, events: int, last_hash: str) -> ProjectRecord:
-        return ProjectRecord(self.project_id, self.root_commit, self.created_at, events, last_hash)
+        return ProjectRecord(self.project_id, self.root_commit, self.created_at, events, last_hash, self.database)
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,7 @@ def read_registry(home: Path) -> Registry:
                 ProjectRecord(
                     p["project_id"], p.get("root_commit"), p["created_at"], _mark(p.get("events")),
                     p.get("last_hash") if isinstance(p.get("last_hash"), str) else None,
+                    p.get("database") if isinstance(p.get("database"), str) else None,
                 )
                 for p in body["projects"]
             ),
@@ -219,6 +222,8 @@ def _project_json(p: ProjectRecord) -> dict[str, object]:
     out: dict[str, object] = {"project_id": p.project_id, "root_commit": p.root_commit, "created_at": p.created_at}
     if p.events is not None:
         out.update(events=p.events, last_hash=p.last_hash)
+    if p.database is not None:
+        out["database"] = p.database
     return out
 
 

@@ -63,7 +63,8 @@ _AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z")
 _EVENT_KEYS = {"uid", "type", "at", "payload"}
 _CHAIN_KEYS = {"seq", "payload_hash", "prev", "hash", "writer"}  # an exported line carries these too
 # "private": kept on this machine only (a shared file refuses it: sharelog.check_line).
-_MEMORY_KEYS = {"id", "kind", "topic", "statement", "original", "standing", "provenance", "evidence", "private"}
+_MEMORY_KEYS = {"id", "kind", "topic", "statement", "original", "standing", "provenance", "evidence", "private",
+                "owner"}
 _PROVENANCE_KEYS = {f.name for f in dataclasses.fields(Provenance)}
 _EVIDENCE_KEYS = {f.name for f in dataclasses.fields(Evidence)}
 _EVIDENCE_REQUIRED = {"handle", "session", "ename", "evalue", "diagnosis", "excerpt", "created_at"}
@@ -360,7 +361,12 @@ def check_memory(m: Any, field: str = "memory") -> Mapping[str, Any]:
     statement = _statement(m["statement"], f"{field}.statement")
     original = _optional_statement(m.get("original"), f"{field}.original")
     memory_id = _pattern(m["id"], f"{field}.id", _MEMORY_ID, "m-3f9a2c1d4e5f")
-    expected = capture.memory_id(original if original is not None else statement)
+    owner = m.get("owner")
+    if owner is not None:  # the team engine's private memory (``capture.memory_id``)
+        _text(owner, f"{field}.owner", max_chars=MAX_TOPIC_CHARS, one_line=True)
+        if m.get("private") is not True:
+            raise _fail(f"{field}.owner", "belongs to a private memory only.")
+    expected = capture.memory_id(original if original is not None else statement, owner)
     if memory_id != expected:
         raise _fail(f"{field}.id", f"{memory_id!r} does not derive from its words (they give {expected}).")
     topic = m.get("topic")

@@ -56,6 +56,21 @@ def display_url(url: str) -> str:
     return f"postgresql://{user}{host}{port}/{info.get('dbname') or ''}"
 
 
+def public_url(url: str) -> str:
+    """``url`` without its password, as a libpq connection string: what is remembered
+    (``jupymem init --database``) and shown. A password comes from libpq's own places:
+    PGPASSWORD, ~/.pgpass, or a service file (PGSERVICEFILE)."""
+    psycopg = _psycopg()
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        from ...errors import JupymemError
+
+        raise JupymemError("The database URL cannot be read; give a postgresql:// URL or libpq connection string.") from None
+    info.pop("password", None)
+    return str(psycopg.conninfo.make_conninfo(**{k: v for k, v in info.items() if v is not None}))
+
+
 def pg_error(exc: BaseException, where: str) -> JupymemError | None:
     """The ``JupymemError`` a psycopg error means, or None when it means a bug."""
     if isinstance(exc, JupymemError):
@@ -135,12 +150,49 @@ class PgConnection:
             with self._translated():
                 self.raw = psycopg.connect(url, **self._kwargs)
                 self._configure(self.raw)
+        self.role: str = self.execute("SELECT current_user").fetchone()[0]
+        self._check_schema()
         if check_member and not self.is_member():
             self.close()
             raise AccessDenied(
                 f"You are not a member of project {project!r} in {display_url(url)}. Ask the team's administrator "
                 "to add you (jupymem.storage.postgres.admin.add_member)."
             )
+
+    def _check_schema(self) -> None:
+        """People never migrate the team schema (their roles may not, by design: see
+        ``admin``); they find it made, at the version this jupymem speaks."""
+        from ...errors import SchemaTooNew
+        from .schema import SCHEMA_VERSION
+
+        where = display_url(self.url)
+        if self.execute(f"SELECT to_regclass('{SCHEMA}.schema_migrations')").fetchone()[0] is None:
+            self.close()
+            raise StorageError(
+                f"{where} holds no jupymem team schema yet. The team's administrator makes it once: "
+                "python -c 'from jupymem.storage.postgres import admin; admin.create_schema(URL)'."
+            )
+        try:
+            version = self.execute("SELECT count(*) FROM schema_migrations").fetchone()[0]
+        except AccessDenied:  # before migration 5 people could not read the version
+            version = 0
+        if version > SCHEMA_VERSION:
+            self.close()
+            raise SchemaTooNew(
+                f"{where} has team schema {version}; this jupymem knows up to {SCHEMA_VERSION}. "
+                "Upgrade jupymem (pip install -U jupymem)."
+            )
+        if version < SCHEMA_VERSION:
+            self.close()
+            raise StorageError(
+                f"{where} has an older team schema than this jupymem needs ({SCHEMA_VERSION}). The team's "
+                "administrator brings it up to date: admin.create_schema(URL) (safe to run again)."
+            )
+
+    @property
+    def private_owner(self) -> str:
+        """Whose private memories this connection writes: the role row-level security keys on."""
+        return self.role
 
     def _configure(self, raw: Any) -> None:
         # Session-wide, so it holds for every statement, inside a transaction or not.

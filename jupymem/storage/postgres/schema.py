@@ -280,4 +280,61 @@ def _security() -> str:
 # 4: the policies. Built from the tables above once; a later change is a new migration.
 MIGRATIONS += (_security(),)
 
+# 5: verify for a member who cannot see every event. Others' private events leave gaps in
+# the chain a member reads, so the links and header hashes of the whole chain are checked
+# here, by a function that runs as the owner (who may read every event, and nothing else
+# runs as the owner) and answers only how many events there are and the first bad one:
+# no hidden event's content leaves the database. The member checks what it can see
+# itself, payloads included (``maintenance.verify``). The header is spelled as
+# ``eventlog.event_hash`` spells it; to_json escapes text as Python's json does.
+MIGRATIONS += (f"""
+    CREATE POLICY owner_verifies ON events AS PERMISSIVE FOR SELECT TO {OWNER_ROLE} USING (true);
+    CREATE POLICY owner_verifies ON members AS PERMISSIVE FOR SELECT TO {OWNER_ROLE} USING (true);
+    CREATE POLICY owner_verifies ON chain_heads AS PERMISSIVE FOR SELECT TO {OWNER_ROLE} USING (true);
+    CREATE FUNCTION chain_check() RETURNS TABLE (events BIGINT, bad_seq BIGINT, problem TEXT)
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {SCHEMA}, pg_temp AS $$
+    DECLARE
+        p TEXT := current_setting('jupymem.project', true);
+        r RECORD;
+        last TEXT := repeat('0', 64);
+        n BIGINT := 0;
+        header TEXT;
+    BEGIN
+        -- session_user: the person who logged in (current_user is the owner in here).
+        IF NOT EXISTS (SELECT 1 FROM members m WHERE m.project = p AND m.role = session_user) THEN
+            RAISE EXCEPTION 'jupymem: % is not a member of project %', session_user, p
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        FOR r IN SELECT e.seq, e.uid, e.type, e.at, e.payload, e.payload_hash, e.prev, e.hash
+                 FROM events e WHERE e.project = p ORDER BY e.seq LOOP
+            n := n + 1;
+            IF r.prev IS DISTINCT FROM last THEN
+                RETURN QUERY SELECT n, r.seq, 'does not follow the event before it (broken chain)'::text;
+                RETURN;
+            END IF;
+            header := '{{"at":' || to_json(r.at)::text || ',"payload_hash":' || to_json(r.payload_hash)::text
+                || ',"prev":' || to_json(r.prev)::text || ',"type":' || to_json(r.type)::text
+                || ',"uid":' || to_json(r.uid)::text || '}}';
+            IF encode(sha256(convert_to(header, 'UTF8')), 'hex') IS DISTINCT FROM r.hash THEN
+                RETURN QUERY SELECT n, r.seq, 'fails its hash; it was altered'::text;
+                RETURN;
+            END IF;
+            IF r.payload IS NOT NULL
+               AND encode(sha256(convert_to(r.payload, 'UTF8')), 'hex') IS DISTINCT FROM r.payload_hash THEN
+                RETURN QUERY SELECT n, r.seq, 'has a payload that was altered'::text;
+                RETURN;
+            END IF;
+            last := r.hash;
+        END LOOP;
+        IF last IS DISTINCT FROM coalesce((SELECT h.hash FROM chain_heads h WHERE h.project = p), repeat('0', 64)) THEN
+            RETURN QUERY SELECT n, NULL::bigint, 'the head of the chain is not its last event'::text;
+            RETURN;
+        END IF;
+        RETURN QUERY SELECT n, NULL::bigint, NULL::text;
+    END $$;
+    REVOKE ALL ON FUNCTION chain_check() FROM PUBLIC;
+    GRANT EXECUTE ON FUNCTION chain_check() TO {USER_ROLE};
+    GRANT SELECT ON schema_migrations TO {USER_ROLE};
+""",)
+
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -94,6 +94,12 @@ class PgStore:
             (seq,),
         ).fetchall()
 
+    def own_private_count(self) -> int:
+        """This person's active private memories (status says how many are kept back)."""
+        return self.conn.execute(
+            "SELECT count(*) FROM memories WHERE private = 1 AND status = ? AND author_role = current_user", (ACTIVE,)
+        ).fetchone()[0]
+
     def meta(self, key: str) -> str | None:
         return database.get_meta(self.conn, key)
 

@@ -1,0 +1,134 @@
+"""The team engine (one PostgreSQL database for a whole team) as the core sees it: which URL, which key, which writes.
+
+A repository's memory lives there when a URL is set: ``Settings.database_url`` (the
+``JUPYMEM_DATABASE_URL`` variable, or the Jupyter server's ``JupymemApp.database_url``),
+which holds for every repository of that process, or the URL ``jupymem init --database``
+remembered in the registry for one repository. The setting wins over the registry: a hub
+that turns the team engine on means it for every notebook.
+
+Decisions worth knowing:
+
+* The project's key on the server is the repository's root commit (``registry.root_commit``):
+  every clone of a repository has it, whoever made the clone and wherever, with nothing
+  stored in the repository. A repository without a commit has no key yet, and is told so.
+* People never migrate the schema nor admit themselves: their roles cannot (``admin``
+  does both, run by the team's administrator). Opening checks the schema version and the
+  membership (``PgConnection``) and says who to ask.
+* The URL is remembered without its password (``connection.public_url``); libpq finds the
+  password where it always looks: ``PGPASSWORD``, ``~/.pgpass`` or a service file.
+* The database is the shared memory, so there is no ``.jupymem/`` to follow or write
+  (``TeamWrites`` stands in for ``share.Sharing``), no history mark beside a file, and
+  what the engine cannot do yet is refused by name (``NotOnTeamEngine``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import Settings
+from ..errors import InvalidTransition, NoMemory, NotOnTeamEngine
+from ..storage import database, registry
+
+if TYPE_CHECKING:
+    from ..reports import Engine, SharingState, SharingStatus
+
+NONE: SharingState = "none"  # share.NONE, without importing the sharing room
+
+
+def url_for(settings: Settings, record: registry.ProjectRecord | None) -> str | None:
+    """The team database of a repository: the process's setting, else its binding's."""
+    return settings.database_url or (record.database if record is not None else None)
+
+
+def project_key(root: Path) -> str:
+    """The repository's identity on the server: its root commit, the same in every clone."""
+    commit = registry.root_commit(root)
+    if not commit:
+        raise NoMemory(
+            f"{root.name} has no commit yet, and the team database knows a repository by its first commit. "
+            "Commit something (git commit), then try again."
+        )
+    return commit
+
+
+def refuse(what: str) -> NotOnTeamEngine:
+    """The error for an action the team engine cannot do yet."""
+    return NotOnTeamEngine(
+        f"not yet on the team engine: {what}. Nothing was changed; the repository's own SQLite memory "
+        "(without JUPYMEM_DATABASE_URL) can do it."
+    )
+
+
+def where(url: str) -> str:
+    """host:port/db of ``url``, for status (never a password)."""
+    from ..storage.postgres.connection import display_url
+
+    return display_url(url).removeprefix("postgresql://").split("@", 1)[-1]
+
+
+def check_supersede(old: Any, private: bool) -> None:
+    """A shared memory is superseded openly or not at all: teammates would see it replaced
+    by one they cannot see, and the events they can see would no longer make their rows."""
+    if private and not old.private:
+        raise InvalidTransition(
+            f"{old.id} is shared: on the team database it is superseded openly or not at all. Record your "
+            "version with --private instead, or supersede it without --private."
+        )
+
+
+class TeamWrites:
+    """What ``Project`` asks of ``share.Sharing``, on the team engine: each write is a
+    ``Journal`` in one database transaction (the writer is the git identity; the database
+    adds the role), and there are no files to follow, verify or rebuild from."""
+
+    def __init__(self, conn: Any, root: Path) -> None:
+        self.conn = conn
+        self.root = root
+
+    def state(self) -> str:
+        return NONE
+
+    def follow(self) -> None:
+        return None
+
+    def has_shared_events(self) -> bool:
+        return False
+
+    def verify_files(self) -> tuple[int, list[str]]:
+        return 0, []
+
+    def rebuild(self) -> int:
+        raise refuse("rebuild")
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Any]:
+        from ..sharing.identity import identity
+        from ..sharing.journal import Journal
+
+        who = identity(self.root)
+        with database.transaction(self.conn):
+            yield Journal(self.conn, None, str(who) if who else None)
+
+    def status(self) -> SharingStatus:
+        """``switch.status``'s answer, as a repository that does not share through git gives it."""
+        from ..reports import SharingStatus
+
+        return SharingStatus(state=NONE, folder=".jupymem", private_memories=self.conn.store.own_private_count())
+
+
+def engine_of(proj: Any) -> Engine:
+    """Which engine holds ``proj``'s memory and where: status's ``engine``."""
+    from ..reports import Engine
+
+    conn: Any = proj.conn
+    if getattr(conn, "module_name", None) == "postgresql":
+        return Engine(name="postgresql", where=where(conn.url))
+    return Engine(name="sqlite", where=str(proj.database))
+
+
+def is_team(conn: Any) -> bool:
+    return getattr(conn, "module_name", None) == "postgresql"
+
