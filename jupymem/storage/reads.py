@@ -123,33 +123,14 @@ class Store(MemoryReader, Protocol):
         """A value the project keeps beside its memory (``database.get_meta``)."""
 
 
-class SqliteStore:
-    """``Store`` over one project's SQLite connection (``database.Connection``)."""
+class SqlRows:
+    """The reads every engine answers with the same SQL (``postgres.dialect`` translates
+    it): memory rows by row id, the filters, the texts to index, the block's columns.
+    ``SqliteStore`` and ``postgres.store.PgStore`` add what differs: lexical search,
+    vectors, conversations."""
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
-        self._vectors: dict[str, SqliteVectors] = {}
-        self._conversations = SqliteConversations(conn)
-
-    @property
-    def readonly(self) -> bool:
-        return bool(getattr(self.conn, "readonly", False))
-
-    @property
-    def engine(self) -> str:
-        return getattr(getattr(self.conn, "module", None), "__name__", "sqlite3")
-
-    def vector_route(self) -> tuple[bool, str]:
-        return vec_route(self.conn)
-
-    def vectors(self, tier: str) -> SqliteVectors:
-        got = self._vectors.get(tier)
-        if got is None:
-            got = self._vectors[tier] = SqliteVectors(self.conn, tier)
-        return got
-
-    def conversations(self) -> SqliteConversations:
-        return self._conversations
 
     def active_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM memories WHERE status = ?", (ACTIVE,)).fetchone()[0]
@@ -183,29 +164,28 @@ class SqliteStore:
     def closed_rids(self) -> list[int]:
         # IN, not "!= active": the status index answers it without scanning every row.
         rows = self.conn.execute("SELECT rid FROM memories WHERE status IN (?, ?)", (SUPERSEDED, RETIRED))
-        return [r[0] for r in rows.fetchall()]
+        return sorted(r[0] for r in rows.fetchall())  # one order on every engine
 
     def memories(self, rids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
-        rids = list(rids)
-        for chunk, marks in in_batches(rids):
+        for chunk, marks in in_batches(list(rids)):
             for row in self.conn.execute(f"SELECT rid, {MEMORY_COLUMNS} FROM memories WHERE rid IN ({marks})", chunk):
                 out[row[0]] = memory_from_row(row[1:])
         return out
 
     def admitted(self, rids: Sequence[int], *, include_inactive: bool, kinds: Sequence[str] | None) -> set[int]:
-        if not rids:
-            return set()
-        marks = ",".join("?" * len(rids))
-        sql = f"SELECT rid FROM memories WHERE rid IN ({marks})"
-        params: list[Any] = list(rids)
-        if not include_inactive:
-            sql += " AND +status = ?"  # unary +: look rows up by rid, not through the status index
-            params.append(ACTIVE)
-        if kinds:
-            sql += f" AND +kind IN ({','.join('?' * len(kinds))})"
-            params.extend(kinds)
-        return {r[0] for r in self.conn.execute(sql, params).fetchall()}
+        out: set[int] = set()
+        for chunk, marks in in_batches(list(rids)):
+            sql = f"SELECT rid FROM memories WHERE rid IN ({marks})"
+            params: list[Any] = list(chunk)
+            if not include_inactive:
+                sql += " AND +status = ?"  # unary +: SQLite looks rows up by rid, not through the status index
+                params.append(ACTIVE)
+            if kinds:
+                sql += f" AND +kind IN ({','.join('?' * len(kinds))})"
+                params.extend(kinds)
+            out.update(r[0] for r in self.conn.execute(sql, params).fetchall())
+        return out
 
     def texts(self, after: int, upto: int | None = None, limit: int | None = None) -> list[TextRow]:
         sql = "SELECT rid, statement, topic, original FROM memories WHERE rid > ?"
@@ -218,6 +198,36 @@ class SqliteStore:
             sql += " LIMIT ?"
             params.append(limit)
         return self.conn.execute(sql, params).fetchall()
+
+
+class SqliteStore(SqlRows):
+    """``Store`` over one project's SQLite connection (``database.Connection``): FTS5 for
+    BM25, fts5vocab for word counts, sqlite-vec (or numpy) for vectors."""
+
+    def __init__(self, conn: Any) -> None:
+        super().__init__(conn)
+        self._vectors: dict[str, SqliteVectors] = {}
+        self._conversations = SqliteConversations(conn)
+
+    @property
+    def readonly(self) -> bool:
+        return bool(getattr(self.conn, "readonly", False))
+
+    @property
+    def engine(self) -> str:
+        return getattr(getattr(self.conn, "module", None), "__name__", "sqlite3")
+
+    def vector_route(self) -> tuple[bool, str]:
+        return vec_route(self.conn)
+
+    def vectors(self, tier: str) -> SqliteVectors:
+        got = self._vectors.get(tier)
+        if got is None:
+            got = self._vectors[tier] = SqliteVectors(self.conn, tier)
+        return got
+
+    def conversations(self) -> SqliteConversations:
+        return self._conversations
 
     def bm25(self, terms: Sequence[tuple[str, bool]], weights: Sequence[float], depth: int) -> list[tuple[int, float]]:
         if not terms:

@@ -19,12 +19,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ...errors import StorageError
-from ...models import ACTIVE, RETIRED, SUPERSEDED, Memory
-from .. import database
+from ...models import ACTIVE
 from ..conversations import ConversationStore
-from ..database import in_batches
-from ..projection import MEMORY_COLUMNS, memory_from_row
-from ..reads import BlockRow, TextRow
+from ..reads import SqlRows
 from ..vectors import SLOTS, PendingRow, Slot
 
 _NO_VECTORS = "PostgreSQL memory keeps no vectors yet (pgvector is next): search is lexical"
@@ -58,15 +55,12 @@ class NoVectors:
         return None
 
 
-class PgStore:
-    """``reads.Store`` over one project's ``PgConnection``."""
+class PgStore(SqlRows):
+    """``reads.Store`` over one project's ``PgConnection``: ``SqlRows``' reads, translated."""
 
     # No BM25 of its own: retrieval must build its in-process index before a search, and
     # hand it to every lexical leg (``retrieval/engine.py``).
     native_bm25 = False
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
 
     @property
     def readonly(self) -> bool:
@@ -85,77 +79,11 @@ class PgStore:
     def conversations(self) -> ConversationStore:
         raise StorageError("PostgreSQL memory keeps no %%ask conversations yet; use a repository's own memory for them.")
 
-    def active_count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM memories WHERE status = ?", (ACTIVE,)).fetchone()[0]
-
-    def changed_since(self, seq: int) -> list[BlockRow]:
-        return self.conn.execute(
-            "SELECT id, kind, statement, standing, created_at, topic, status, seq, source FROM memories WHERE seq > ?",
-            (seq,),
-        ).fetchall()
-
     def own_private_count(self) -> int:
         """This person's active private memories (status says how many are kept back)."""
         return self.conn.execute(
             "SELECT count(*) FROM memories WHERE private = 1 AND status = ? AND author_role = current_user", (ACTIVE,)
         ).fetchone()[0]
-
-    def meta(self, key: str) -> str | None:
-        return database.get_meta(self.conn, key)
-
-    # -- MemoryReader -----------------------------------------------------------------
-
-    def top_rid(self) -> int:
-        return self.conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
-
-    def count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-
-    def has_after(self, rid: int) -> bool:
-        return self.conn.execute("SELECT 1 FROM memories WHERE rid > ? LIMIT 1", (rid,)).fetchone() is not None
-
-    def count_after(self, rid: int) -> int:
-        return self.conn.execute("SELECT count(*) FROM memories WHERE rid > ?", (rid,)).fetchone()[0]
-
-    def rids(self) -> list[int]:
-        return [r[0] for r in self.conn.execute("SELECT rid FROM memories ORDER BY rid").fetchall()]
-
-    def closed_rids(self) -> list[int]:
-        rows = self.conn.execute("SELECT rid FROM memories WHERE status IN (?, ?) ORDER BY rid", (SUPERSEDED, RETIRED))
-        return [r[0] for r in rows.fetchall()]
-
-    def memories(self, rids: Sequence[int]) -> dict[int, Memory]:
-        out: dict[int, Memory] = {}
-        for chunk, marks in in_batches(list(rids)):
-            for row in self.conn.execute(f"SELECT rid, {MEMORY_COLUMNS} FROM memories WHERE rid IN ({marks})", chunk):
-                out[row[0]] = memory_from_row(row[1:])
-        return out
-
-    def admitted(self, rids: Sequence[int], *, include_inactive: bool, kinds: Sequence[str] | None) -> set[int]:
-        out: set[int] = set()
-        for chunk, marks in in_batches(list(rids)):
-            sql = f"SELECT rid FROM memories WHERE rid IN ({marks})"
-            params: list[Any] = list(chunk)
-            if not include_inactive:
-                sql += " AND status = ?"
-                params.append(ACTIVE)
-            if kinds:
-                sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-                params.extend(kinds)
-            out.update(r[0] for r in self.conn.execute(sql, params).fetchall())
-        return out
-
-    def texts(self, after: int, upto: int | None = None, limit: int | None = None) -> list[TextRow]:
-        sql = "SELECT rid, statement, topic, original FROM memories WHERE rid > ?"
-        params: list[Any] = [after]
-        if upto is not None:
-            sql += " AND rid <= ?"
-            params.append(upto)
-        sql += " ORDER BY rid"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return self.conn.execute(sql, params).fetchall()
 
     def bm25(self, terms: Sequence[tuple[str, bool]], weights: Sequence[float], depth: int) -> list[tuple[int, float]]:
         return []  # retrieval's in-process index answers (see the module's docstring)
