@@ -132,3 +132,35 @@ def engine_of(proj: Any) -> Engine:
 def is_team(conn: Any) -> bool:
     return getattr(conn, "module_name", None) == "postgresql"
 
+
+
+def administer(step: str, url: str | None, name: str | None, root: Path | None, password: str | None = None) -> str:
+    """One step of a team database's administration (``jupymem team``), said in one line.
+
+    ``setup`` makes or upgrades the schema (safe to repeat); ``user`` makes ``name`` a login
+    role of the team; ``admit``/``remove`` gives or takes ``name``'s access to the memory of
+    the repository at ``root`` (its key on the server: ``project_key``)."""
+    from ..errors import InvalidStatement
+
+    if not url:
+        raise InvalidStatement("jupymem team needs --database URL: the team database, as its administrator.")
+    if step != "setup" and not name:
+        raise InvalidStatement(f"jupymem team {step} needs the person's database role: jupymem team {step} NAME.")
+    from ..storage.postgres import admin
+
+    shown = where(url)
+    if step == "setup":
+        return f"The team schema at {shown} is at version {admin.create_schema(url)}."
+    assert name is not None
+    if step == "user":
+        admin.create_user(url, name, password)
+        return f"{name} can log in to {shown}; `jupymem team admit {name}` in a repository admits them to its memory."
+    found = registry.find_git_root(root) if root is not None else None
+    if found is None:
+        raise InvalidStatement(f"{root} is not inside a git repository: admit people from inside the repository.")
+    key = project_key(found)
+    if step == "admit":
+        admin.add_member(url, key, name)
+        return f"{name} is admitted to {found.name}'s memory at {shown} (project {key[:12]})."
+    admin.remove_member(url, key, name)
+    return f"{name} no longer reaches {found.name}'s memory at {shown}; what they recorded stays the project's."

@@ -319,6 +319,17 @@ def cmd_doctor(ctx: Context) -> int:
     return 1 if report.problems else 0
 
 
+def cmd_team(ctx: Context) -> int:
+    from ..core import team
+
+    args = ctx.args
+    password = _read_file("-").rstrip("\n") if args.password_stdin else None
+    url = args.database or ctx.settings.database_url
+    said = team.administer(args.step, url, args.name, ctx.path, password)
+    ctx.emit({"step": args.step, "name": args.name, "database": team.where(url) if url else None}, said)
+    return 0
+
+
 def cmd_eval(ctx: Context) -> int:
     from ..measure.evaluate import eval_command
 

@@ -154,6 +154,16 @@ ACTIONS: tuple[Action, ...] = (
         Opt("--accept-loss", "start lost or unrecoverable projects afresh (damaged files are kept aside, "
             "never deleted)", form="flag"),
     ), faces=frozenset({CLI})),
+    Action("team", "For a team database's administrator: make or upgrade its schema (setup), make a person's "
+           "login role (user NAME), admit a role to this repository's memory (admit NAME) or take it away "
+           "(remove NAME).", (
+        Opt("step", "setup, user, admit or remove", choices=("setup", "user", "admit", "remove")),
+        Opt("name", "the person's database role (user, admit, remove)", optional=True),
+        Opt("--database", "the team database, as a role that may create roles and bypasses row-level security "
+            "(its password from PGPASSWORD, ~/.pgpass or a service file)", metavar="URL"),
+        Opt("--password-stdin", "user: the role's password from standard input (else it logs in without one: "
+            "peer or certificate authentication)", form="flag"),
+    ), faces=frozenset({CLI})),
     Action("eval", "Score retrieval on a gold suite (Recall@10, MRR, nDCG@10, abstention): plain FTS5 BM25, "
            "the lexical leg and hybrid.",
            faces=frozenset({CLI}), arguments_from="jupymem.measure.evaluate"),
