@@ -139,3 +139,12 @@ class AccessDenied(JupymemError, code="access_denied", http_status=403):
 class NotOnTeamEngine(JupymemError, code="not_on_team_engine", http_status=501):
     """Raised for what the PostgreSQL team engine cannot do yet (the message names it);
     nothing was changed. The repository's own SQLite memory can do it."""
+
+
+def warn(message: str, *args: object) -> None:
+    """What went wrong without stopping anyone, on the ``jupymem`` logger (a background
+    job that failed, a safety net not written). logging is imported only when there is a
+    warning to give: it costs every command ~5 ms to import."""
+    import logging
+
+    logging.getLogger("jupymem").warning(message, *args)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 import os
 import re
 import threading
@@ -44,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings
 from ..errors import (
     DatabaseDamaged, DatabaseLost, JupymemError, NoMemory, NotOnTeamEngine, RegistryCorrupt, SchemaTooNew,
-    StorageError,
+    StorageError, warn,
 )
 from ..intake import clock
 from ..storage import database, eventlog, marks, registry
@@ -57,7 +56,7 @@ from .project import Project
 if TYPE_CHECKING:
     from ..storage.maintenance import ImportReport
 
-log = logging.getLogger("jupymem")
+
 
 _open: dict[tuple[str, str, str], Project] = {}
 _open_lock = threading.Lock()
@@ -211,14 +210,14 @@ def _marker(home: Path, project_id: str, record: registry.ProjectRecord | None) 
         try:
             marks.write(proj.database, n, last)
         except OSError as exc:  # the write itself succeeded; the mark is a safety net
-            log.warning("jupymem: could not leave the history mark of %s: %s", project_id, exc.strerror or exc)
+            warn("jupymem: could not leave the history mark of %s: %s", project_id, exc.strerror or exc)
         if n < state["next"]:
             return
         state["next"] = 2 * n
         try:
             registry.record_mark(home, project_id, n, last)
         except JupymemError as exc:  # the write itself succeeded; the mark is a safety net
-            log.warning("jupymem: could not record the history mark of %s: %s", project_id, exc.message)
+            warn("jupymem: could not record the history mark of %s: %s", project_id, exc.message)
 
     return on_write
 

@@ -345,6 +345,21 @@ def cmd_bench(ctx: Context) -> int:
 # -- parser -----------------------------------------------------------------------
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, as wide as the terminal. Every parser makes a formatter as it is
+    built (to check its arguments), and argparse's own imports shutil (with its
+    compressors) just to ask the terminal's width: ~3 ms of every command."""
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        if kwargs.get("width") is None:
+            try:
+                columns = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.__stdout__.fileno()).columns)  # type: ignore[union-attr]
+            except (ValueError, OSError, AttributeError):
+                columns = 80
+            kwargs["width"] = max(columns - 2, 20)  # what argparse does with shutil's answer
+        super().__init__(prog, **kwargs)
+
+
 class _Subcommand(argparse.ArgumentParser):
     """A subcommand's parser that takes its options only when it is chosen. One command
     runs per process, and building all twenty-odd parsers' options (argparse translating
@@ -353,6 +368,7 @@ class _Subcommand(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, add_later: Callable[[argparse.ArgumentParser], None] | None = None,
                  **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
         self._add_later = add_later
 
@@ -380,11 +396,12 @@ def _chosen(argv: list[str]) -> str | None:
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser; given ``argv``, only the parser of the subcommand it
     names is made (twenty-odd ArgumentParsers cost a command-line start ~5 ms)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = argparse.ArgumentParser(add_help=False, formatter_class=_Formatter)
     # SUPPRESS on both levels, so the option works before or after the subcommand.
     common.add_argument("--path", default=argparse.SUPPRESS, help="a directory or notebook inside the repository (default: cwd)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
     parser = argparse.ArgumentParser(
+        formatter_class=_Formatter,
         prog="jupymem", parents=[common],
         description="Durable memory for the notebooks of a git repository.",
         epilog="Exit codes: 0 ok, 1 a failed check, 2 a usage or input error.",

@@ -23,7 +23,6 @@ by a background thread), and until then the lexical leg finds them.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import arrays
+from ..errors import warn
 from ..storage.reads import store_for
 from ..storage.vectors import (  # noqa: F401  (the tiers and their tables, as retrieval has always named them)
     MAP_TABLE, META_DIMS, META_FORMAT, META_MODEL, SLOTS, STATIC, TRANSFORMER, VEC_TABLE, Slot,
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
     from .embed import BackgroundEncoder, Embedder
 
-log = logging.getLogger(__name__)
 
 # Rows embedded per transaction by the backfill (encode outside the lock, write inside).
 BATCH = 512
@@ -395,7 +394,7 @@ class DenseIndex:
             self.sync(embedder, full=True, wait=False)
         except Exception as err:  # reported like the background backfill's failures
             self._backfill_error = f"{type(err).__name__}: {err}"
-            log.warning("jupymem: embedding memories failed: %s", self._backfill_error)
+            warn("jupymem: embedding memories failed: %s", self._backfill_error)
             return False
         if self._model != embedder.name or self.behind():  # another sync held the lock
             return False
@@ -411,7 +410,7 @@ class DenseIndex:
             self.ready = True
         except Exception as err:  # a background thread reports instead of dying silently
             self._backfill_error = f"{type(err).__name__}: {err}"
-            log.warning("jupymem: embedding memories failed: %s", self._backfill_error)
+            warn("jupymem: embedding memories failed: %s", self._backfill_error)
         release = getattr(embedder, "release", None)  # the transformer's batches leave freed memory
         if release is not None:
             release()
