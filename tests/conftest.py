@@ -16,6 +16,23 @@ import pytest
 
 from jupymem.config import Settings
 
+# The tests' temporary folders (thousands of git repositories, homes and databases) in
+# memory where the machine has a tmpfs to spare: creating and deleting them on a disk
+# (pytest deletes old runs' folders as a run ends) was a fifth of the quick loop. Nothing
+# here depends on the disk: the full-disk tests mount a tmpfs of their own, and the
+# read-only ones prove their mechanism (chattr +i works on tmpfs too) before relying on it.
+def _in_memory_temproot() -> None:
+    shm = "/dev/shm"
+    try:
+        usable = os.statvfs(shm)
+    except OSError:
+        return
+    if usable.f_bavail * usable.f_frsize > 4 * 2**30 and os.access(shm, os.W_OK):
+        os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", shm)
+
+
+_in_memory_temproot()
+
 # Read once at import: the autouse fixture below clears JUPYMEM_* for each test.
 TEST_MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # None: the bundled model
 
