@@ -319,6 +319,7 @@ async def test_keep_a_failure_as_a_lesson(fetch: Any, served_repo: Path) -> None
     assert code == 200
     assert [e["handle"] for e in listing["evidence"]] == [ev.handle]
     assert listing["evidence"][0]["diagnosis"] == ["KeyError: 'customer_id'"]
+    assert listing["evidence"][0]["kept_by"] is None
 
     code, err = await fetch("evidence", "ev-ffffffff", "keep", method="POST", body={"path": "proj", "statement": "x"})
     assert code == 404 and err["error"] == "unknown_evidence"
@@ -336,6 +337,9 @@ async def test_keep_a_failure_as_a_lesson(fetch: Any, served_repo: Path) -> None
     assert m["provenance"]["notebook"] == "nb/analysis.ipynb" and m["provenance"]["cell_id"] == "cell-42"
     stored = proj.get(m["id"])
     assert stored.evidence[0].handle == ev.handle
+    # The failure says it was kept, whichever memories a client lists (a kind filter may hide the lesson).
+    code, listing = await fetch("evidence", params={"path": "proj"})
+    assert [(e["handle"], e["kept_by"]) for e in listing["evidence"]] == [(ev.handle, m["id"])]
 
 
 async def test_repository_enclosing_the_server_root(jp_fetch: Any, tmp_path: Path) -> None:

@@ -213,6 +213,10 @@ class Project:
         """Staged failures, newest first (optionally of one kernel session)."""
         return staged.staged(self.conn, session, limit)
 
+    def kept_as(self, handles: Iterable[str]) -> dict[str, str]:
+        """Which of these staged failures a memory cites (was kept as a lesson): handle -> memory id."""
+        return staged.citing(self.conn, builtins.list(handles))
+
     def evidence(self, handle: str) -> Evidence:
         """A staged or cited failure by its handle; raises ``UnknownEvidence``."""
         return staged.evidence(self.conn, handle, self.name)

@@ -25,7 +25,8 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
 ``POST memories/{id}/supersede``       the new ``Memory`` plus ``similar`` (body as
                                        for recording)
 ``POST memories/{id}/retire``          the retired ``Memory`` (body: reason)
-``GET  evidence?session&limit``        ``{evidence: [Evidence]}`` (staged failures)
+``GET  evidence?session&limit``        ``{evidence: [Evidence]}`` (staged failures),
+                                       each with ``kept_by``: the memory citing it
 ``POST evidence/{handle}/keep``        a ``Memory`` citing the failure
 ``GET  block?cap``                     ``Block``
 ``POST share``                         sharing through git on (body ``on``: true,
@@ -408,7 +409,12 @@ class EvidenceHandler(_Handler):
         limit = self.arg_int("limit", 64, 1, 1000)
 
         def work() -> dict[str, Any]:
-            return {"evidence": to_json(self.existing(target).staged_evidence(session, limit))}
+            proj = self.existing(target)
+            staged = proj.staged_evidence(session, limit)
+            # Whether each one was kept as a lesson: the sidebar cannot tell from the memories
+            # it lists, as a kind filter or a page may leave the lesson out.
+            kept = proj.kept_as(ev.handle for ev in staged)
+            return {"evidence": [{**to_json(ev), "kept_by": kept.get(ev.handle)} for ev in staged]}
 
         self.reply(await self.call(work))
 
