@@ -21,7 +21,7 @@ import jupymem
 from jupymem.models import Evidence, Fix
 
 from browser_checks import AA, CHROMIUM, chromium_page, contrast
-from lab_fixture import ARTIFACTS, EXPECTED_LAB, Browser, Lab, has_theme, notebook_json, running_lab
+from lab_fixture import EXPECTED_LAB, Browser, Lab, has_theme, notebook_json, running_lab
 
 pytestmark = [
     pytest.mark.e2e,
@@ -153,6 +153,7 @@ def test_supersede_instead_keeps_the_kind_and_topic(lab: Lab, page: Any) -> None
     b.snap("supersede-offer")
     offer.get_by_role("button", name="Supersede instead").click()
     expect(sidebar.locator(".jp-jupymem-notice")).to_contain_text(f"Superseded {old.id}", timeout=10_000)
+    expect(sidebar.get_by_role("button", name="+ Record")).to_be_focused()  # the offer is gone, not the focus
     closed = proj.get(old.id)
     new = proj.get(closed.superseded_by or "")
     assert (closed.status, new.status, new.supersedes) == ("superseded", "active", old.id)
