@@ -272,6 +272,10 @@ async def test_record_read_and_curate(fetch: Any, served_repo: Path, jupymem_hom
     assert code == 200 and found["status"] == "ok"
     assert found["hits"][0]["memory"]["id"] == m["id"]
     assert 0.5 <= found["hits"][0]["confidence"] <= 1 and "lexical" in found["legs"]  # the sidebar's JSON
+    # Each hit carries the word the text and HTML output print for its confidence.
+    from jupymem.faces.render import confidence_word
+
+    assert [h["level"] for h in found["hits"]] == [confidence_word(h["confidence"]) for h in found["hits"]]
     code, none = await fetch("memories", params={"path": nb, "q": "kubernetes ingress annotations"})
     assert code == 200 and none["status"] == "abstained" and none["hits"] == []
 

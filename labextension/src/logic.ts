@@ -125,22 +125,25 @@ export function formatBytes(n: number): string {
 }
 
 export interface IConfidence {
-  word: 'strong' | 'good' | 'fair' | 'weak' | 'alike';
+  word: 'strong' | 'likely' | 'weak' | 'alike';
   percent: number; // 0..100, the bar's length
   title: string;
 }
 
 /**
  * How sure search is of a hit, for people: a word and a bar instead of a
- * bare score. Null when the server gives no confidence (older servers), so
- * the row simply shows none.
+ * bare score. The word is the server's `level`, the one the text and HTML
+ * output print too ("strong" only where retrieval's calibration says a first
+ * hit is right at least 90% of the time); a server that sends no level gets
+ * "likely" from 0.5 and never "strong". Null when the server gives no
+ * confidence (older servers), so the row simply shows none.
  */
-export function confidenceOf(confidence: number | null | undefined): IConfidence | null {
+export function confidenceOf(confidence: number | null | undefined, level?: string | null): IConfidence | null {
   if (typeof confidence !== 'number' || !Number.isFinite(confidence)) {
     return null;
   }
   const c = Math.min(1, Math.max(0, confidence));
-  const word = c >= 0.75 ? 'strong' : c >= 0.5 ? 'good' : c >= 0.25 ? 'fair' : 'weak';
+  const word = level === 'strong' || level === 'likely' || level === 'weak' ? level : c >= 0.5 ? 'likely' : 'weak';
   const percent = Math.round(c * 100);
   return { word, percent, title: `${word} match (confidence ${percent}%)` };
 }
@@ -161,13 +164,13 @@ export interface IRankedHit<H> {
  * The confidence comes from the retrieval layer, and it says how well a memory's words
  * meet the query, not whether it answers: ten memories that share one word with the
  * query all come back near 0.8. When at least CROWD hits sit within ALIKE of the best,
- * the query picked out none of them, so calling any one "strong" would be a claim
- * nobody made: the crowd wears "alike" (the list says none stands out), and no hit
- * below it is called better than "fair", since it ranks under memories that do not
- * stand out either. Otherwise each hit keeps the word for its own confidence. Ties keep
+ * the query picked out none of them, so calling any one "strong" or "likely" would be
+ * a claim nobody made: the crowd wears "alike" (the list says none stands out), and a
+ * hit below it is "weak", since it ranks under memories that do not stand out either.
+ * Otherwise each hit keeps the server's word for its confidence. Ties keep
  * the server's order, and hits without a confidence (older servers) go last.
  */
-export function rankHits<H extends { confidence?: number }>(
+export function rankHits<H extends { confidence?: number; level?: string }>(
   hits: readonly H[]
 ): { ranked: IRankedHit<H>[]; crowded: number } {
   const order = hits
@@ -177,7 +180,7 @@ export function rankHits<H extends { confidence?: number }>(
   const alike = top < 0 ? 0 : order.filter(o => o.c >= 0 && top - o.c <= ALIKE).length;
   const crowded = alike >= CROWD ? alike : 0;
   const ranked = order.map((o, n) => {
-    const sure = confidenceOf(o.hit.confidence);
+    const sure = confidenceOf(o.hit.confidence, o.hit.level);
     if (!sure || !crowded) {
       return { hit: o.hit, sure };
     }
@@ -191,8 +194,7 @@ export function rankHits<H extends { confidence?: number }>(
         }
       };
     }
-    const capped = sure.word === 'strong' || sure.word === 'good' ? 'fair' : sure.word;
-    return { hit: o.hit, sure: { ...sure, word: capped, title: `${capped} match (confidence ${sure.percent}%)` } };
+    return { hit: o.hit, sure: { ...sure, word: 'weak' as const, title: `weak match (confidence ${sure.percent}%): it ranks below a crowd` } };
   });
   return { ranked, crowded };
 }

@@ -121,6 +121,8 @@ export interface IHit {
   score: number;
   /** 0..1, how sure search is that this memory answers the query (absent from older servers). */
   confidence?: number;
+  /** The word every face shows for that confidence, from retrieval's calibrated thresholds. */
+  level?: 'strong' | 'likely' | 'weak';
   legs: string[];
 }
 

@@ -155,10 +155,11 @@ describe('words and numbers', () => {
   });
 
   it('says how sure a hit is in words, and nothing when the server gives no confidence', () => {
-    expect(confidenceOf(0.9)).toEqual({ word: 'strong', percent: 90, title: 'strong match (confidence 90%)' });
-    expect(confidenceOf(0.5)?.word).toBe('good');
-    expect(confidenceOf(0.3)?.word).toBe('fair');
-    expect(confidenceOf(0.1)?.word).toBe('weak');
+    expect(confidenceOf(0.9999, 'strong')).toEqual({ word: 'strong', percent: 100, title: 'strong match (confidence 100%)' });
+    expect(confidenceOf(0.9, 'likely')?.word).toBe('likely');
+    // Without the server's calibrated word, never "strong".
+    expect(confidenceOf(0.9)?.word).toBe('likely');
+    expect(confidenceOf(0.3)?.word).toBe('weak');
     expect(confidenceOf(1.7)?.percent).toBe(100);
     expect(confidenceOf(undefined)).toBeNull();
     expect(confidenceOf(Number.NaN)).toBeNull();
@@ -411,12 +412,12 @@ describe('citedHandles', () => {
 });
 
 describe('rankHits', () => {
-  const hit = (id: string, confidence?: number) => ({ id, confidence });
+  const hit = (id: string, confidence?: number, level?: string) => ({ id, confidence, level });
 
   it('orders hits by the confidence shown, ties and missing ones in the order given', () => {
-    const { ranked, crowded } = rankHits([hit('a', 0.3), hit('b', 0.9), hit('c'), hit('d', 0.3), hit('e', 0.6)]);
+    const { ranked, crowded } = rankHits([hit('a', 0.3), hit('b', 0.9999, 'strong'), hit('c'), hit('d', 0.3), hit('e', 0.6)]);
     expect(ranked.map(r => r.hit.id)).toEqual(['b', 'e', 'a', 'd', 'c']);
-    expect(ranked.map(r => r.sure?.word ?? null)).toEqual(['strong', 'good', 'fair', 'fair', null]);
+    expect(ranked.map(r => r.sure?.word ?? null)).toEqual(['strong', 'likely', 'weak', 'weak', null]);
     expect(crowded).toBe(0);
   });
 
@@ -424,12 +425,12 @@ describe('rankHits', () => {
     const hits = [0.81, 0.79, 0.8, 0.8, 0.55].map((c, i) => hit(`h${i}`, c));
     const { ranked, crowded } = rankHits(hits);
     expect(crowded).toBe(4);
-    expect(ranked.map(r => r.sure!.word)).toEqual(['alike', 'alike', 'alike', 'alike', 'fair']);
+    expect(ranked.map(r => r.sure!.word)).toEqual(['alike', 'alike', 'alike', 'alike', 'weak']);
     expect(ranked[0].sure!.title).toContain('none stands out');
   });
 
   it('keeps the words for one or two clear hits', () => {
-    expect(rankHits([hit('a', 0.99)]).ranked[0].sure!.word).toBe('strong');
+    expect(rankHits([hit('a', 0.9999, 'strong')]).ranked[0].sure!.word).toBe('strong');
     expect(rankHits([hit('a', 0.9), hit('b', 0.88)]).crowded).toBe(0);
   });
 });
