@@ -1,10 +1,11 @@
 """The sidebar end to end: a real ``jupyter lab`` on loopback, driven by headless
 Chromium through Playwright, checked against the database after each step.
 
-Each test runs in JupyterLab's light and dark themes. At every state of the
+Each test runs in JupyterLab's light, dark and high-contrast themes (the last
+skipped where JupyterLab lacks it). At every state of the
 panel it leaves a screenshot in ``test-artifacts/sidebar-<state>-<theme>.png``
 and measures the contrast of every piece of text from computed styles
-(``browser_checks``): all of it must reach WCAG AA (4.5:1) in both themes.
+(``browser_checks``): all of it must reach WCAG AA (4.5:1) in every theme.
 
 Needs Debian's chromium at /usr/bin/chromium (``.ci/run`` installs it) and the
 built labextension (``pip install -e .`` builds it into jupymem/labextension).
@@ -25,7 +26,9 @@ import pytest
 import jupymem
 
 from browser_checks import AA, CHROMIUM, GAP_JS, chromium_page, contrast
-from lab_fixture import ARTIFACTS, EXPECTED_LAB, LABEXTENSION, TOKEN, Browser, Lab, notebook_json, running_lab, seed
+from lab_fixture import (
+    ARTIFACTS, EXPECTED_LAB, LABEXTENSION, TOKEN, Browser, Lab, has_theme, notebook_json, running_lab, seed,
+)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -36,8 +39,10 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(params=["light", "dark"])
+@pytest.fixture(params=["light", "dark", "high-contrast"])
 def lab(request: pytest.FixtureRequest, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
+    if not has_theme(request.param):
+        pytest.skip("this JupyterLab has no high-contrast theme")
     with running_lab(request.param, tmp_path, jupymem_home) as lab:
         yield lab
 
@@ -60,7 +65,7 @@ def test_sidebar_every_state_in_both_themes(lab: Lab, page: Any) -> None:
     sidebar = b.open("proj/nb/analysis.ipynb")
     expect(sidebar).to_be_visible()
     b.calibrate()
-    light = "false" if lab.theme == "dark" else "true"
+    light = "true" if lab.theme == "light" else "false"
     expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light, timeout=30_000)
     if EXPECTED_LAB:
         app_version = page.evaluate(
