@@ -301,7 +301,8 @@ class Project:
         memory = self._payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing, private)
         if memory["id"] == old.id:
             raise InvalidTransition(f"The new statement is the same as {old.id}; nothing to supersede.")
-        self._event("supersede", {"old": old.id, "memory": memory}, private=private)
+        recording.supersede(self.conn, self.sharing, old.id, memory, private=private)
+        self._after_write()
         return self.get(memory["id"])
 
     def retire(self, memory_id: str, reason: str | None = None) -> Memory:

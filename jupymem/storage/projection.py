@@ -123,13 +123,8 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
             _history(conn, m["id"], ev, "confirmed", by="restated by a person")
         if supersedes is not None:
             # "Supersede instead" of a record just made: the active statement now replaces
-            # the old one, as if it had been recorded with --supersedes in the first place,
-            # so it takes the event's kind and topic (the old memory's unless the person set
-            # them), not the ones the record just made left it with (a form's default "note").
-            conn.execute(
-                "UPDATE memories SET supersedes = ?, kind = ?, topic = coalesce(?, topic) WHERE id = ?",
-                (supersedes, m["kind"], m.get("topic"), m["id"]),
-            )
+            # the old one, as if it had been recorded with --supersedes in the first place.
+            conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (supersedes, m["id"]))
             _history(conn, m["id"], ev, "supersedes", old=supersedes)
     _cite(conn, m["id"], evidence)
 
