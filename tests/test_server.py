@@ -272,6 +272,10 @@ async def test_record_read_and_curate(fetch: Any, served_repo: Path, jupymem_hom
     assert code == 200 and found["status"] == "ok"
     assert found["hits"][0]["memory"]["id"] == m["id"]
     assert 0.5 <= found["hits"][0]["confidence"] <= 1 and "lexical" in found["legs"]  # the sidebar's JSON
+    # Each hit carries the word the text and HTML output print for its confidence.
+    from jupymem.faces.render import confidence_word
+
+    assert [h["level"] for h in found["hits"]] == [confidence_word(h["confidence"]) for h in found["hits"]]
     code, none = await fetch("memories", params={"path": nb, "q": "kubernetes ingress annotations"})
     assert code == 200 and none["status"] == "abstained" and none["hits"] == []
 
@@ -319,6 +323,7 @@ async def test_keep_a_failure_as_a_lesson(fetch: Any, served_repo: Path) -> None
     assert code == 200
     assert [e["handle"] for e in listing["evidence"]] == [ev.handle]
     assert listing["evidence"][0]["diagnosis"] == ["KeyError: 'customer_id'"]
+    assert listing["evidence"][0]["kept_by"] is None
 
     code, err = await fetch("evidence", "ev-ffffffff", "keep", method="POST", body={"path": "proj", "statement": "x"})
     assert code == 404 and err["error"] == "unknown_evidence"
@@ -336,6 +341,9 @@ async def test_keep_a_failure_as_a_lesson(fetch: Any, served_repo: Path) -> None
     assert m["provenance"]["notebook"] == "nb/analysis.ipynb" and m["provenance"]["cell_id"] == "cell-42"
     stored = proj.get(m["id"])
     assert stored.evidence[0].handle == ev.handle
+    # The failure says it was kept, whichever memories a client lists (a kind filter may hide the lesson).
+    code, listing = await fetch("evidence", params={"path": "proj"})
+    assert [(e["handle"], e["kept_by"]) for e in listing["evidence"]] == [(ev.handle, m["id"])]
 
 
 async def test_repository_enclosing_the_server_root(jp_fetch: Any, tmp_path: Path) -> None:

@@ -1,10 +1,11 @@
 """The sidebar end to end: a real ``jupyter lab`` on loopback, driven by headless
 Chromium through Playwright, checked against the database after each step.
 
-Each test runs in JupyterLab's light and dark themes. At every state of the
+Each test runs in JupyterLab's light, dark and high-contrast themes (the last
+skipped where JupyterLab lacks it). At every state of the
 panel it leaves a screenshot in ``test-artifacts/sidebar-<state>-<theme>.png``
 and measures the contrast of every piece of text from computed styles
-(``browser_checks``): all of it must reach WCAG AA (4.5:1) in both themes.
+(``browser_checks``): all of it must reach WCAG AA (4.5:1) in every theme.
 
 Needs Debian's chromium at /usr/bin/chromium (``.ci/run`` installs it) and the
 built labextension (``pip install -e .`` builds it into jupymem/labextension).
@@ -15,34 +16,19 @@ supports, with ``JUPYMEM_E2E_JUPYTERLAB`` naming the version it must find.
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import jupymem
-from jupymem.models import Evidence, Provenance
 
 from browser_checks import AA, CHROMIUM, GAP_JS, chromium_page, contrast
-from conftest import make_repo
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-LABEXTENSION = REPO_ROOT / "jupymem" / "labextension"
-ARTIFACTS = REPO_ROOT / "test-artifacts"
-TOKEN = "jupymem-e2e-token"
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
-# Read at import: conftest's autouse fixture clears JUPYMEM_* for each test.
-EXPECTED_LAB = os.environ.get("JUPYMEM_E2E_JUPYTERLAB")
+from lab_fixture import (
+    ARTIFACTS, EXPECTED_LAB, LABEXTENSION, TOKEN, Browser, Lab, has_theme, notebook_json, running_lab, seed,
+)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -53,166 +39,12 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def notebook_json(sources: list[str], cell_ids: list[str] | None = None) -> str:
-    ids = cell_ids or [f"c{i}" for i in range(len(sources))]
-    cells = [
-        {"cell_type": "code", "id": cid, "metadata": {}, "execution_count": None, "outputs": [], "source": src}
-        for cid, src in zip(ids, sources)
-    ]
-    return json.dumps(
-        {
-            "cells": cells,
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        }
-    )
-
-
-@dataclass
-class Lab:
-    url: str
-    repo: Path
-    log: Path
-    theme: str
-
-
-@pytest.fixture(params=list(THEMES))
+@pytest.fixture(params=["light", "dark", "high-contrast"])
 def lab(request: pytest.FixtureRequest, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
-    if not (LABEXTENSION / "package.json").exists():
-        pytest.fail(
-            f"The sidebar is not built ({LABEXTENSION} is missing): `pip install -e .` builds it, "
-            "or run `jlpm install && jlpm build:prod` in labextension/."
-        )
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing and JUPYMEM_E2E_JUPYTERLAB asks for this test: `apt-get install chromium`.")
-    if EXPECTED_LAB:
-        assert version("jupyterlab").startswith(EXPECTED_LAB + "."), (
-            f"JUPYMEM_E2E_JUPYTERLAB={EXPECTED_LAB}, but this environment has JupyterLab {version('jupyterlab')}"
-        )
-    theme = request.param
-    root = tmp_path / "root"
-    repo = make_repo(root / "proj")
-    (repo / "nb").mkdir()
-    cells = [f"x = {i}" for i in range(40)] + ["x = 40"]
-    (repo / "nb" / "analysis.ipynb").write_text(notebook_json(cells, [f"cell-{i}" for i in range(40)] + ["cell-42"]))
-    (repo / "nb" / "browse.ipynb").write_text(
-        notebook_json(["%load_ext jupymem", "%memory list", "%memory browse"])
-    )
-
-    other = make_repo(root / "other")
-    (other / "x.ipynb").write_text(notebook_json(["x = 1"], ["only"]))
-    (root / "plain").mkdir()
-    (root / "plain" / "notes.md").write_text("# not in git\n")
-
-    # The labextension directory must be named after the package for JupyterLab to serve it.
-    labext = tmp_path / "labextensions"
-    labext.mkdir()
-    (labext / "jupymem").symlink_to(LABEXTENSION, target_is_directory=True)
-    config = tmp_path / "jupyter-config"
-    config.mkdir()
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupymem": True}}})
-    )
-    themes = tmp_path / "lab-settings" / "@jupyterlab" / "apputils-extension"
-    themes.mkdir(parents=True)
-    (themes / "themes.jupyterlab-settings").write_text(json.dumps({"theme": THEMES[theme]}))
-    # No "get notified about Jupyter news?" toast over the screenshots.
-    (themes / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUPYMEM_HOME": str(jupymem_home),
-        "JUPYMEM_ENCODER": "none",
-        "JUPYTER_CONFIG_DIR": str(config),
-        "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "lab-settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces"),
-    }
-    log = tmp_path / "lab.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--allow-root",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        f"--ServerApp.token={TOKEN}",
-        f"--ServerApp.root_dir={root}",
-        f"--LabApp.extra_labextensions_path={labext}",
-        "--LabApp.news_url=",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/jupymem/api/status?path=proj&token={TOKEN}", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-4000:]}")
-            time.sleep(0.25)
-        yield Lab(url=url, repo=repo, log=log, theme=theme)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def seed(repo: Path) -> dict[str, str]:
-    proj = jupymem.init(repo)
-    supported = proj.remember(
-        "Revenue is reported in EUR, never USD",
-        kind="constraint",
-        provenance=Provenance(recorder="person", notebook="nb/analysis.ipynb", cell_id="cell-42", execution_count=3),
-    )
-    unconfirmed = proj.remember(
-        "Fiscal years start in April",
-        kind="fact",
-        provenance=Provenance(recorder="assistant", notebook="nb/analysis.ipynb"),
-    )
-    palette = proj.remember("Plots use the colorblind-safe palette", kind="preference")
-    dates = proj.remember("Parse order dates with dayfirst=True", kind="procedure")
-    # As a kernel stages it: the notebook's absolute path, the error lines at the end of the excerpt.
-    proj.stage_failure(
-        Evidence(
-            handle="ev-0badcafe",
-            session="kernel-1",
-            ename="KeyError",
-            evalue="'customer_id'",
-            diagnosis=("KeyError: 'customer_id'",),
-            excerpt="df['customer_id']\n\nKeyError: 'customer_id'",
-            created_at="2025-01-01T00:00:00.000000Z",
-            cell_id="cell-7",
-            execution_count=12,
-            notebook=str(repo / "nb" / "analysis.ipynb"),
-        )
-    )
-    assert unconfirmed.standing == "unconfirmed"
-    return {
-        "supported": supported.id,
-        "unconfirmed": unconfirmed.id,
-        "palette": palette.id,
-        "dates": dates.id,
-        "handle": "ev-0badcafe",
-    }
+    if not has_theme(request.param):
+        pytest.skip("this JupyterLab has no high-contrast theme")
+    with running_lab(request.param, tmp_path, jupymem_home) as lab:
+        yield lab
 
 
 @pytest.fixture
@@ -220,50 +52,6 @@ def page(lab: Lab) -> Iterator[Any]:
     """A page of headless Chromium, closed before the lab stops."""
     with chromium_page() as page:
         yield page
-
-
-class Browser:
-    """One page of the lab, with the screenshots and contrast checks of each state."""
-
-    def __init__(self, page: Any, lab: Lab) -> None:
-        self.page = page
-        self.lab = lab
-        self.low: dict[str, list[dict[str, Any]]] = {}
-        self.console: list[str] = []
-        self.errors: list[str] = []
-        page.on("console", lambda msg: self.console.append(msg.text))
-        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-
-    def open(self, path: str, reset: bool = False) -> Any:
-        """Opens ``path`` in the lab (``reset``: a fresh workspace) and the sidebar beside it."""
-        query = f"?reset&token={TOKEN}" if reset else f"?token={TOKEN}"
-        self.page.goto(f"{self.lab.url}/lab/tree/{path}{query}")
-        tab = self.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupymem-sidebar"]')
-        tab.wait_for(timeout=60_000)
-        sidebar = self.page.locator("#jupymem-sidebar")
-        if not sidebar.is_visible():
-            tab.click()
-        return sidebar
-
-    def calibrate(self) -> None:
-        """The measurement itself, on text of known contrast: #999 on white is 2.85:1."""
-        self.page.evaluate(
-            "() => { const d = document.createElement('div'); d.id = 'jm-calibrate';"
-            " d.style.cssText = 'background:#fff;color:#999'; d.textContent = 'grey on white';"
-            " document.body.appendChild(d); }"
-        )
-        measured = contrast(self.page, "#jm-calibrate")
-        self.page.evaluate("() => document.getElementById('jm-calibrate').remove()")
-        assert measured["checked"] == 1 and measured["low"][0]["ratio"] == pytest.approx(2.85, abs=0.01), measured
-
-    def snap(self, state: str, selector: str = "#jupymem-sidebar") -> None:
-        """A screenshot of this state, and every piece of its text measured."""
-        ARTIFACTS.mkdir(exist_ok=True)
-        self.page.locator(selector).screenshot(path=str(ARTIFACTS / f"sidebar-{state}-{self.lab.theme}.png"))
-        measured = contrast(self.page, selector)
-        assert measured["checked"] > 0, f"no text measured in {state}"
-        if measured["low"]:
-            self.low[state] = measured["low"]
 
 
 def test_sidebar_every_state_in_both_themes(lab: Lab, page: Any) -> None:
@@ -277,7 +65,7 @@ def test_sidebar_every_state_in_both_themes(lab: Lab, page: Any) -> None:
     sidebar = b.open("proj/nb/analysis.ipynb")
     expect(sidebar).to_be_visible()
     b.calibrate()
-    light = "false" if lab.theme == "dark" else "true"
+    light = "true" if lab.theme == "light" else "false"
     expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light, timeout=30_000)
     if EXPECTED_LAB:
         app_version = page.evaluate(

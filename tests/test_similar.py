@@ -97,17 +97,22 @@ def test_supersede_instead_gives_what_supersedes_gives(tmp_path: Path, settings:
             done = proj.record(statement, supersedes=old.id)
             assert done.similar == ()  # the one it replaces is not named again
         else:
-            first = proj.record(statement, "constraint")
-            assert [s.id for s in first.similar] == [old.id] and first.changed
-            done = proj.record(statement, "constraint", supersedes=old.id)  # what "Supersede instead" sends
+            # Recorded with the sidebar form's default kind, then "Supersede instead", which sends
+            # no kind or topic the person did not set: the old ones stay, as with --supersedes.
+            first = proj.record(statement)
+            assert [s.id for s in first.similar] == [old.id] and first.changed and first.memory.kind == "note"
+            done = proj.record(statement, supersedes=old.id)  # what "Supersede instead" sends
         assert done.changed
         new = done.memory
         old = proj.get(old.id)
-        results.append((old.status, old.superseded_by == new.id, new.status, new.supersedes, new.kind, new.statement))
+        results.append(
+            (old.status, old.superseded_by == new.id, new.status, new.supersedes, new.kind, new.topic, new.statement)
+        )
         assert [m.id for m in proj.list()] == [new.id]
         assert proj.verify().ok
         proj.rebuild()  # a replay of the log makes the same tables
         assert proj.get(new.id).supersedes == old.id and proj.get(old.id).status == "superseded"
+        assert (proj.get(new.id).kind, proj.get(new.id).topic) == ("constraint", "data")
     assert results[0] == results[1]
 
 

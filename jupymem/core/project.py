@@ -222,6 +222,10 @@ class Project:
         """Staged failures, newest first (optionally of one kernel session)."""
         return staged.staged(self.conn, session, limit)
 
+    def kept_as(self, handles: Iterable[str]) -> dict[str, str]:
+        """Which of these staged failures a memory cites (was kept as a lesson): handle -> memory id."""
+        return staged.citing(self.conn, builtins.list(handles))
+
     def evidence(self, handle: str) -> Evidence:
         """A staged or cited failure by its handle; raises ``UnknownEvidence``."""
         return staged.evidence(self.conn, handle, self.name)
@@ -308,7 +312,8 @@ class Project:
         memory = self._payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing, private)
         if memory["id"] == old.id:
             raise InvalidTransition(f"The new statement is the same as {old.id}; nothing to supersede.")
-        self._event("supersede", {"old": old.id, "memory": memory}, private=private)
+        recording.supersede(self.conn, self.sharing, old.id, memory, private=private)
+        self._after_write()
         return self.get(memory["id"])
 
     def retire(self, memory_id: str, reason: str | None = None) -> Memory:

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..storage import database
-from ..storage.projection import Batch, adds_nothing, apply
+from ..models import ACTIVE
+from ..storage.projection import Batch, adds_nothing, apply, memories_by_id
 
 # Validation is imported by the writes themselves: a command that only reads never needs it.
 if TYPE_CHECKING:
@@ -58,3 +59,31 @@ def record_many(conn: database.Connection, sharing: share.Sharing, memories: Seq
         for memory in memories:
             if not batch.adds_nothing(memory):
                 batch.apply(log.append("record", {"memory": memory}, private=bool(memory.get("private"))))
+
+
+def supersede(conn: database.Connection, sharing: share.Sharing, old_id: str, memory: dict[str, Any], *,
+              private: bool) -> None:
+    """Check and write the events that make ``memory`` replace ``old_id``.
+
+    The new statement may already be an active memory of its own: "Supersede instead",
+    offered right after a record, or `remember` then `supersede` with the same words. A
+    supersede event updates an active row's link only, never its kind or topic (as every
+    replay of older logs did), so that row would keep the record's (a form's default
+    "note", no topic) where ``memory`` carries the old one's. It is retired first, in the
+    same transaction: a supersede of a closed row brings it back with the event's kind and
+    topic, which is what a replay of these two events gives too.
+    """
+    from ..storage import validate
+
+    found = memories_by_id(conn, [memory["id"]]).get(memory["id"])
+    events: list[tuple[str, dict[str, Any], bool]] = []
+    if found is not None and found.status == ACTIVE and (found.kind, found.topic) != (memory["kind"], memory.get("topic")):
+        reason = f"restated as the replacement of {old_id}"
+        events.append(("retire", {"id": found.id, "reason": reason}, found.private))
+    events.append(("supersede", {"old": old_id, "memory": memory}, private))
+    known = validate.DatabaseKnown(conn)
+    for type_, payload, _ in events:
+        validate.check_payload(type_, payload, known)
+    with sharing.writing() as log:
+        for type_, payload, is_private in events:
+            apply(conn, log.append(type_, payload, private=is_private))

@@ -76,6 +76,16 @@ def staged(conn: database.Connection, session: str | None, limit: int) -> list[E
     return [evidence_from_json(json.loads(r[0])) for r in conn.execute(sql, params).fetchall()]
 
 
+def citing(conn: database.Connection, handles: Sequence[str]) -> dict[str, str]:
+    """The memory that cites each of ``handles``, for those some memory cites: a failure
+    once kept as a lesson stays kept, whatever became of the lesson since."""
+    if not handles:
+        return {}
+    marks = ", ".join("?" * len(handles))
+    rows = conn.execute(f"SELECT handle, memory_id FROM cited_evidence WHERE handle IN ({marks})", list(handles))
+    return {handle: memory_id for handle, memory_id in rows.fetchall()}
+
+
 def evidence(conn: database.Connection, handle: str, name: str) -> Evidence:
     """A staged or cited failure by handle; ``UnknownEvidence`` naming project ``name``."""
     h = (handle or "").strip()

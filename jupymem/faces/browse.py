@@ -122,8 +122,9 @@ def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
     # width "auto" and stretch, never "100%": a widget's own margin on top of
     # 100% pushes its right border out of the output area.
     full = {"width": "auto", "align_self": "stretch"}
-    header = w.HTML()
-    refresh = w.Button(description="Refresh", tooltip="Read memory again", layout=w.Layout(width="auto"))
+    # A long header wraps; "Refresh" never shrinks (a flex item squeezed beside it read "Refr…").
+    header = w.HTML(layout=w.Layout(flex="1 1 auto", width="auto", min_width="0"))
+    refresh = w.Button(description="Refresh", tooltip="Read memory again", layout=w.Layout(width="auto", flex="0 0 auto"))
     search = w.Text(placeholder="Search memory", continuous_update=True, layout=w.Layout(flex="1 1 auto", width="auto"))
     kind = w.Dropdown(options=[("every kind", "")] + [(k, k) for k in KINDS], value="", layout=w.Layout(width="12em"))
     past = w.Checkbox(value=False, description="past versions", indent=False, layout=w.Layout(width="10em"))

@@ -13,7 +13,8 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
 ``GET  status``                        ``jupymem.status()`` + ``root_path``,
                                        ``server_root_in_repo`` (for notebook links)
 ``POST init``                          binds the repository; answers like ``status``
-``GET  memories?q&kind&all&limit``     ``SearchResult`` when ``q`` is given, else a
+``GET  memories?q&kind&all&limit``     ``SearchResult`` (each hit with ``level``, the
+                                       word for its confidence) when ``q`` is given, else a
 ``     &offset``                       page ``{memories, total, offset, revision}``
 ``POST memories``                      records (initializes on the first record);
                                        body: statement, kind, topic, evidence,
@@ -25,7 +26,8 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
 ``POST memories/{id}/supersede``       the new ``Memory`` plus ``similar`` (body as
                                        for recording)
 ``POST memories/{id}/retire``          the retired ``Memory`` (body: reason)
-``GET  evidence?session&limit``        ``{evidence: [Evidence]}`` (staged failures)
+``GET  evidence?session&limit``        ``{evidence: [Evidence]}`` (staged failures),
+                                       each with ``kept_by``: the memory citing it
 ``POST evidence/{handle}/keep``        a ``Memory`` citing the failure
 ``GET  block?cap``                     ``Block``
 ``POST share``                         sharing through git on (body ``on``: true,
@@ -73,6 +75,7 @@ from ..core.project import Project
 from ..intake.translate import check_first_record
 from ..core.opening import init_project
 from ..storage.damage import storage_error
+from .render_common import confidence_word
 from .paths import BadPath, PathNotFound, PathOutsideRoot, PathTooLong, resolve_path
 
 __all__ = ["JupymemApp", "BadPath", "PathNotFound", "PathOutsideRoot", "PathTooLong", "resolve_path", "to_json"]
@@ -313,7 +316,12 @@ class MemoriesHandler(_Handler):
             proj = self.existing(target)
             if query.strip():
                 kinds = [kind] if kind else None
-                return to_json(proj.search(query, limit, include_inactive=include_inactive, kinds=kinds))
+                found = to_json(proj.search(query, limit, include_inactive=include_inactive, kinds=kinds))
+                # The word every other face prints for a hit's confidence (strong / likely / weak,
+                # retrieval's calibrated thresholds), so the sidebar says the same.
+                for hit in [*found["hits"], *(found.get("closest") or [])]:
+                    hit["level"] = confidence_word(hit["confidence"])
+                return found
             memories = proj.list(kind=kind, include_inactive=include_inactive, limit=limit, offset=offset)
             return {
                 "memories": to_json(memories),
@@ -409,7 +417,12 @@ class EvidenceHandler(_Handler):
         limit = self.arg_int("limit", 64, 1, 1000)
 
         def work() -> dict[str, Any]:
-            return {"evidence": to_json(self.existing(target).staged_evidence(session, limit))}
+            proj = self.existing(target)
+            staged = proj.staged_evidence(session, limit)
+            # Whether each one was kept as a lesson: the sidebar cannot tell from the memories
+            # it lists, as a kind filter or a page may leave the lesson out.
+            kept = proj.kept_as(ev.handle for ev in staged)
+            return {"evidence": [{**to_json(ev), "kept_by": kept.get(ev.handle)} for ev in staged]}
 
         self.reply(await self.call(work))
 

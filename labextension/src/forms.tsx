@@ -17,13 +17,25 @@ export interface IStatementFormProps {
   /** Offer "private" (this machine only): when the repository shares its memory. */
   allowPrivate?: boolean;
   busy: boolean;
-  onSubmit: (body: IRecordRequest) => void;
+  /** `chosen`: what the person set rather than left at the form's default (see `IChosen`). */
+  onSubmit: (body: IRecordRequest, chosen: IChosen) => void;
   onCancel: () => void;
+}
+
+/**
+ * The kind and topic a person set in the form, null where they left its default: a
+ * record that turns into a supersede keeps the old memory's kind and topic for those,
+ * as `jupymem remember --supersedes` does without --kind or --topic.
+ */
+export interface IChosen {
+  kind: string | null;
+  topic: string | null;
 }
 
 export function StatementForm(props: IStatementFormProps): JSX.Element {
   const [statement, setStatement] = React.useState(props.initial?.statement ?? '');
   const [kind, setKind] = React.useState(props.initial?.kind ?? 'note');
+  const [kindChosen, setKindChosen] = React.useState(false);
   const [topic, setTopic] = React.useState(props.initial?.topic ?? '');
   const [isPrivate, setPrivate] = React.useState(false);
   const id = React.useId();
@@ -34,9 +46,10 @@ export function StatementForm(props: IStatementFormProps): JSX.Element {
       if (props.allowPrivate && isPrivate) {
         body.private = true;
       }
-      props.onSubmit(body);
+      props.onSubmit(body, { kind: kindChosen ? kind : null, topic: body.topic ?? null });
     }
   };
+  const blank = !validStatement(statement);
   return (
     <form
       className="jp-jupymem-form"
@@ -68,7 +81,10 @@ export function StatementForm(props: IStatementFormProps): JSX.Element {
           id={`${id}-kind`}
           className="jp-mod-styled"
           value={kind}
-          onChange={e => setKind(e.target.value)}
+          onChange={e => {
+            setKind(e.target.value);
+            setKindChosen(true);
+          }}
         >
           {KINDS.map(k => (
             <option key={k} value={k}>
@@ -98,11 +114,18 @@ export function StatementForm(props: IStatementFormProps): JSX.Element {
         <button
           type="submit"
           className="jp-mod-styled jp-mod-accept"
-          disabled={props.busy || !validStatement(statement)}
+          disabled={props.busy || blank}
+          aria-describedby={blank ? `${id}-hint` : undefined}
         >
           {props.submitLabel}
         </button>
       </div>
+      {/* A disabled button says nothing by itself: say what it waits for. */}
+      {blank && (
+        <p id={`${id}-hint`} className="jp-jupymem-form-hint jp-jupymem-muted">
+          Write a statement to {props.submitLabel.toLowerCase()} it.
+        </p>
+      )}
     </form>
   );
 }
@@ -153,6 +176,8 @@ export function RetireForm(props: IRetireFormProps): JSX.Element {
 
 export interface ISimilarOfferProps {
   recorded: IRecorded;
+  /** The kind and topic the person set when recording; the rest comes from the old memory. */
+  chosen: IChosen;
   busy: boolean;
   /** Supersede `oldId` with the statement just recorded. */
   onSupersede: (oldId: string) => void;
@@ -165,7 +190,14 @@ export interface ISimilarOfferProps {
  * if it had been recorded with --supersedes in the first place.
  */
 export function SimilarOffer(props: ISimilarOfferProps): JSX.Element {
-  const { recorded } = props;
+  const { recorded, chosen } = props;
+  // What the replacement will be, said before it happens: the old kind and topic unless the person set them.
+  const outcome = (oldKind: string) => {
+    const kind = chosen.kind ?? oldKind;
+    const becomes = kind === oldKind ? `stays a ${kind}` : `becomes a ${kind} (it is a ${oldKind})`;
+    const topic = chosen.topic ? `topic ${chosen.topic}` : 'keeps its topic';
+    return `Superseding it: ${becomes}, ${topic}.`;
+  };
   return (
     <div className="jp-jupymem-similar" role="status">
       <div>
@@ -179,6 +211,7 @@ export function SimilarOffer(props: ISimilarOfferProps): JSX.Element {
             <span className="jp-jupymem-muted">
               ({s.kind}, <code>{s.id}</code>)
             </span>
+            <div className="jp-jupymem-similar-outcome">{outcome(s.kind)}</div>
             <button
               type="button"
               className="jp-mod-styled jp-mod-accept jp-jupymem-supersede-instead"

@@ -125,30 +125,108 @@ export function formatBytes(n: number): string {
 }
 
 export interface IConfidence {
-  word: 'strong' | 'good' | 'fair' | 'weak';
+  word: 'strong' | 'likely' | 'weak' | 'alike';
   percent: number; // 0..100, the bar's length
   title: string;
 }
 
 /**
  * How sure search is of a hit, for people: a word and a bar instead of a
- * bare score. Null when the server gives no confidence (older servers), so
- * the row simply shows none.
+ * bare score. The word is the server's `level`, the one the text and HTML
+ * output print too ("strong" only where retrieval's calibration says a first
+ * hit is right at least 90% of the time); a server that sends no level gets
+ * "likely" from 0.5 and never "strong". Null when the server gives no
+ * confidence (older servers), so the row simply shows none.
  */
-export function confidenceOf(confidence: number | null | undefined): IConfidence | null {
+export function confidenceOf(confidence: number | null | undefined, level?: string | null): IConfidence | null {
   if (typeof confidence !== 'number' || !Number.isFinite(confidence)) {
     return null;
   }
   const c = Math.min(1, Math.max(0, confidence));
-  const word = c >= 0.75 ? 'strong' : c >= 0.5 ? 'good' : c >= 0.25 ? 'fair' : 'weak';
+  const word = level === 'strong' || level === 'likely' || level === 'weak' ? level : c >= 0.5 ? 'likely' : 'weak';
   const percent = Math.round(c * 100);
   return { word, percent, title: `${word} match (confidence ${percent}%)` };
 }
 
+/** Hits whose confidence lies within this much of the best one are "alike" it. */
+export const ALIKE = 0.05;
+/** How many alike hits at the top make a crowd: then none of them stands out. */
+export const CROWD = 3;
+
+export interface IRankedHit<H> {
+  hit: H;
+  sure: IConfidence | null;
+}
+
+/**
+ * Search hits in the order of the confidence shown, with the word each one wears.
+ *
+ * The confidence comes from the retrieval layer, and it says how well a memory's words
+ * meet the query, not whether it answers: ten memories that share one word with the
+ * query all come back near 0.8. When at least CROWD hits sit within ALIKE of the best,
+ * the query picked out none of them, so calling any one "strong" or "likely" would be
+ * a claim nobody made: the crowd wears "alike" (the list says none stands out), and a
+ * hit below it is "weak", since it ranks under memories that do not stand out either.
+ * Otherwise each hit keeps the server's word for its confidence. Ties keep
+ * the server's order, and hits without a confidence (older servers) go last.
+ */
+export function rankHits<H extends { confidence?: number; level?: string }>(
+  hits: readonly H[]
+): { ranked: IRankedHit<H>[]; crowded: number } {
+  const order = hits
+    .map((hit, i) => ({ hit, i, c: typeof hit.confidence === 'number' && Number.isFinite(hit.confidence) ? hit.confidence : -1 }))
+    .sort((a, b) => b.c - a.c || a.i - b.i);
+  const top = order.length ? order[0].c : -1;
+  const alike = top < 0 ? 0 : order.filter(o => o.c >= 0 && top - o.c <= ALIKE).length;
+  const crowded = alike >= CROWD ? alike : 0;
+  const ranked = order.map((o, n) => {
+    const sure = confidenceOf(o.hit.confidence, o.hit.level);
+    if (!sure || !crowded) {
+      return { hit: o.hit, sure };
+    }
+    if (n < crowded) {
+      return {
+        hit: o.hit,
+        sure: {
+          ...sure,
+          word: 'alike' as const,
+          title: `one of ${crowded} memories that match about equally (confidence ${sure.percent}%): none stands out`
+        }
+      };
+    }
+    return { hit: o.hit, sure: { ...sure, word: 'weak' as const, title: `weak match (confidence ${sure.percent}%): it ranks below a crowd` } };
+  });
+  return { ranked, crowded };
+}
+
+/**
+ * What a kind filter hides from a search: the kinds (with counts) of the hits that
+ * answer when every kind is searched, none of them of the filtered kind. Null when the
+ * unfiltered search does not answer either.
+ */
+export function hiddenByFilter(
+  kind: string,
+  unfiltered: { status: string; hits: { memory: { kind: string } }[] }
+): { total: number; kinds: ICountChip[] } | null {
+  if (!kind || unfiltered.status !== 'ok') {
+    return null;
+  }
+  const counts: Record<string, number> = {};
+  for (const h of unfiltered.hits) {
+    if (h.memory.kind !== kind) {
+      counts[h.memory.kind] = (counts[h.memory.kind] ?? 0) + 1;
+    }
+  }
+  const kinds = countChips(counts);
+  const total = kinds.reduce((n, c) => n + c.count, 0);
+  return total ? { total, kinds } : null;
+}
+
 /**
  * Where the keyboard goes in a list of `count` rows from row `index` (-1:
- * none yet) on `key`; null when the key is not a list key. Up/Down move one
- * row (stopping at the ends), Home/End jump.
+ * none yet) on `key`; null when the key is not a list key. Up/Down (and
+ * Left/Right, for a row of chips or tabs) move one step, stopping at the ends;
+ * Home/End jump.
  */
 export function nextRow(index: number, count: number, key: string): number | null {
   if (count === 0) {
@@ -156,8 +234,10 @@ export function nextRow(index: number, count: number, key: string): number | nul
   }
   switch (key) {
     case 'ArrowDown':
+    case 'ArrowRight':
       return index < 0 ? 0 : Math.min(count - 1, index + 1);
     case 'ArrowUp':
+    case 'ArrowLeft':
       return index < 0 ? 0 : Math.max(0, index - 1);
     case 'Home':
       return 0;
@@ -506,9 +586,13 @@ export function validStatement(text: string): boolean {
   return text.trim().length > 0;
 }
 
-/** Handles of staged failures that some loaded memory already cites (kept as lessons). */
-export function citedHandles(memories: readonly IMemory[] | null): Set<string> {
-  const out = new Set<string>();
+/**
+ * Handles of staged failures kept as lessons: the server says which (`kept_by`), as the
+ * memories loaded may leave the lesson out (a kind filter, a page); the loaded memories'
+ * citations count too, for servers that do not say.
+ */
+export function citedHandles(memories: readonly IMemory[] | null, evidence: readonly IEvidence[] = []): Set<string> {
+  const out = new Set<string>(evidence.filter(e => e.kept_by).map(e => e.handle));
   for (const m of memories ?? []) {
     for (const e of m.evidence) {
       out.add(e.handle);

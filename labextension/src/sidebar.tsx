@@ -12,7 +12,8 @@ import * as React from 'react';
 
 import { ApiError, JupymemApi } from './api';
 import { SimilarOffer, StatementForm } from './forms';
-import { RevisionPoller, citedHandles, debounce, repoState, statusToken } from './logic';
+import type { IChosen } from './forms';
+import { RevisionPoller, citedHandles, debounce, hiddenByFilter, nextRow, repoState, statusToken } from './logic';
 import type {
   IBlock,
   IEvidence,
@@ -62,6 +63,7 @@ export class MemorySidebar extends ReactWidget {
 }
 
 type Tab = 'memories' | 'failures' | 'block';
+const TABS: Tab[] = ['memories', 'failures', 'block'];
 
 /** Memories fetched per page; more on request (search reaches all of them). */
 const PAGE = 1000;
@@ -102,7 +104,10 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const [detail, setDetail] = React.useState<IMemoryDetail | null>(null);
   const [recording, setRecording] = React.useState(false);
   // A record that nearly repeats active memories: the offer to supersede one of them instead.
-  const [nearly, setNearly] = React.useState<IRecorded | null>(null);
+  const [nearly, setNearly] = React.useState<{ recorded: IRecorded; chosen: IChosen } | null>(null);
+  // A filtered search that finds nothing: what the kind filter hides that would answer.
+  const [hidden, setHidden] = React.useState<{ query: string; kind: string; total: number; kinds: string } | null>(null);
+  const recordButton = React.useRef<HTMLButtonElement | null>(null);
   const [painted, setPainted] = React.useState(0);
   // The row to focus again after "Back" from its detail (keyboard users land where they were).
   const [returnTo, setReturnTo] = React.useState<string | null>(null);
@@ -123,12 +128,18 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       const p = pathRef.current;
       if (!q.trim()) {
         setResult(null);
+        setHidden(null);
         return;
       }
       try {
-        const r = await api.search(p, q, { kind: filters.current.kind, all: filters.current.showAll });
+        const { kind: k, showAll: all } = filters.current;
+        const r = await api.search(p, q, { kind: k, all });
+        // Nothing of this kind answers: ask every kind, so the panel can say the filter hides one that does.
+        const unfiltered = k && (r.status !== 'ok' || r.hits.length === 0) ? await api.search(p, q, { all }) : null;
         if (pathRef.current === p && queryRef.current === q) {
           setResult(r);
+          const h = unfiltered ? hiddenByFilter(k, unfiltered) : null;
+          setHidden(h && { query: q, kind: k, total: h.total, kinds: h.kinds.map(c => `${c.count} ${c.kind}`).join(', ') });
         }
       } catch (err) {
         setError(message(err));
@@ -277,7 +288,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   };
 
   const state = repoState(status);
-  const kept = React.useMemo(() => citedHandles(memories), [memories]);
+  const kept = React.useMemo(() => citedHandles(memories, evidence), [memories, evidence]);
   const openFailures = evidence.filter(e => !kept.has(e.handle)).length;
   return (
     <div className="jp-jupymem-root">
@@ -355,7 +366,21 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
             />
           ) : (
             <>
-              <div className="jp-jupymem-tabs" role="tablist">
+              {/* One Tab stop for the tabs: the arrows move between them and show each one. */}
+              <div
+                className="jp-jupymem-tabs"
+                role="tablist"
+                aria-label="Memory views"
+                onKeyDown={e => {
+                  const next = nextRow(TABS.indexOf(tab), TABS.length, e.key);
+                  if (next !== null) {
+                    e.preventDefault();
+                    setError(null);
+                    setTab(TABS[next]);
+                    e.currentTarget.querySelectorAll<HTMLElement>('[role="tab"]')[next]?.focus();
+                  }
+                }}
+              >
                 {(
                   [
                     ['memories', 'Memories'],
@@ -366,6 +391,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                   <button
                     key={t}
                     role="tab"
+                    tabIndex={tab === t ? 0 : -1}
                     aria-selected={tab === t}
                     className={`jp-jupymem-tab${tab === t ? ' jp-mod-active' : ''}`}
                     onClick={() => {
@@ -407,6 +433,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                     </label>
                     <button
                       className="jp-mod-styled jp-jupymem-record"
+                      ref={recordButton}
                       onClick={() => {
                         setError(null);
                         setRecording(r => !r);
@@ -422,14 +449,18 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                       submitLabel="Record"
                       allowPrivate={status.sharing?.state === 'on'}
                       busy={busy}
-                      onCancel={() => setRecording(false)}
-                      onSubmit={body =>
+                      onCancel={() => {
+                        setRecording(false);
+                        recordButton.current?.focus(); // never the page
+                      }}
+                      onSubmit={(body, chosen) =>
                         void act(
                           () => api.record(pathRef.current, body),
                           recorded => {
                             setRecording(false);
+                            recordButton.current?.focus();
                             if (recorded.similar?.length) {
-                              setNearly(recorded);
+                              setNearly({ recorded, chosen });
                             } else {
                               setNotice('Recorded.');
                             }
@@ -440,26 +471,41 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                   )}
                   {nearly && (
                     <SimilarOffer
-                      recorded={nearly}
+                      recorded={nearly.recorded}
+                      chosen={nearly.chosen}
                       busy={busy}
-                      onDismiss={() => setNearly(null)}
+                      onDismiss={() => {
+                        setNearly(null);
+                        recordButton.current?.focus(); // the offer and its buttons are gone
+                      }}
                       onSupersede={oldId =>
                         // The same as recording with --supersedes: the old memory closes, the new
-                        // one (already recorded) stays and names the one it replaces.
+                        // one (already recorded) stays and names the one it replaces. Like the CLI, it
+                        // keeps the old kind and topic unless the person set them (the server fills them in).
                         void act(
                           () =>
                             api.supersede(pathRef.current, oldId, {
-                              statement: nearly.statement,
-                              kind: nearly.kind,
-                              topic: nearly.topic
+                              statement: nearly.recorded.statement,
+                              ...(nearly.chosen.kind ? { kind: nearly.chosen.kind } : {}),
+                              ...(nearly.chosen.topic ? { topic: nearly.chosen.topic } : {})
                             }),
                           () => {
                             setNearly(null);
+                            recordButton.current?.focus();
                             setNotice(`Superseded ${oldId}: the new statement replaces it.`);
                           }
                         )
                       }
                     />
+                  )}
+                  {query.trim() && hidden && hidden.query === query && hidden.kind === kind && (
+                    <div className="jp-jupymem-filter-hides" role="status">
+                      No {kind} memory answers “{query}”; the kind filter hides {hidden.kinds} that{' '}
+                      {hidden.total === 1 ? 'does' : 'do'}.{' '}
+                      <button className="jp-mod-styled" onClick={() => setKind('')}>
+                        Search every kind
+                      </button>
+                    </div>
                   )}
                   {query.trim() && result ? (
                     <SearchResults result={result} onOpen={id => void open(id)} focusId={returnTo} />

@@ -62,6 +62,8 @@ export interface IEvidence {
   suggestion: string | null; // a draft lesson from the pair; not a memory until kept
   suggested_by: string | null; // "pair" or the model that wrote it
   next_failure: string | null; // the same cell failed again: that failure's handle
+  /** `GET evidence` only: the memory that cites it, once it was kept as a lesson. */
+  kept_by?: string | null;
 }
 
 export interface IMemory {
@@ -119,6 +121,8 @@ export interface IHit {
   score: number;
   /** 0..1, how sure search is that this memory answers the query (absent from older servers). */
   confidence?: number;
+  /** The word every face shows for that confidence, from retrieval's calibrated thresholds. */
+  level?: 'strong' | 'likely' | 'weak';
   legs: string[];
 }
 

@@ -10,7 +10,6 @@ import {
   authorName,
   blockCaption,
   blockMeter,
-  confidenceOf,
   countChips,
   describeHistory,
   diffLines,
@@ -22,12 +21,14 @@ import {
   meaningView,
   nextRow,
   notebookLink,
+  rankHits,
   replacementMark,
   repoRelative,
   sharingView,
   shortId,
   shortTime
 } from './logic';
+import type { IConfidence } from './logic';
 import type { IBlock, IEvidence, IMemory, IMemoryDetail, IRecordRequest, ISearchResult, IStatus } from './tokens';
 
 /** Rows shown per kind before "Show more": keeps a large project's first paint quick. */
@@ -52,16 +53,27 @@ export function Header(props: {
   const { status, block } = props;
   const chips = countChips(status.counts ?? {});
   const meter = block ? blockMeter(block) : null;
+  const roving = useRovingGroup(chips.length, chips.findIndex(c => c.kind === props.kind));
   return (
     <div className="jp-jupymem-header">
       <div className="jp-jupymem-repo" title={status.root ?? ''}>
         {status.name}
       </div>
-      <div className="jp-jupymem-chips" role="group" aria-label="Active memories by kind">
+      {/* One Tab stop for all the chips (a toolbar): the arrows move between them, Enter picks. */}
+      <div
+        className="jp-jupymem-chips"
+        role="toolbar"
+        aria-label="Show only one kind (active memories by kind)"
+        ref={roving.container}
+        onKeyDown={roving.onKeyDown}
+      >
         {chips.length === 0 && <span className="jp-jupymem-muted">no active memories</span>}
-        {chips.map(c => (
+        {chips.map((c, i) => (
           <button
             key={c.kind}
+            data-roving=""
+            tabIndex={i === roving.current ? 0 : -1}
+            onFocus={() => roving.setAt(i)}
             className={`jp-jupymem-chip jp-jupymem-kind-${c.kind}${props.kind === c.kind ? ' jp-mod-active' : ''}`}
             aria-pressed={props.kind === c.kind}
             title={props.kind === c.kind ? 'Show every kind' : `Show only ${c.kind}`}
@@ -88,6 +100,29 @@ export function Header(props: {
       )}
     </div>
   );
+}
+
+/**
+ * Arrow keys across a group of buttons that takes one Tab stop (WAI-ARIA roving
+ * tabindex): the selected item, or the last one focused, is the one Tab reaches.
+ * The items carry `data-roving`.
+ */
+export function useRovingGroup(count: number, selected: number) {
+  const container = React.useRef<HTMLDivElement | null>(null);
+  const [at, setAt] = React.useState<number | null>(null);
+  const current = at !== null && at < count ? at : Math.max(0, selected);
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const items = Array.from(container.current?.querySelectorAll<HTMLElement>('[data-roving]') ?? []);
+    const from = items.indexOf(document.activeElement as HTMLElement);
+    const next = from < 0 ? null : nextRow(from, items.length, e.key);
+    if (next === null) {
+      return;
+    }
+    e.preventDefault();
+    setAt(next);
+    items[next].focus();
+  };
+  return { container, current, setAt, onKeyDown };
 }
 
 function Badges(props: { memory: IMemory }): JSX.Element {
@@ -160,13 +195,14 @@ export interface IRowProps {
   /** 0 for the one row the Tab key reaches (roving tabindex), else -1. */
   tabIndex: number;
   onFocusRow: (id: string) => void;
-  confidence?: number;
+  /** How sure search is of this hit, as the list ranks it (`rankHits`). */
+  sure?: IConfidence | null;
   showKind?: boolean;
 }
 
 export function MemoryRow(props: IRowProps): JSX.Element {
   const m = props.memory;
-  const sure = confidenceOf(props.confidence);
+  const sure = props.sure;
   return (
     <li>
       <button
@@ -306,12 +342,12 @@ export function SearchResults(props: {
   const r = props.result;
   const abstained = r.status === 'abstained';
   // A verdict never hides memory from a person: an abstention still lists the nearest ones.
-  const hits = abstained ? r.closest ?? [] : r.hits;
+  const { ranked, crowded } = React.useMemo(() => rankHits(abstained ? r.closest ?? [] : r.hits), [r]);
   const roving = useRovingRows(
-    hits.map(h => h.memory.id),
+    ranked.map(h => h.hit.memory.id),
     props.focusId
   );
-  if (abstained && hits.length === 0) {
+  if (abstained && ranked.length === 0) {
     return (
       <div className="jp-jupymem-abstained" role="status">
         <b>Abstained:</b> nothing in memory really matches “{r.query}”.
@@ -328,11 +364,11 @@ export function SearchResults(props: {
       }}
       onKeyDown={roving.onKeyDown}
     >
-      {hits.map(h => (
+      {ranked.map(({ hit: h, sure }) => (
         <MemoryRow
           key={h.memory.id}
           memory={h.memory}
-          confidence={h.confidence}
+          sure={sure}
           showKind
           onOpen={props.onOpen}
           tabIndex={h.memory.id === roving.current ? 0 : -1}
@@ -341,14 +377,26 @@ export function SearchResults(props: {
       ))}
     </ul>
   );
+  const crowd = crowded > 0 && (
+    <div className="jp-jupymem-crowded" role="status">
+      {crowded} memories match about equally, none stands out: they may only share a word with the query. Add
+      words to narrow it.
+    </div>
+  );
   if (!abstained) {
-    return list;
+    return (
+      <div>
+        {crowd}
+        {list}
+      </div>
+    );
   }
   return (
     <div>
       <div className="jp-jupymem-abstained" role="status">
         <b>No memory answers this confidently.</b> Closest memories:
       </div>
+      {crowd}
       {list}
     </div>
   );
@@ -359,7 +407,7 @@ function EvidenceCard(props: { evidence: IEvidence; status: IStatus; children?: 
   const notebook = repoRelative(props.status, e.notebook);
   // The error lines say what failed (they start with the exception's name), so the head only says where and when.
   return (
-    <div className="jp-jupymem-evidence" data-handle={e.handle}>
+    <div className="jp-jupymem-evidence" data-handle={e.handle} tabIndex={-1}>
       <div className="jp-jupymem-evidence-head">
         <code>{e.handle}</code>
         <span className="jp-jupymem-muted">
@@ -448,21 +496,37 @@ export interface IDetailProps {
 export function Detail(props: IDetailProps): JSX.Element {
   const { memory: m, history } = props.detail;
   const [form, setForm] = React.useState<'none' | 'supersede' | 'retire'>('none');
+  const root = React.useRef<HTMLDivElement | null>(null);
+  const back = React.useRef<HTMLButtonElement | null>(null);
+  const openers = { supersede: React.useRef<HTMLButtonElement | null>(null), retire: React.useRef<HTMLButtonElement | null>(null) };
   // A form belongs to one state of one memory: once it is retired or superseded (here or elsewhere), it closes.
-  React.useEffect(() => setForm('none'), [m.id, m.status]);
+  // The control that had the focus may be gone with it (the form, "Retire…"): the focus goes to Back, not the page.
+  React.useEffect(() => {
+    setForm('none');
+    if (root.current && !root.current.contains(document.activeElement)) {
+      back.current?.focus();
+    }
+  }, [m.id, m.status, m.standing]);
+  // Cancelling a form (Escape, Cancel) gives the focus back to the button that opened it.
+  const closeForm = () => {
+    const opener = form === 'none' ? null : openers[form].current;
+    setForm('none');
+    opener?.focus();
+  };
   const p = m.provenance;
   const link = notebookLink(props.status, p.notebook);
   const dispute = disputeText(m);
   return (
     <div
       className="jp-jupymem-detail"
+      ref={root}
       onKeyDown={e => {
         if (e.key === 'Escape' && form === 'none') {
           props.onBack();
         }
       }}
     >
-      <button className="jp-mod-styled jp-jupymem-back" onClick={props.onBack} autoFocus>
+      <button className="jp-mod-styled jp-jupymem-back" ref={back} onClick={props.onBack} autoFocus>
         ← Back
       </button>
       <div className="jp-jupymem-row-meta">
@@ -495,10 +559,22 @@ export function Detail(props: IDetailProps): JSX.Element {
         )}
         {m.status === 'active' && (
           <>
-            <button className="jp-mod-styled" disabled={props.busy} onClick={() => setForm('supersede')}>
+            <button
+              className="jp-mod-styled"
+              ref={openers.supersede}
+              disabled={props.busy}
+              aria-expanded={form === 'supersede'}
+              onClick={() => setForm('supersede')}
+            >
               Supersede…
             </button>
-            <button className="jp-mod-styled" disabled={props.busy} onClick={() => setForm('retire')}>
+            <button
+              className="jp-mod-styled"
+              ref={openers.retire}
+              disabled={props.busy}
+              aria-expanded={form === 'retire'}
+              onClick={() => setForm('retire')}
+            >
               Retire…
             </button>
           </>
@@ -510,12 +586,12 @@ export function Detail(props: IDetailProps): JSX.Element {
           submitLabel="Supersede"
           initial={{ statement: m.statement, kind: m.kind, topic: m.topic }}
           busy={props.busy}
-          onCancel={() => setForm('none')}
+          onCancel={closeForm}
           onSubmit={body => props.onSupersede(m.id, body)}
         />
       )}
       {form === 'retire' && m.status === 'active' && (
-        <RetireForm busy={props.busy} onCancel={() => setForm('none')} onSubmit={reason => props.onRetire(m.id, reason)} />
+        <RetireForm busy={props.busy} onCancel={closeForm} onSubmit={reason => props.onRetire(m.id, reason)} />
       )}
 
       <h3>Provenance</h3>
@@ -621,6 +697,16 @@ export function Failures(props: {
   onKeep: (handle: string, body: IRecordRequest) => void;
 }): JSX.Element {
   const [keeping, setKeeping] = React.useState<string | null>(null);
+  const list = React.useRef<HTMLDivElement | null>(null);
+  // Once the form closes, the focus goes back to "Keep as lesson…" (cancelled) or to the card
+  // (kept: the button goes once the lesson is saved), never to the page.
+  const closeForm = (handle: string, kept: boolean) => {
+    setKeeping(null);
+    requestAnimationFrame(() => {
+      const card = list.current?.querySelector<HTMLElement>(`[data-handle="${CSS.escape(handle)}"]`);
+      (kept ? card : card?.querySelector<HTMLElement>('.jp-jupymem-keep') ?? card)?.focus();
+    });
+  };
   const intro = (
     <p className="jp-jupymem-muted">
       Recent failures: cells that failed in kernels with jupymem loaded. A fixed one shows the edit that made it run and a
@@ -636,7 +722,7 @@ export function Failures(props: {
     );
   }
   return (
-    <div className="jp-jupymem-failures">
+    <div className="jp-jupymem-failures" ref={list}>
       {intro}
       {props.evidence.map(e => (
         <EvidenceCard key={e.handle} evidence={e} status={props.status}>
@@ -649,10 +735,10 @@ export function Failures(props: {
               submitLabel="Keep"
               initial={lessonDraft(e)}
               busy={props.busy}
-              onCancel={() => setKeeping(null)}
+              onCancel={() => closeForm(e.handle, false)}
               onSubmit={body => {
                 props.onKeep(e.handle, body);
-                setKeeping(null);
+                closeForm(e.handle, true);
               }}
             />
           ) : props.kept.has(e.handle) ? null : (

@@ -16,11 +16,13 @@ import {
   excerptSource,
   fixedIn,
   groupByKind,
+  hiddenByFilter,
   lessonDraft,
   localPath,
   memories,
   nextRow,
   notebookLink,
+  rankHits,
   replacementMark,
   repoRelative,
   repoState,
@@ -153,10 +155,11 @@ describe('words and numbers', () => {
   });
 
   it('says how sure a hit is in words, and nothing when the server gives no confidence', () => {
-    expect(confidenceOf(0.9)).toEqual({ word: 'strong', percent: 90, title: 'strong match (confidence 90%)' });
-    expect(confidenceOf(0.5)?.word).toBe('good');
-    expect(confidenceOf(0.3)?.word).toBe('fair');
-    expect(confidenceOf(0.1)?.word).toBe('weak');
+    expect(confidenceOf(0.9999, 'strong')).toEqual({ word: 'strong', percent: 100, title: 'strong match (confidence 100%)' });
+    expect(confidenceOf(0.9, 'likely')?.word).toBe('likely');
+    // Without the server's calibrated word, never "strong".
+    expect(confidenceOf(0.9)?.word).toBe('likely');
+    expect(confidenceOf(0.3)?.word).toBe('weak');
     expect(confidenceOf(1.7)?.percent).toBe(100);
     expect(confidenceOf(undefined)).toBeNull();
     expect(confidenceOf(Number.NaN)).toBeNull();
@@ -187,6 +190,11 @@ describe('nextRow', () => {
     expect(nextRow(1, 3, 'ArrowUp')).toBe(0);
     expect(nextRow(0, 3, 'ArrowUp')).toBe(0);
     expect(nextRow(-1, 3, 'ArrowDown')).toBe(0);
+  });
+
+  it('moves with Left and Right too (a row of chips or tabs)', () => {
+    expect(nextRow(0, 3, 'ArrowRight')).toBe(1);
+    expect(nextRow(0, 3, 'ArrowLeft')).toBe(0);
   });
 
   it('jumps with Home and End and ignores other keys and empty lists', () => {
@@ -391,6 +399,59 @@ describe('citedHandles', () => {
     const kept = citedHandles([memory('a', 'failure', undefined, { evidence: [ev('ev-1'), ev('ev-2')] }), memory('b', 'note')]);
     expect([...kept].sort()).toEqual(['ev-1', 'ev-2']);
     expect(citedHandles(null).size).toBe(0);
+  });
+
+  it('counts the failures the server says were kept, whatever the memories loaded', () => {
+    const staged = [
+      { handle: 'ev-1', kept_by: 'm1' },
+      { handle: 'ev-2', kept_by: null },
+      { handle: 'ev-3' }
+    ] as unknown as Parameters<typeof citedHandles>[1];
+    expect([...citedHandles([], staged)]).toEqual(['ev-1']);
+  });
+});
+
+describe('rankHits', () => {
+  const hit = (id: string, confidence?: number, level?: string) => ({ id, confidence, level });
+
+  it('orders hits by the confidence shown, ties and missing ones in the order given', () => {
+    const { ranked, crowded } = rankHits([hit('a', 0.3), hit('b', 0.9999, 'strong'), hit('c'), hit('d', 0.3), hit('e', 0.6)]);
+    expect(ranked.map(r => r.hit.id)).toEqual(['b', 'e', 'a', 'd', 'c']);
+    expect(ranked.map(r => r.sure?.word ?? null)).toEqual(['strong', 'likely', 'weak', 'weak', null]);
+    expect(crowded).toBe(0);
+  });
+
+  it('calls no hit strong when several match about equally', () => {
+    const hits = [0.81, 0.79, 0.8, 0.8, 0.55].map((c, i) => hit(`h${i}`, c));
+    const { ranked, crowded } = rankHits(hits);
+    expect(crowded).toBe(4);
+    expect(ranked.map(r => r.sure!.word)).toEqual(['alike', 'alike', 'alike', 'alike', 'weak']);
+    expect(ranked[0].sure!.title).toContain('none stands out');
+  });
+
+  it('keeps the words for one or two clear hits', () => {
+    expect(rankHits([hit('a', 0.9999, 'strong')]).ranked[0].sure!.word).toBe('strong');
+    expect(rankHits([hit('a', 0.9), hit('b', 0.88)]).crowded).toBe(0);
+  });
+});
+
+describe('hiddenByFilter', () => {
+  const answer = (...kinds: string[]) => ({ status: 'ok', hits: kinds.map(kind => ({ memory: { kind } })) });
+
+  it('names the kinds that answer when the filter is lifted', () => {
+    expect(hiddenByFilter('decision', answer('preference', 'fact', 'preference'))).toEqual({
+      total: 3,
+      kinds: [
+        { kind: 'preference', count: 2 },
+        { kind: 'fact', count: 1 }
+      ]
+    });
+  });
+
+  it('says nothing without a filter, without an answer, or when the answer is of the kind', () => {
+    expect(hiddenByFilter('', answer('fact'))).toBeNull();
+    expect(hiddenByFilter('fact', { status: 'abstained', hits: [] })).toBeNull();
+    expect(hiddenByFilter('fact', answer('fact'))).toBeNull();
   });
 });
 
