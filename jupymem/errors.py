@@ -139,3 +139,8 @@ class AccessDenied(JupymemError, code="access_denied", http_status=403):
 class NotOnTeamEngine(JupymemError, code="not_on_team_engine", http_status=501):
     """Raised for what the PostgreSQL team engine cannot do yet (the message names it);
     nothing was changed. The repository's own SQLite memory can do it."""
+
+
+class AlreadyThere(JupymemError, code="already_there", http_status=409):
+    """Raised when ``migrate --to`` names where the repository's memory is already (and
+    nothing of its own is left to move); nothing was changed."""

@@ -85,12 +85,18 @@ def _fill(person: Person) -> dict[str, Any]:
     return {"a": a, "b": b, "new": new, "private": private, "cited": cited}
 
 
-def _cite(person: Person) -> dict[str, Any]:
+def _project(person: Person) -> Any:
+    """The person's project in this process (close it with ``close_all``)."""
     from jupymem.config import Settings
-    from jupymem.core.opening import close_all, require_project
+    from jupymem.core.opening import require_project
 
-    settings = Settings.from_env().with_(home=person.home)
-    proj = require_project(person.clone, settings)
+    return require_project(person.clone, Settings.from_env().with_(home=person.home))
+
+
+def _cite(person: Person) -> dict[str, Any]:
+    from jupymem.core.opening import close_all
+
+    proj = _project(person)
     try:
         {"a": 1}["customer_id"]
     except KeyError as exc:
@@ -189,5 +195,36 @@ def test_refusals_are_one_line(pair: tuple[Person, Person], team: Team, tmp_path
     assert "not a member" in ola.fails("migrate", "--to", stranger.url)
     assert "already in a file of its own" in ola.fails("migrate", "--to", "sqlite")
     assert ola.json("list")[0]["statement"] == "Invoices are monthly."  # nothing moved meanwhile
+    assert "jupymem migrate --to URL" in ola.fails("init", "--database", ola.url)  # init points at migrate
     kari.run("init", "--database", kari.url)
     assert "already in the team database" in kari.fails("migrate", "--to", kari.url)
+
+
+def test_what_the_team_engine_refuses_and_what_gc_forgot_are_said(pair: tuple[Person, Person]) -> None:
+    from datetime import timedelta
+
+    from jupymem.core.opening import close_all
+    from jupymem.intake import clock
+
+    ola, kari = pair
+    kept = ola.json("remember", "Reports go out on Fridays.")
+    shared = ola.json("remember", "The forecast reads from the warehouse.")
+    mine = ola.json("remember", "--private", "--supersedes", shared["id"], "The forecast reads from my lake copy.")
+    old = ola.json("remember", "Exports are CSV.")
+    ola.run("retire", old["id"])
+    proj = _project(ola)
+    gone = proj.gc(now=clock.now() + timedelta(days=400))  # forgets the superseded and the retired one
+    close_all()
+    assert set(gone.forgotten) == {shared["id"], old["id"]}
+
+    report = ola.json("migrate", "--to", ola.url)
+    assert report["verified"] is True
+    new = capture.memory_id("The forecast reads from my lake copy.", ola.role)
+    assert report["opened"] == [new]  # a private supersede of a shared memory: a private record there
+    assert report["left_behind"] == 4  # gc's event, and the payloads it purged (two records, a retirement)
+    assert "stayed behind" in ola.run("migrate", "--to", ola.url).stdout.decode()
+    assert {m["id"]: m["status"] for m in ola.json("list", "--all")} == {kept["id"]: "active", new: "active"}
+    kari.run("init", "--database", kari.url)
+    assert [m["id"] for m in kari.json("list", "--all")] == [kept["id"]]  # his private version is his
+    assert kari.json("verify")["ok"] is True
+    assert ola.json("verify")["ok"] is True and mine["private"] is True

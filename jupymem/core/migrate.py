@@ -48,17 +48,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..config import Settings
-from ..errors import CorruptLog, JupymemError, NoMemory
+from ..errors import AlreadyThere, CorruptLog, JupymemError, NoMemory
 from ..intake import clock
 from ..storage import database, eventlog, registry
 from . import team
 
 TO_FILE = "sqlite"  # ``--to sqlite``: back to a file of the repository's own
 MOVED = f"{registry.DB_FILE}.moved-to-team"  # the SQLite file, once moved (kept, never deleted)
-
-
-class AlreadyThere(JupymemError, code="already_there"):
-    """The repository's memory is already where ``migrate --to`` would move it."""
 
 
 @dataclass(frozen=True)
