@@ -228,3 +228,51 @@ def test_what_the_team_engine_refuses_and_what_gc_forgot_are_said(pair: tuple[Pe
     assert [m["id"] for m in kari.json("list", "--all")] == [kept["id"]]  # his private version is his
     assert kari.json("verify")["ok"] is True
     assert ola.json("verify")["ok"] is True and mine["private"] is True
+
+
+def test_an_export_imports_into_the_team_database_once(pair: tuple[Person, Person], tmp_path: Path) -> None:
+    ola, kari = pair
+    kari.run("remember", "Invoices are monthly.")  # in her own file
+    kari.run("remember", "--private", "My invoices copy is tmp_kari.")
+    export = tmp_path / "kari.jsonl"
+    kari.run("export", "--out", str(export))
+    ola.run("init", "--database", ola.url)
+    first = ola.json("import", str(export))
+    assert (first["events"], first["added"]) == (1, 1)  # her private memory was never in the export
+    again = ola.json("import", str(export))
+    assert (again["added"], again["skipped"]) == (0, 1)
+    assert [m["statement"] for m in ola.json("list")] == ["Invoices are monthly."]
+    assert ola.json("verify")["ok"] is True
+    other = tmp_path / "other.jsonl"
+    stranger = make_repo(tmp_path / "elsewhere")
+    jm("remember", "Unrelated.", cwd=stranger, env={"JUPYMEM_HOME": str(kari.home)})
+    jm("export", "--out", str(other), cwd=stranger, env={"JUPYMEM_HOME": str(kari.home)})
+    assert "another repository" in ola.fails("import", str(other))
+
+
+def test_a_notebook_moves_its_memory_with_the_magic(
+    repo: Path, team: Team, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from IPython.core.error import UsageError
+
+    from conftest import shell_in
+
+    url = team.person("eva")
+    key = registry.root_commit(repo)
+    assert key
+    admin.add_member(team.admin_url, key, team.role("eva"))
+    for ip in shell_in(repo, monkeypatch):
+        assert ip.run_cell("%memory remember Invoices are monthly.").success
+        capsys.readouterr()
+        assert ip.run_cell(f"%memory migrate --to '{url}'").success
+        said = capsys.readouterr().out
+        assert "1 of 1 events added to the team database" in said and "pw-" not in said, said
+        assert ip.run_cell("%memory list").success  # the kernel reads the team database now
+        assert "Invoices are monthly." in capsys.readouterr().out
+        assert ip.run_cell(f"%memory migrate --to '{url}'").success  # the kept file again: nothing new
+        assert "nothing new" in capsys.readouterr().out
+        assert ip.run_cell("%memory migrate --to sqlite").success
+        assert "1 of 1 events added to" in capsys.readouterr().out
+        refused = ip.run_cell("%memory migrate --to sqlite")
+        assert isinstance(refused.error_in_exec, UsageError) and "already in a file of its own" in str(
+            refused.error_in_exec)

@@ -146,7 +146,7 @@ ACTIONS: tuple[Action, ...] = (
            "(its chain intact; running it again adds nothing).", (
         Opt("--to", "a postgresql:// URL (the team database; the password from PGPASSWORD, ~/.pgpass or a service "
             "file) or `sqlite` (back to a file of the repository's own)", metavar="URL|sqlite"),
-    ), faces=frozenset({CLI})),
+    )),
     Action("browse", "Browse memory with widgets (for front ends without the sidebar).", faces=frozenset({MAGIC})),
     Action("quiet", "Stop (or with `off`, resume) naming each staged failure under its traceback.", (
         Opt("state", "on (default) or off", choices=("on", "off"), default="on", optional=True),
