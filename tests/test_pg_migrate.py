@@ -140,6 +140,7 @@ def test_a_file_moves_to_the_team_database_and_back(pair: tuple[Person, Person])
     assert _history(ola, ids) == history
     assert ola.json("show", made["cited"]["id"])["evidence"][0]["handle"] == made["cited"]["evidence"][0]["handle"]
     assert ola.json("verify")["ok"] is True
+    assert "lost" not in ola.run("doctor").stdout.decode()  # the file set aside is no lost project
 
     again = ola.json("migrate", "--to", ola.url)  # re-reads the kept file: nothing is new
     assert again["added"] == 0 and again["skipped"] == 6 and again["verified"] is True
