@@ -141,6 +141,11 @@ class NotOnTeamEngine(JupymemError, code="not_on_team_engine", http_status=501):
     nothing was changed. The repository's own SQLite memory can do it."""
 
 
+class AlreadyThere(JupymemError, code="already_there", http_status=409):
+    """Raised when ``migrate --to`` names where the repository's memory is already (and
+    nothing of its own is left to move); nothing was changed."""
+
+
 def warn(message: str, *args: object) -> None:
     """What went wrong without stopping anyone, on the ``jupymem`` logger (a background
     job that failed, a safety net not written). logging is imported only when there is a

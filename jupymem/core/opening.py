@@ -355,8 +355,8 @@ def _init_team(settings: Settings, root: Path, url: str) -> Project:
             old = reg.record(bound)
             if old is None or old.database is None:
                 raise NotOnTeamEngine(
-                    f"{root.name} already has memory of its own (project {bound}); moving it to the team database "
-                    "(jupymem migrate --to URL) is not built yet. Nothing was changed."
+                    f"{root.name} already has memory of its own (project {bound}): move it to the team database "
+                    "with `jupymem migrate --to URL` (its history comes along). Nothing was changed."
                 )
         record = reg.record(proj.id)
         new = registry.ProjectRecord(

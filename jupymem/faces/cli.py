@@ -21,6 +21,9 @@ the result to ``render``. Decisions worth knowing:
 * ``-`` as the statement (``remember``, ``supersede``), the query or the
   import file reads standard input; a statement must be UTF-8. ``import``
   refuses an export of another repository unless given ``--other-project``.
+* ``migrate --to URL`` moves a repository's SQLite memory to the team database and binds
+  it there; ``migrate --to sqlite`` brings it back to a file (``core.migrate``). It exits 1
+  when the memory moved does not verify where it went.
 * ``share`` turns sharing through git on (``--off``: off) and says what it did;
   ``remember --private`` keeps a memory out of the shared files.
 * ``eval`` and ``bench`` are the evaluation faces (``evaluate.py``, ``bench.py``),
@@ -291,6 +294,18 @@ def cmd_import(ctx: Context) -> int:
     report = import_into(ctx.path, text, ctx.settings, source=name, other_project=ctx.args.other_project)
     ctx.emit(to_json(report), render.import_text(report))
     return 0
+
+
+def cmd_migrate(ctx: Context) -> int:
+    from ..core.migrate import TO_FILE, migrate
+
+    if not ctx.args.to:
+        raise JupymemError(f"migrate needs --to: a postgresql:// URL (the team database) or `{TO_FILE}` (back to a "
+                           "file of the repository's own). Nothing was moved.")
+    ctx._check_path()
+    report = migrate(ctx.path, ctx.args.to, ctx.settings)
+    ctx.emit(to_json(report), render.migrate_text(report))
+    return 0 if report.verified else 1
 
 
 def cmd_share(ctx: Context) -> int:

@@ -142,6 +142,11 @@ ACTIONS: tuple[Action, ...] = (
         Opt("--other-project", "merge an export of another repository (another root commit), or one that does not "
             "say which it is of; without it such an import is refused", form="flag"),
     )),
+    Action("migrate", "Move this repository's memory to the team's PostgreSQL database, or back to a file of its own "
+           "(its chain intact; running it again adds nothing).", (
+        Opt("--to", "a postgresql:// URL (the team database; the password from PGPASSWORD, ~/.pgpass or a service "
+            "file) or `sqlite` (back to a file of the repository's own)", metavar="URL|sqlite"),
+    )),
     Action("browse", "Browse memory with widgets (for front ends without the sidebar).", faces=frozenset({MAGIC})),
     Action("quiet", "Stop (or with `off`, resume) naming each staged failure under its traceback.", (
         Opt("state", "on (default) or off", choices=("on", "off"), default="on", optional=True),

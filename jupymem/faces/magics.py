@@ -253,6 +253,15 @@ class MemoryMagics(Magics):
                              other_project=args.other_project)
         _display(_render().import_text(report))
 
+    def _migrate(self, args: Any) -> None:
+        from ..core.migrate import TO_FILE, migrate
+
+        if not args.to:
+            raise UsageError(f"%memory migrate needs --to: a postgresql:// URL (the team database) or `{TO_FILE}` "
+                             "(back to a file of the repository's own).")
+        report = migrate(current_path(self.shell), args.to, state(self.shell).settings())
+        _display(_render().migrate_text(report))
+
     def _share(self, args: Any) -> None:
         report = state(self.shell).project(create=True).share(on=not args.off)
         _display(report.message)

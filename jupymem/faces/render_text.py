@@ -232,6 +232,31 @@ def import_text(report: Any) -> str:
     )
 
 
+def migrate_text(report: Any) -> str:
+    """A ``MigrateReport``: what moved, what was there already, what stayed, where the file is."""
+    there = "the team database at " + report.where if report.to == "postgresql" else report.where
+    if report.added == 0 and report.events:
+        lines = [f"migrate: nothing new; all {report.events} events were in {there} already (nothing was added)."]
+    else:
+        lines = [f"migrate: {report.added} of {report.events} events added to {there} "
+                 f"({report.skipped} there already or adding nothing; {report.private} private, kept yours)."]
+    lines.append(f"project {report.project_id}")
+    if report.rekeyed:
+        lines.append("private memories keyed " + ("by your role" if report.to == "postgresql" else "by their words")
+                     + ": " + ", ".join(f"{a} -> {b}" for a, b in report.rekeyed.items()))
+    if report.opened:
+        lines.append("recorded privately beside the shared memory they superseded (which stays open for the team): "
+                     + ", ".join(report.opened))
+    if report.left_behind:
+        lines.append(f"{report.left_behind} events stayed behind (gc's, and payloads gc purged).")
+    if report.kept:
+        lines.append(f"the SQLite file is kept: {report.kept}")
+    if report.note:
+        lines.append(report.note)
+    lines.append("verify: ok" if report.verified else "verify FAILED: " + "; ".join(report.problems))
+    return "\n".join(_clean(line) for line in lines)
+
+
 def block_text(block: Block) -> str:
     """The block exactly as assistants receive it: never altered, never decorated."""
     return block.text

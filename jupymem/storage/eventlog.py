@@ -142,6 +142,11 @@ def count(conn: Connection) -> int:
 LOCAL, PRIVATE, SHARED = "local", "private", "shared"
 
 
+def private_seqs(conn: Connection) -> set[int]:
+    """The sequence numbers of the private events (``PRIVATE``) this reader can see."""
+    return {r[0] for r in conn.execute("SELECT seq FROM events WHERE scope = ?", (PRIVATE,))}
+
+
 def append(
     conn: Connection,
     uid: str,

@@ -441,7 +441,7 @@ def export_log(conn: database.Connection, fp: IO[str], *, project_id: str, repos
     so the file verifies on its own. The header says how many were left out, and which
     repository the export is of (``repository``: its root commit; None when it has none).
     """
-    private = {r[0] for r in conn.execute("SELECT seq FROM events WHERE scope = ?", (eventlog.PRIVATE,))}
+    private = eventlog.private_seqs(conn)
     evts, prev = [], eventlog.GENESIS
     logged = read_log(conn, "Nothing was exported.")
     for n, ev in enumerate((ev for ev in logged if ev.seq not in private), 1):
