@@ -48,6 +48,7 @@ from .errors import (
     MissingDependency,
     ModelError,
     AccessDenied,
+    AlreadyThere,
     NotOnTeamEngine,
 )
 from .models import (
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = [
     "AccessDenied",
+    "AlreadyThere",
     "NotOnTeamEngine",
     "Block",
     "BlockSize",

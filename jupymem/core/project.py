@@ -360,7 +360,7 @@ class Project:
         """Recreate every table from the log (in a shared repository: from the files and
         this machine's own events, which is what the cache is). Returns the events replayed."""
         upkeep.check_writable(self.conn)
-        self._not_on_team("rebuild")
+        team.not_here(self, "rebuild")
         return upkeep.rebuild_all(self.conn, self.sharing, forget=self._forget_caches)
 
     def gc(self, *, dry_run: bool = False, closed_days: int = CLOSED_DAYS, unconfirmed_days: int = UNCONFIRMED_DAYS,
@@ -368,7 +368,7 @@ class Project:
         """Forget closed memories after ``closed_days``, unconfirmed ones after ``unconfirmed_days``,
         uncited staged failures after ``evidence_days``, counted back from ``now`` (default: now;
         ``maintenance.gc``); ``dry_run`` only counts."""
-        self._not_on_team("gc")
+        team.not_here(self, "gc")
         if not dry_run:
             upkeep.check_writable(self.conn)
         report = upkeep.gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
@@ -402,7 +402,7 @@ class Project:
         """Turn sharing through git on (create ``.jupymem/``, write this clone's history
         into its file) or off (the files stay as history). Returns what was done, a ``ShareResult``."""
         upkeep.check_writable(self.conn)
-        self._not_on_team("share (the team database is shared already; .jupymem/ is for repositories without one)")
+        team.not_here(self, "share (the team database is shared already; .jupymem/ is for repositories without one)")
         return upkeep.switch_sharing(self.sharing, on)
 
     def sharing_status(self) -> SharingStatus:
@@ -429,10 +429,6 @@ class Project:
         self._reads.reset()
         if self._engine is not None:
             self._engine.reset()
-
-    def _not_on_team(self, what: str) -> None:
-        if self.team:
-            raise team.refuse(what)
 
     def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
         recording.write(self.conn, self.sharing, type_, payload, private=private)

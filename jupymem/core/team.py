@@ -54,6 +54,12 @@ def project_key(root: Path) -> str:
     return commit
 
 
+def not_here(proj: Any, what: str) -> None:
+    """Refuse ``what`` (``refuse``) when ``proj``'s memory is on the team engine."""
+    if proj.team:
+        raise refuse(what)
+
+
 def refuse(what: str) -> NotOnTeamEngine:
     """The error for an action the team engine cannot do yet."""
     return NotOnTeamEngine(
