@@ -113,7 +113,8 @@ def remember_worker(url: str, repo: str, home: str, count: int, acks: str, deadl
 
     proj = require_project(repo, Settings(home=Path(home), database_url=url, encoder="none", interactive=False))
     ids: list[str] = []
-    retries, said, give_up = 0, [], time.monotonic() + deadline
+    retries, give_up = 0, time.monotonic() + deadline
+    said: list[str] = []
     with open(acks, "a", encoding="utf-8") as out:
         for i in range(count):
             statement = f"The nightly load number {i} of the sales mart runs after the billing export."
