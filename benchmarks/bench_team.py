@@ -267,8 +267,27 @@ def run_load(server: Server, url: str, base: Path, sc: Scale) -> dict[str, Any]:
     report["search_under_load"] = {**_ms([m for r in ss for m in r["ms"]]), "searchers": sc.searchers,
                                    "failed_during_restart": sum(r["failed"] for r in ss)}
     report["load_at_end"] = _load()
+    report["repo"] = str(repo)
     close_all()
     return report
+
+
+def run_oldest(url: str, base: Path, repo: str, sc: Scale) -> dict[str, Any]:
+    """Search the load's project again once every other project has written after it: its
+    memories' row ids now lie under everyone else's newer ones (one table for all projects)."""
+    from jupymem.core.opening import close_all, require_project
+
+    proj = require_project(repo, settings_for(base / "home-oldest", url))
+    proj.prepare_lexical()
+    short, _ = queries(sc.queries)
+    took = []
+    for q in short:
+        t = time.perf_counter()
+        proj.search(q, mode="lexical")
+        took.append((time.perf_counter() - t) * 1000)
+    rows = proj.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    close_all()
+    return {"memories": rows, "search": _ms(took), "load_at_end": _load()}
 
 
 # -- spread: many projects ------------------------------------------------------------------
@@ -299,22 +318,26 @@ def run_spread(server: Server, url: str, base: Path, sc: Scale) -> dict[str, Any
     short, prompts = queries(sc.queries)
     sample = repos[:: max(1, len(repos) // 5)][:5]
     first, search_ms, context_ms = [], [], []
+    per_project: dict[str, float] = {}  # an older project's rids lie under everyone else's newer ones
     for repo in sample:
         proj = require_project(repo, settings)
         t = time.perf_counter()
         proj.prepare_lexical()
         first.append((time.perf_counter() - t) * 1000)
         jupymem.context(prompts[0], repo, settings=settings)  # the block, made once
+        mine = []
         for q, prompt in zip(short, prompts):
             t = time.perf_counter()
             proj.search(q, mode="lexical")
-            search_ms.append((time.perf_counter() - t) * 1000)
+            mine.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
             jupymem.context(prompt, repo, settings=settings)
             context_ms.append((time.perf_counter() - t) * 1000)
+        search_ms += mine
+        per_project[repo.name] = round(statistics.median(mine), 2)
         close_all()
     report["index_build_ms_p50"] = round(statistics.median(first), 1)
-    report["search"] = {**_ms(search_ms), "projects_sampled": len(sample)}
+    report["search"] = {**_ms(search_ms), "projects_sampled": len(sample), "p50_ms_by_project": per_project}
     report["context_for_prompt"] = _ms(context_ms)
     report["load_at_end"] = _load()
     return report
@@ -406,6 +429,8 @@ def run(sc: Scale, parts: list[str]) -> dict[str, Any]:
                 t = time.perf_counter()
                 report[name] = fn(server, url, base, sc)
                 report[name]["seconds"] = round(time.perf_counter() - t, 1)
+        if "load" in parts and len(parts) > 1:
+            report["oldest_project"] = run_oldest(url, base, report["load"]["repo"], sc)
     finally:
         server.close()
     report["targets"] = targets(report)
@@ -429,12 +454,16 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"spread: {sp['memories']:,} memories in {sp['projects']} projects (ingest {sp['ingest_seconds']} s):"
                      f" search p50 {sp['search']['p50_ms']} ms p95 {sp['search']['p95_ms']} ms; context for a prompt"
                      f" p50 {sp['context_for_prompt']['p50_ms']} ms; index build p50 {sp['index_build_ms_p50']} ms"
-                     f" (load {sp['load_at_end']})")
+                     f" (load {sp['load_at_end']}); by project, oldest first: {sp['search']['p50_ms_by_project']}")
     if "one_project" in r:
         o = r["one_project"]
         lines.append(f"one project, {o['memories']:,} memories: search p50 sqlite {o['sqlite']['p50_ms']} ms,"
                      f" postgresql {o['postgresql']['p50_ms']} ms, ratio {o['ratio_p50']}; same ranking"
                      f" {o['same_ranking']}/{o['queries']} (load {o['load_at_end']})")
+    if "oldest_project" in r:
+        o = r["oldest_project"]
+        lines.append(f"the load's project ({o['memories']:,} memories) searched again after the others wrote:"
+                     f" p50 {o['search']['p50_ms']} ms p95 {o['search']['p95_ms']} ms (load {o['load_at_end']})")
     lines.append(f"targets: {r['targets']}")
     return "\n".join(lines)
 
