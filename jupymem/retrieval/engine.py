@@ -115,7 +115,7 @@ class SearchEngine:
         rev = self.revision()
         vocab, postings = self._lexical()
         if not self.native_bm25:
-            self.prepare_lexical()  # nothing else could answer: build (or catch up) now, waiting
+            self.prepare_lexical(rev=rev)  # nothing else could answer: build (or catch up) now, waiting
         dense = self.dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
         return {
             "n_docs": self.n_docs(rev), "dense": dense, "vocab": vocab, "postings": postings,
@@ -139,16 +139,17 @@ class SearchEngine:
             self._postings = Postings()
         return self._vocab, self._postings
 
-    def prepare_lexical(self, timeout: float | None = None) -> bool:
+    def prepare_lexical(self, timeout: float | None = None, rev: int | None = None) -> bool:
         """Build the in-memory lexical index and the typo vocabulary now, waiting. True
-        when the index answers."""
+        when the index answers. ``rev``: the revision the caller already read (a store
+        without BM25 of its own comes here on every search; each look is a round trip)."""
         vocab, postings = self._lexical()
-        n = self.n_docs(self.revision())
-        if not postings.refresh(self.store, n, force=True):
+        ready = postings.refresh(self.store, self.n_docs(self.revision() if rev is None else rev), force=True)
+        if not ready:
             postings.wait(timeout)
         if not vocab.refresh(self.store):
             vocab.wait(timeout)
-        return postings.refresh(self.store, self.n_docs(self.revision()))
+        return ready or postings.refresh(self.store, self.n_docs(self.revision()))
 
     def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> list[Similar]:
         """Active memories that ``statement`` nearly repeats, closest first (``similar``)."""
@@ -159,7 +160,7 @@ class SearchEngine:
         index = None
         if not self.native_bm25:
             _, index = self._lexical()
-            self.prepare_lexical()
+            self.prepare_lexical(rev=rev)
         found = similar.pairs(self.store, statement, n_docs=self.n_docs(rev), dense=dense, exclude=frozenset(exclude),
                               index=index)
         return similar.similar(found, dense, limit)

@@ -35,7 +35,6 @@ only slower. ``refresh`` says which.
 from __future__ import annotations
 
 import bisect
-import logging
 import math
 import threading
 from collections.abc import Iterable, Sequence
@@ -43,11 +42,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import arrays
+from ..errors import warn
 from .lexical import Term
 from .tokenize import tokens
 from ..storage.reads import MemoryReader, store_for
 
-log = logging.getLogger(__name__)
 
 # bm25()'s constants (fixed inside SQLite) and the column weights every search passes it:
 # statement, topic, original.
@@ -256,7 +255,10 @@ class Postings:
             self._error = None
         except Exception as err:  # a background thread reports instead of dying silently
             self._error, self._failed_top = f"{type(err).__name__}: {err}", top
-            log.warning("jupymem: building the search index failed (FTS5 answers meanwhile): %s", self._error)
+            # SQLite's FTS5 answers meanwhile; an engine without BM25 of its own (the team
+            # engine) has nothing else, and its searches say why themselves.
+            meanwhile = "FTS5 answers meanwhile" if getattr(store, "native_bm25", True) else "searches wait for it"
+            warn("jupymem: building the search index failed (%s): %s", meanwhile, self._error)
 
     def _install(self, state: _State) -> None:
         old = self._state
