@@ -39,14 +39,14 @@ QUERIES = [
 ]
 
 
-def _record(conn: Any, mid: str, statement: str, *, private: bool = False) -> None:
+def _record(conn: Any, mid: str, statement: str, *, private: bool = False, uid: str | None = None) -> None:
     """One memory recorded through the log, as the write path does (another process's write)."""
     memory = {"id": mid, "kind": "note", "statement": statement, "standing": "unconfirmed", "private": private,
               "provenance": {"recorder": "person"}}
     scope = eventlog.PRIVATE if private else eventlog.LOCAL
     with database.transaction(conn):
-        projection.apply(conn, eventlog.append(conn, f"u-{mid}", "record", eventlog.next_at(conn), {"memory": memory},
-                                               scope=scope))
+        projection.apply(conn, eventlog.append(conn, uid or f"u-{mid}", "record", eventlog.next_at(conn),
+                                               {"memory": memory}, scope=scope))
 
 
 @pytest.fixture
@@ -156,3 +156,33 @@ def test_another_connections_new_memory_is_found_at_the_next_search(static_setti
     finally:
         a.close()
         b.close()
+
+
+def test_a_teammates_memory_shared_after_the_fact_joins_the_dense_copy(static_settings: Settings, team: Team) -> None:
+    """Kari's private memory, recorded again where it is shared, becomes visible to Ola with
+    the row id it always had: below the rows Ola's copy has synced, where ``behind`` does
+    not look. Ola's next search adds it (``DenseIndex.catch_up_below``)."""
+    ola_url, kari_url = team.person("ola"), team.person("kari")
+    project = team.project("shared-later", "ola", "kari")
+    ola, kari = connect(ola_url, project), connect(kari_url, project)
+    statement = "Invoice parquet exports are kept in s3://finance/invoices, one folder a month."
+    try:
+        _record(kari, "m-later", statement, private=True)
+        for i in range(20):
+            _record(kari, f"m-t{i:03d}", f"Table t{i} is partitioned by day and owned by team {i % 4}.")
+        engine = SearchEngine(ola, static_settings, revision=lambda: eventlog.last_seq(ola))
+        engine.prepare_dense()
+        dense = engine.tiers.static_index()
+        assert dense is not None and dense.size == 20
+        _record(kari, "m-later", statement, uid="u-m-later-shared")
+        rid = ola.execute("SELECT rid FROM memories WHERE id = ?", ("m-later",)).fetchone()[0]
+        assert not dense.behind()  # nothing above: the row appeared below
+        query = "where are the invoice parquet exports kept"
+        got = engine.search(query, 5, include_inactive=False, kinds=None, mode="static")
+        assert got.hits[0].memory.id == "m-later"
+        assert dense.size == 21
+        vector = engine.tiers.static_encoder().embedder.embed_batch([query])[0]  # type: ignore[union-attr]
+        assert rid in dense.cosines(vector, [rid])
+    finally:
+        ola.close()
+        kari.close()
