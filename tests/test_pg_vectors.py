@@ -186,3 +186,37 @@ def test_a_teammates_memory_shared_after_the_fact_joins_the_dense_copy(static_se
     finally:
         ola.close()
         kari.close()
+
+
+@pytest.mark.usefixtures("transformer_encoder")
+def test_the_transformers_int8_vectors_rank_alike_over_postgres_and_sqlite(repo: Path, team: Team) -> None:
+    """The transformer tier stores int8 vectors (a quarter of float32): the same bytes in
+    PostgreSQL give the same copy, so its rankings (alone and in hybrid) are SQLite's."""
+    settings = Settings.from_env()
+    proj = init_project(repo, settings)
+    rng = random.Random(5)
+    proj.remember_many(
+        {"statement": " ".join(rng.choices(WORDS, k=rng.randint(3, 12))) + f" item{i}", "kind": "note"}
+        for i in range(60)
+    )
+    url = team.person("ola")
+    pg = connect(url, team.project("transformer", "ola"))
+    try:
+        replay(proj.conn, pg)
+        proj.prepare_dense()
+        engine = SearchEngine(pg, settings, revision=lambda: eventlog.last_seq(pg))
+        engine.prepare_dense()
+        assert engine.status().tier == index.TRANSFORMER
+        model, stored = index.vector_counts(engine.store, index.TRANSFORMER)
+        assert (model, stored) == index.vector_counts(proj.store, index.TRANSFORMER) and stored == 60
+        blob = pg.execute("SELECT vector FROM memory_vectors_transformer LIMIT 1").fetchone()[0]
+        assert len(blob) == 384  # int8: one byte a dimension
+        for query in QUERIES:
+            for mode in ("transformer", "dense"):
+                got = engine.search(query, 10, include_inactive=False, kinds=None, mode=mode)
+                want = proj.search(query, limit=10, mode=mode)
+                assert got.hits or mode == "transformer", (query, mode)  # a ranking alone never abstains
+                assert [h.memory.id for h in got.hits] == [h.memory.id for h in want.hits], (query, mode)
+                assert [h.confidence for h in got.hits] == pytest.approx([h.confidence for h in want.hits], abs=1e-9)
+    finally:
+        pg.close()
