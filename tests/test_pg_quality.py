@@ -4,9 +4,10 @@ Each suite runs twice through ``evaluate.run_suite``, the path ``jupymem eval`` 
 as it always does (a SQLite project per scope), once with every scope's project in the
 team database (``pg_opener``: a repository with a commit, admitted by the administrator,
 opened through ``JUPYMEM_DATABASE_URL``'s setting and loaded by ``evaluate.load_scope``).
-The lexical leg (the in-process BM25 that must reproduce FTS5's) and the static tier's
-hybrid (vectors stored in PostgreSQL, searched by the same in-process index) must give the
-same nDCG@10 and the same abstentions, to 0.005.
+The lexical leg (the in-process BM25 that must reproduce FTS5's) and each tier's hybrid
+(the static model's float32 and the transformer's int8 vectors stored in PostgreSQL,
+searched by the same in-process index) must give the same nDCG@10 and the same
+abstentions, to 0.005; and, behind the figures, the same ranking for every query.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ SUITES = {
     "small-projects": (GOLD / "small_projects.gold.jsonl", None),
     "heldout": (GOLD / "heldout.gold.jsonl", "cross-scope"),
 }
-METHODS = ("bm25", "static")  # the lexical leg; hybrid with the static tier's dense leg
+METHODS = ("bm25", "static", "transformer")  # the lexical leg; hybrid with each tier's dense leg
 FIGURES = ("ndcg@10", "abstain_accuracy", "false_abstain")
 
 
@@ -55,20 +56,18 @@ def pg_opener(team: Team, url: str, role: str) -> evaluate.Opener:
 
 
 @pytest.mark.parametrize("name", list(SUITES))
-def test_the_gold_suites_score_alike_on_postgres_and_sqlite(
-    name: str, team: Team, tmp_path: Path, real_encoder: str | None
-) -> None:
+def test_the_gold_suites_score_alike_on_postgres_and_sqlite(name: str, team: Team, tmp_path: Path) -> None:
     path, negatives = SUITES[name]
     suite = evaluate.load_suite(path)
     url = team.person("eval")
     said: dict[str, list[dict[str, Any]]] = {"sqlite": [], "postgresql": []}
-    sqlite = evaluate.run_suite(suite, methods=METHODS, encoder="static", negatives=negatives,
+    sqlite = evaluate.run_suite(suite, methods=METHODS, encoder=None, negatives=negatives,
                                 workdir=tmp_path / "sqlite", details=said["sqlite"])
-    pg = evaluate.run_suite(suite, methods=METHODS, encoder="static", negatives=negatives,
+    pg = evaluate.run_suite(suite, methods=METHODS, encoder=None, negatives=negatives,
                             workdir=tmp_path / "pg", opener=pg_opener(team, url, team.role("eval")),
                             details=said["postgresql"])
     assert all(state["dense"] == "on" for state in pg["dense"].values()), pg["dense"]
-    assert {s["driver"] for s in pg["dense"].values()} == {"postgresql"}
+    assert {(s["driver"], s["tier"]) for s in pg["dense"].values()} == {("postgresql", "transformer")}
     figures = {engine: {m: {f: report["methods"][m][f] for f in FIGURES} for m in METHODS}
                for engine, report in (("sqlite", sqlite), ("postgresql", pg))}
     print(f"\n{name}: {json.dumps(figures)}")  # the figures, for the report (pytest -s)
