@@ -93,6 +93,7 @@ class PgVectors:
             f"SELECT v.rid, v.vector FROM {self.table} v JOIN memories m ON m.rid = v.rid AND m.id = v.memory_id"
             " WHERE v.model = ? ORDER BY v.rid",
             (model,),
+            binary=True,  # every vector of the project: raw bytes, not hex
         ).fetchall()
         return [(rid, bytes(blob)) for rid, blob in rows]
 
