@@ -119,7 +119,11 @@ class Project:
         A replay of the tables by another process (``rebuild``, or a shared
         repository's cache following an interleaving pull) may give row ids to other
         memories without changing the count; its generation mark says so, and what
-        this process computed from rows is dropped."""
+        this process computed from rows is dropped. On the team engine the head row
+        alone says it (one round trip a search): nothing there replays the tables
+        (``rebuild`` and ``import`` are refused, ``core.team``), so row ids never move."""
+        if self.team:
+            return eventlog.last_seq(self.conn)
         generation = database.get_meta(self.conn, GENERATION)
         if generation != self._generation:
             self._generation = generation

@@ -185,12 +185,24 @@ def _safe(scope: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in scope) or "default"
 
 
+# How ``run_suite`` gets a scope's loaded project: (suite, scope, work folder, settings) ->
+# (Project, suite id -> memory id). ``open_scope`` by default; another engine's opener
+# (tests/test_pg_quality.py: a project in a team database) makes the project and hands
+# it to ``load_scope``.
+Opener = Callable[[Suite, str, Path, Settings], tuple[Any, dict[str, str]]]
+
+
 def open_scope(suite: Suite, scope: str, base: Path, settings: Settings) -> tuple[Any, dict[str, str]]:
     """A fresh project holding ``scope``'s memories: (Project, suite id -> memory id)."""
     from ..core.opening import init_project
+
+    return load_scope(init_project(_make_repo(base / "repos" / _safe(scope)), settings), suite, scope)
+
+
+def load_scope(project: Any, suite: Suite, scope: str) -> tuple[Any, dict[str, str]]:
+    """Record ``scope``'s memories in the empty ``project``: (project, suite id -> memory id)."""
     from ..intake.capture import check_statement, memory_id
 
-    project = init_project(_make_repo(base / "repos" / _safe(scope)), settings)
     items = suite.memories.get(scope, [])
     ids: dict[str, str] = {}
     for i in range(0, len(items), 2000):
@@ -216,12 +228,14 @@ def run_suite(
     workdir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     details: list[dict[str, Any]] | None = None,
+    opener: Opener = open_scope,
 ) -> dict[str, Any]:
     """Load every scope into a fresh project and score ``methods``; the JSON report.
 
     ``encoder`` is a ``JUPYMEM_ENCODER`` value (None: the bundled model). ``negatives``
     "cross-scope" adds ``cross_scope_negatives``. ``details``, when given, receives one
-    record per query and method (for error analysis).
+    record per query and method (for error analysis). ``opener`` makes each scope's
+    loaded project (``Opener``: another engine's, to compare engines on one suite).
     """
     from ..core.opening import close_all
 
@@ -246,7 +260,7 @@ def run_suite(
     try:
         for scope in sorted({q.scope for q in queries}):
             t0 = time.perf_counter()
-            project, ids = open_scope(suite, scope, base, settings)
+            project, ids = opener(suite, scope, base, settings)
             project.prepare_lexical()
             timings["load_seconds"] += time.perf_counter() - t0
             if DENSE_METHODS.intersection(methods):

@@ -51,6 +51,7 @@ class SearchEngine:
         self._postings: Postings | None = None
         self._ndocs_cache: tuple[int, int] | None = None
         self._inactive_cache: tuple[int, frozenset[int]] | None = None
+        self._lexical_rev: int | None = None  # the revision the in-process lexical index was caught up to
 
     # -- per-revision counts ---------------------------------------------------
 
@@ -112,10 +113,13 @@ class SearchEngine:
             validate.check_kind(k)
         if mode not in retrieve.MODES:
             raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
-        rev = self.revision()
+        rev = self.revision()  # once a search: on PostgreSQL each read is a round trip
         vocab, postings = self._lexical()
-        if not self.native_bm25:
-            self.prepare_lexical(rev=rev)  # nothing else could answer: build (or catch up) now, waiting
+        if not self.native_bm25 and self._lexical_rev != rev:
+            # Nothing else could answer: build (or catch up) now, waiting. Memory unchanged
+            # since (the same revision), it is still caught up: retrieve's refresh suffices.
+            if self.prepare_lexical(rev=rev):
+                self._lexical_rev = rev
         dense = self.dense_leg(rev, retrieve.MODE_TIER.get(mode)) if mode in retrieve.DENSE_MODES else None
         return {
             "n_docs": self.n_docs(rev), "dense": dense, "vocab": vocab, "postings": postings,
@@ -139,17 +143,18 @@ class SearchEngine:
             self._postings = Postings()
         return self._vocab, self._postings
 
-    def prepare_lexical(self, timeout: float | None = None, rev: int | None = None) -> bool:
+    def prepare_lexical(self, timeout: float | None = None, *, rev: int | None = None) -> bool:
         """Build the in-memory lexical index and the typo vocabulary now, waiting. True
-        when the index answers. ``rev``: the revision the caller already read (a store
-        without BM25 of its own comes here on every search; each look is a round trip)."""
+        when the index answers. ``rev``: the revision the caller just read (else read here)."""
         vocab, postings = self._lexical()
-        ready = postings.refresh(self.store, self.n_docs(self.revision() if rev is None else rev), force=True)
-        if not ready:
+        if rev is None:
+            rev = self.revision()
+        if not postings.refresh(self.store, self.n_docs(rev), force=True):
             postings.wait(timeout)
+            rev = self.revision()  # it waited: memory may have moved on meanwhile
         if not vocab.refresh(self.store):
             vocab.wait(timeout)
-        return ready or postings.refresh(self.store, self.n_docs(self.revision()))
+        return postings.refresh(self.store, self.n_docs(rev))
 
     def similar(self, statement: str, *, exclude: Iterable[str] = (), limit: int = 3) -> list[Similar]:
         """Active memories that ``statement`` nearly repeats, closest first (``similar``)."""
@@ -160,7 +165,8 @@ class SearchEngine:
         index = None
         if not self.native_bm25:
             _, index = self._lexical()
-            self.prepare_lexical(rev=rev)
+            if self._lexical_rev != rev and self.prepare_lexical(rev=rev):
+                self._lexical_rev = rev
         found = similar.pairs(self.store, statement, n_docs=self.n_docs(rev), dense=dense, exclude=frozenset(exclude),
                               index=index)
         return similar.similar(found, dense, limit)
@@ -235,3 +241,4 @@ class SearchEngine:
             self._tiers.reset()  # row ids may have moved: look at every row again
         self._vocab = None
         self._postings = None  # row ids may have moved
+        self._lexical_rev = None

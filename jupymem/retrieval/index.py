@@ -168,6 +168,7 @@ class DenseIndex:
         self._model: str | None = None
         self._synced_rid = 0  # every row up to this rid has been looked at
         self._inactive_rev = -1
+        self._below_rev = -1  # the revision ``catch_up_below`` last found nothing missing at
         self._inactive: Any = None  # bool mask over copy rows
         self._thread: threading.Thread | None = None
         self._backfill_error: str | None = None
@@ -246,6 +247,26 @@ class DenseIndex:
     def behind(self) -> bool:
         """True when rows were added since the last sync (one indexed lookup)."""
         return self.store.has_after(self._synced_rid)
+
+    def catch_up_below(self, embedder: Embedder, revision: int) -> int:
+        """Add rows that appeared *below* the last synced row id; returns how many. Once a
+        revision, two counts. On the team engine a row can: a teammate's private memory
+        becomes visible when they record it again where it is shared (row-level security
+        hid it until then), and ``behind`` only looks above. Never waits for a sync."""
+        if revision == self._below_rev or self._copy is None or self._model != embedder.name:
+            return 0
+        if not self._sync_lock.acquire(blocking=False):
+            return 0  # a sync runs: the next search looks again
+        try:
+            synced = self._synced_rid
+            if self.store.count() - self.store.count_after(synced) <= self.size:
+                self._below_rev = revision  # the usual case (on SQLite, gc leaves the copy larger)
+                return 0
+            missing = [rid for rid in self.store.rids() if rid <= synced and rid not in self._row][:INLINE_BUDGET]
+            rows = [row for rid in missing for row in self.vectors.pending(embedder.name, rid - 1, 1, only_missing=False)]
+            return self._write(embedder, rows)  # more than a budget's worth: the next search goes on
+        finally:
+            self._sync_lock.release()
 
     # -- the in-process copy --------------------------------------------------
 
@@ -430,6 +451,7 @@ class DenseIndex:
         with self._sync_lock, self._lock:
             self._copy, self._row, self._model = None, {}, None
             self._synced_rid = 0
+            self._below_rev = -1
             self.ready = False
 
 

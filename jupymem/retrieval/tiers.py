@@ -177,7 +177,7 @@ class Tiers:
         # Asked for by name (evaluation, benchmarks), the static tier reads its stored vectors
         # now rather than in the background: its copy is dropped once the transformer answers.
         assert static.embedder is not None  # ready
-        got = self._ready_index(index.STATIC, static.embedder, background=only != index.STATIC)
+        got = self._ready_index(index.STATIC, static.embedder, rev, background=only != index.STATIC)
         if got is None:
             return None
         self.note = tx_note  # the static tier answers; say why the transformer does not (yet)
@@ -219,7 +219,7 @@ class Tiers:
             self.note = "the transformer is waiting for the static model"
             return None
         assert tx.embedder is not None  # ready
-        got = self._ready_index(index.TRANSFORMER, tx.embedder, background=self.interactive)
+        got = self._ready_index(index.TRANSFORMER, tx.embedder, rev, background=self.interactive)
         if got is None:
             done, total = self._index(index.TRANSFORMER).progress
             if total:
@@ -237,7 +237,7 @@ class Tiers:
         count = self.store.count()
         return count - stored <= index.INLINE_BUDGET
 
-    def _ready_index(self, tier: str, embedder: Embedder, *, background: bool = True) -> index.DenseIndex | None:
+    def _ready_index(self, tier: str, embedder: Embedder, rev: int, *, background: bool = True) -> index.DenseIndex | None:
         dense = self._index(tier)
         if not dense.ready and not dense.fill_small(embedder, index.INLINE_BUDGET):
             if not background:  # a one-shot command whose vectors exist: load them now
@@ -251,6 +251,7 @@ class Tiers:
             dense.sync(embedder, limit=index.INLINE_BUDGET, wait=False)
             if dense.behind() and background:
                 dense.start_backfill(embedder)
+        dense.catch_up_below(embedder, rev)
         return dense
 
     # -- waiting, status, forgetting ------------------------------------------

@@ -225,10 +225,12 @@ class PgConnection:
 
     # -- what storage calls --------------------------------------------------------
 
-    def execute(self, sql: str, params: Any = ()) -> Rows:
+    def execute(self, sql: str, params: Any = (), *, binary: bool = False) -> Rows:
+        """``binary``: rows in PostgreSQL's binary format (bytea as raw bytes, not hex:
+        half the bytes on the wire for the dense leg's vectors, ``PgVectors.load``)."""
         text, returning = dialect.translate(sql)
         with self.lock, self._translated(), self._borrowed() as raw:
-            cur = raw.execute(text, tuple(params))
+            cur = raw.cursor(binary=True).execute(text, tuple(params)) if binary else raw.execute(text, tuple(params))
             rows = cur.fetchall() if cur.description is not None else []
         if returning:  # sqlite3's INSERT returns no rows, only lastrowid
             return Rows([], rows[0][0] if rows else None)

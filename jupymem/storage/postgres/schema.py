@@ -337,4 +337,67 @@ MIGRATIONS += (f"""
     GRANT SELECT ON schema_migrations TO {USER_ROLE};
 """,)
 
+# 6: the dense leg's stored vectors, one table per tier (``vectors.SLOTS``), keyed by the
+# memory's row: bytes as ``retrieval/index.py`` makes them (float32, or int8 for the
+# transformer), read whole into the same in-process index SQLite's vectors feed, so the
+# two engines rank alike. Not pgvector's ``vector``: its HNSW search would filter rows by
+# row-level security after the index scan (a small project among many gets fewer than k),
+# computes float32 cosines where the in-process copy keeps float16/int8 ones (other
+# confidences than SQLite's), and CREATE EXTENSION vector (0.6) needs a superuser
+# (``benchmarks/bench_pg_dense.py`` measures the rest). A vector is as private as its
+# memory: ``private``/``author_role`` are copied from the memory's row on every write
+# (as history's are) and follow it when it changes; a vector for a row the writer cannot
+# see is refused. A memory's row leaving takes its vectors with it (the foreign key).
+VECTOR_TABLES = ("memory_vectors", "memory_vectors_transformer")
+
+
+def _vectors() -> str:
+    out = ["""
+    CREATE FUNCTION vector_privacy() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        SELECT m.private, m.author_role INTO NEW.private, NEW.author_role
+            FROM memories m WHERE m.project = NEW.project AND m.rid = NEW.rid;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'jupymem: no memory row % in project % to keep a vector for', NEW.rid, NEW.project
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN NEW;
+    END $$;
+    CREATE FUNCTION spread_vector_privacy() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE memory_vectors SET private = NEW.private WHERE project = NEW.project AND rid = NEW.rid;
+        UPDATE memory_vectors_transformer SET private = NEW.private WHERE project = NEW.project AND rid = NEW.rid;
+        RETURN NULL;
+    END $$;
+    """]
+    for table in VECTOR_TABLES:
+        pred = policy(table)
+        out.append(f"""
+    CREATE TABLE {table} (
+        {_PROJECT},
+        rid BIGINT NOT NULL REFERENCES memories (rid) ON DELETE CASCADE,
+        memory_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vector BYTEA NOT NULL,
+        private INTEGER NOT NULL DEFAULT 0,
+        {_AUTHOR},
+        PRIMARY KEY (project, rid)
+    );
+    CREATE TRIGGER {table}_privacy BEFORE INSERT OR UPDATE ON {table}
+        FOR EACH ROW EXECUTE FUNCTION vector_privacy();
+    ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+    CREATE POLICY in_project ON {table} USING ({pred}) WITH CHECK ({pred});
+    GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {USER_ROLE};
+    """)
+    out.append("""
+    CREATE TRIGGER memories_vector_privacy AFTER UPDATE OF private ON memories
+        FOR EACH ROW WHEN (OLD.private IS DISTINCT FROM NEW.private) EXECUTE FUNCTION spread_vector_privacy();
+    """)
+    return "".join(out)
+
+
+_VISIBLE.update(dict.fromkeys(VECTOR_TABLES, "(private = 0 OR author_role = current_user)"))
+MIGRATIONS += (_vectors(),)
+
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,50 +9,96 @@ search, with FTS5's ranking to the last bit. Its tokenizer asks SQLite's unicode
 any Python has; PostgreSQL's own text search tokenizes and ranks differently, so it is
 not used: rankings are compared across engines.
 
-Dense vectors (pgvector) and the ``%%ask`` conversations are not here yet: the store says
-so (``vector_route``) rather than pretending.
+Dense vectors are kept as bytes beside the memories (``PgVectors``, migration 6) and
+searched by the same in-process index as SQLite's (``retrieval/index.py``): the same
+copy, the same rankings. The ``%%ask`` conversations are not here yet: the store says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from ...errors import StorageError
 from ...models import ACTIVE
+from .. import database
 from ..conversations import ConversationStore
 from ..reads import SqlRows
-from ..vectors import SLOTS, PendingRow, Slot
+from ..vectors import SLOTS, PendingRow, Slot, VectorStore
 
-_NO_VECTORS = "PostgreSQL memory keeps no vectors yet (pgvector is next): search is lexical"
+_ROUTE = "vectors kept in the team database; the in-process index searches them"
 
 
-class NoVectors:
-    """A ``VectorStore`` that holds nothing: status reads it, writes are refused."""
+class PgVectors:
+    """``VectorStore`` over one tier's table in the team database (migration 6).
 
-    def __init__(self, tier: str) -> None:
+    The bytes are ``SqliteVectors``' (float32, int8 for an int8 slot), so the in-process
+    index loads the same copy from either engine and ranks alike. What differs from
+    SQLite: the table exists from the migration on (no extension to load), a row cannot be
+    reused by another memory (no rebuild here; its vectors leave with it by the foreign
+    key), and row-level security shows each person the vectors of the memories they may
+    see. The model and dimensions are the project's (``meta``), as SQLite keeps them."""
+
+    def __init__(self, conn: Any, tier: str) -> None:
+        self.conn = conn
         self.slot: Slot = SLOTS[tier]
+        self.table = self.slot.vec_table  # VECTOR_TABLES: the tiers' names, one table each
 
     def counts(self) -> tuple[str | None, int]:
-        return None, 0
-
-    def _refuse(self) -> NoReturn:
-        raise StorageError(_NO_VECTORS + ".")
+        model = database.get_meta(self.conn, self.slot.meta_model)
+        if model is None:
+            return None, 0
+        return model, self.conn.execute(f"SELECT count(*) FROM {self.table} WHERE model = ?", (model,)).fetchone()[0]
 
     def ensure(self, model: str, dimensions: int) -> None:
-        self._refuse()
+        conn, slot = self.conn, self.slot
+        same = (
+            database.get_meta(conn, slot.meta_model) == model
+            and database.get_meta(conn, slot.meta_dims) == str(dimensions)
+            and (database.get_meta(conn, slot.meta_format) or "float") == slot.format
+        )
+        if same:
+            return
+        with database.transaction(conn):
+            # Another model's vectors are of no use (and this person may delete only those
+            # they can see: a teammate's private ones go when their memory does, or are replaced).
+            conn.execute(f"DELETE FROM {self.table} WHERE model <> ?", (model,))
+            database.set_meta(conn, slot.meta_model, model)
+            database.set_meta(conn, slot.meta_dims, str(dimensions))
+            database.set_meta(conn, slot.meta_format, slot.format)
 
     def pending(self, model: str, after: int, limit: int, *, only_missing: bool) -> list[PendingRow]:
-        return []
+        stored = "(v.rid IS NOT NULL AND v.memory_id = m.id AND v.model = ?)"
+        where = f" AND NOT {stored}" if only_missing else ""
+        params: tuple[Any, ...] = (model, after, model, limit) if only_missing else (model, after, limit)
+        rows = self.conn.execute(
+            f"SELECT m.rid, m.id, m.statement, m.topic, {stored} FROM memories m LEFT JOIN {self.table} v"
+            f" ON v.rid = m.rid WHERE m.rid > ?{where} ORDER BY m.rid LIMIT ?",
+            params,
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
     def put(self, rows: Sequence[tuple[int, str]], vectors: Sequence[bytes], model: str) -> None:
-        self._refuse()
+        if not rows:
+            return
+        with database.transaction(self.conn):
+            self.conn.executemany(
+                f"INSERT INTO {self.table} (rid, memory_id, model, vector) VALUES (?, ?, ?, ?) ON CONFLICT(rid)"
+                " DO UPDATE SET memory_id = excluded.memory_id, model = excluded.model, vector = excluded.vector",
+                [(rid, memory_id, model, blob) for (rid, memory_id), blob in zip(rows, vectors)],
+            )
 
     def load(self, model: str) -> list[tuple[int, bytes]]:
-        return []
+        rows = self.conn.execute(
+            f"SELECT v.rid, v.vector FROM {self.table} v JOIN memories m ON m.rid = v.rid AND m.id = v.memory_id"
+            " WHERE v.model = ? ORDER BY v.rid",
+            (model,),
+            binary=True,  # every vector of the project: raw bytes, not hex
+        ).fetchall()
+        return [(rid, bytes(blob)) for rid, blob in rows]
 
     def drop_dangling(self) -> None:
-        return None
+        return None  # the foreign key took them with their rows (migration 6)
 
 
 class PgStore(SqlRows):
@@ -61,6 +107,10 @@ class PgStore(SqlRows):
     # No BM25 of its own: retrieval must build its in-process index before a search, and
     # hand it to every lexical leg (``retrieval/engine.py``).
     native_bm25 = False
+
+    def __init__(self, conn: Any) -> None:
+        super().__init__(conn)
+        self._vectors: dict[str, PgVectors] = {}
 
     @property
     def readonly(self) -> bool:
@@ -71,10 +121,13 @@ class PgStore(SqlRows):
         return "postgresql"
 
     def vector_route(self) -> tuple[bool, str]:
-        return False, _NO_VECTORS
+        return True, _ROUTE
 
-    def vectors(self, tier: str) -> NoVectors:
-        return NoVectors(tier)
+    def vectors(self, tier: str) -> PgVectors:
+        got = self._vectors.get(tier)
+        if got is None:
+            got = self._vectors[tier] = PgVectors(self.conn, tier)
+        return got
 
     def conversations(self) -> ConversationStore:
         raise StorageError("PostgreSQL memory keeps no %%ask conversations yet; use a repository's own memory for them.")
@@ -101,3 +154,8 @@ def _pg_store_is_a_store(store: PgStore) -> Any:
 
     checked: Store = store
     return checked
+
+
+def _pg_vectors_are_a_vector_store(vectors: PgVectors) -> VectorStore:
+    """Never called: mypy checks here that ``PgVectors`` implements ``VectorStore``."""
+    return vectors
