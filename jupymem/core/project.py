@@ -119,9 +119,8 @@ class Project:
         A replay of the tables by another process (``rebuild``, or a shared
         repository's cache following an interleaving pull) may give row ids to other
         memories without changing the count; its generation mark says so, and what
-        this process computed from rows is dropped. On the team engine the head row
-        alone says it (one round trip a search): nothing there replays the tables
-        (``rebuild`` and ``import`` are refused, ``core.team``), so row ids never move."""
+        this process computed from rows is dropped. On the team engine the head row alone
+        says it: nothing replays its tables (``rebuild`` is refused), so row ids never move."""
         if self.team:
             return eventlog.last_seq(self.conn)
         generation = database.get_meta(self.conn, GENERATION)
@@ -411,8 +410,6 @@ class Project:
 
     def sharing_status(self) -> SharingStatus:
         """A ``SharingStatus``: whether memory is shared, this writer's file, the shared files' problems."""
-        if self.team:
-            return self.sharing.status()  # type: ignore[attr-defined,no-any-return]
         return upkeep.sharing_status(self)
 
     # -- internals ------------------------------------------------------------

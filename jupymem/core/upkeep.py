@@ -185,7 +185,10 @@ def switch_sharing(sharing: share.Sharing, on: bool) -> ShareResult:
 
 def sharing_status(project: Any) -> SharingStatus:
     """``project``'s ``SharingStatus``. A repository that never shared has no folder to
-    read: its status comes from the tables alone, without the sharing room's readers."""
+    read: its status comes from the tables alone, without the sharing room's readers. On
+    the team engine the database is the shared memory (``team.TeamWrites.status``)."""
+    if project.team:
+        return project.sharing.status()  # type: ignore[no-any-return]
     if never_shared(project.conn, project.root, project._unshared):
         from ..sharing import seen
 
