@@ -16,6 +16,9 @@ import pytest
 
 from jupymem.config import Settings
 
+# Helper modules whose asserts fail tests: pytest rewrites them for detail as it does test files.
+pytest.register_assert_rewrite("lab_fixture")
+
 # The tests' temporary folders (thousands of git repositories, homes and databases) in
 # memory where the machine has a tmpfs to spare: creating and deleting them on a disk
 # (pytest deletes old runs' folders as a run ends) was a fifth of the quick loop. Nothing

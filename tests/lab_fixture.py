@@ -27,7 +27,7 @@ import pytest
 import jupymem
 from jupymem.models import Evidence, Provenance
 
-from browser_checks import CHROMIUM, contrast
+from browser_checks import CHROMIUM, chromium_page, contrast
 from conftest import make_repo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -255,3 +255,31 @@ class Browser:
         assert measured["checked"] > 0, f"no text measured in {state}"
         if measured["low"]:
             self.low[state] = measured["low"]
+
+
+# -- the fixtures both browser test modules use (``from lab_fixture import lab, page``) -----------
+
+
+# What every browser test module marks itself with: ``pytestmark = BROWSER_MARKS``.
+BROWSER_MARKS = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists() and not EXPECTED_LAB,
+        reason=f"{CHROMIUM} is missing: `apt-get install chromium` (CI's .ci/run does) to run the browser test",
+    ),
+]
+
+
+@pytest.fixture(params=["light", "dark", "high-contrast"])
+def lab(request: pytest.FixtureRequest, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
+    if not has_theme(request.param):
+        pytest.skip("this JupyterLab has no high-contrast theme")
+    with running_lab(request.param, tmp_path, jupymem_home) as lab:
+        yield lab
+
+
+@pytest.fixture
+def page(lab: Lab) -> Iterator[Any]:
+    """A page of headless Chromium, closed before the lab stops."""
+    with chromium_page() as page:
+        yield page

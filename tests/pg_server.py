@@ -132,3 +132,28 @@ def remember_worker(url: str, repo: str, home: str, count: int, acks: str, deadl
             out.write(ids[-1] + "\n")
             out.flush()
     return {"ids": ids, "retries": retries, "said": said}
+
+
+# -- two people in clones of one repository ----------------------------------------------
+
+
+def admitted_pair(tmp_path: Path, team: Team, person: Any) -> tuple[Any, Any]:
+    """Ola and Kari, each in a clone of one repository with a home of their own, both
+    admitted to its project (its root commit): ``person(team, name, clone, home)``."""
+    import os
+    import subprocess
+
+    from conftest import GIT_ENV, make_repo
+    from jupymem.storage import registry
+
+    origin = make_repo(tmp_path / "origin")
+    people = []
+    for name in ("ola", "kari"):
+        clone = tmp_path / name / "analysis"
+        subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True, env={**os.environ, **GIT_ENV})
+        people.append(person(team, name, clone.resolve(), tmp_path / f"{name}-home"))
+    key = registry.root_commit(origin)
+    assert key and all(registry.root_commit(p.clone) == key for p in people)
+    for p in people:
+        admin.add_member(team.admin_url, key, p.role)
+    return people[0], people[1]

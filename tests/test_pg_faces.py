@@ -11,7 +11,6 @@ member who cannot see a teammate's private events; an unreachable database is on
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,7 @@ import pytest
 
 import pg_server
 from cli_run import jm
-from conftest import GIT_ENV, make_repo
 from jupymem.storage import registry
-from jupymem.storage.postgres import admin
 from pg_server import Team
 
 pg_admin, team = pg_server.pg_admin, pg_server.team
@@ -57,22 +54,10 @@ class Person:
         return json.loads(self.run("--json", *args, env=env).stdout)
 
 
-def _clone(origin: Path, to: Path) -> Path:
-    subprocess.run(["git", "clone", "-q", str(origin), str(to)], check=True, env={**os.environ, **GIT_ENV})
-    return to.resolve()
-
-
 @pytest.fixture
 def pair(tmp_path: Path, team: Team) -> tuple[Person, Person]:
     """Ola and Kari, members of the project of one repository, each in a clone of it."""
-    origin = make_repo(tmp_path / "origin")
-    ola = Person(team, "ola", _clone(origin, tmp_path / "ola" / "analysis"), tmp_path / "ola-home")
-    kari = Person(team, "kari", _clone(origin, tmp_path / "kari" / "analysis"), tmp_path / "kari-home")
-    key = registry.root_commit(origin)
-    assert key and key == registry.root_commit(ola.clone) == registry.root_commit(kari.clone)
-    for person in (ola, kari):
-        admin.add_member(team.admin_url, key, person.role)
-    return ola, kari
+    return pg_server.admitted_pair(tmp_path, team, Person)
 
 
 def test_the_everyday_commands_on_the_team_engine(pair: tuple[Person, Person]) -> None:

@@ -10,7 +10,6 @@ cannot be done is one line.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import pytest
 
 import pg_server
 from cli_run import jm
-from conftest import GIT_ENV, make_repo
+from conftest import make_repo
 from jupymem.core.migrate import MOVED
 from jupymem.intake import capture
 from jupymem.storage import registry
@@ -57,21 +56,9 @@ class Person:
         return err
 
 
-def _clone(origin: Path, to: Path) -> Path:
-    subprocess.run(["git", "clone", "-q", str(origin), str(to)], check=True, env={**os.environ, **GIT_ENV})
-    return to.resolve()
-
-
 @pytest.fixture
 def pair(tmp_path: Path, team: Team) -> tuple[Person, Person]:
-    origin = make_repo(tmp_path / "origin")
-    ola = Person(team, "ola", _clone(origin, tmp_path / "ola" / "analysis"), tmp_path / "ola-home")
-    kari = Person(team, "kari", _clone(origin, tmp_path / "kari" / "analysis"), tmp_path / "kari-home")
-    key = registry.root_commit(origin)
-    assert key
-    for person in (ola, kari):
-        admin.add_member(team.admin_url, key, person.role)
-    return ola, kari
+    return pg_server.admitted_pair(tmp_path, team, Person)
 
 
 def _fill(person: Person) -> dict[str, Any]:

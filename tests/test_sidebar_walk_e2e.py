@@ -11,40 +11,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 import jupymem
 from jupymem.models import Evidence, Fix
 
-from browser_checks import AA, CHROMIUM, chromium_page, contrast
-from lab_fixture import EXPECTED_LAB, Browser, Lab, has_theme, notebook_json, running_lab
+from browser_checks import AA, contrast
+from lab_fixture import BROWSER_MARKS, Browser, Lab, notebook_json
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists() and not EXPECTED_LAB,
-        reason=f"{CHROMIUM} is missing: `apt-get install chromium` (CI's .ci/run does) to run the browser test",
-    ),
-]
+pytest_plugins = ["lab_fixture"]  # its fixtures: lab (one per theme) and page
 
-
-@pytest.fixture(params=["light", "dark", "high-contrast"])
-def lab(request: pytest.FixtureRequest, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
-    if not has_theme(request.param):
-        pytest.skip("this JupyterLab has no high-contrast theme")
-    with running_lab(request.param, tmp_path, jupymem_home) as lab:
-        yield lab
-
-
-@pytest.fixture
-def page(lab: Lab) -> Iterator[Any]:
-    """A page of headless Chromium, closed before the lab stops."""
-    with chromium_page() as page:
-        yield page
+pytestmark = BROWSER_MARKS
 
 
 class Walk(Browser):
