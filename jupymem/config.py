@@ -8,14 +8,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .models import _Record
+
 DEFAULT_BLOCK_CAP = 4000
 # Retention (SPEC 8), in days, unless ``gc`` is told otherwise: closed memories, assistant
 # memories nobody confirmed, staged failures nothing cites.
 CLOSED_DAYS, UNCONFIRMED_DAYS, EVIDENCE_DAYS = 90, 180, 14
 
 
-@dataclass(frozen=True)
-class Settings:
+@dataclass(frozen=True, eq=False, repr=False)
+class Settings(_Record):
+    """What every face reads: the memory home, the block's cap, the encoder, the team database."""
+
     home: Path
     block_cap: int = DEFAULT_BLOCK_CAP
     # None: the bundled model; "none": dense leg off; else a path or hub name.

@@ -94,12 +94,40 @@ def to_json(value: Any) -> Any:
     return value
 
 
-class _Plain:
+class _Record:
+    """What every frozen record shares. Records are ``@dataclass(frozen=True, eq=False,
+    repr=False)`` on this base: dataclasses then generates only ``__init__`` and the
+    frozen ``__setattr__``/``__delattr__``. Equality, hashing and ``repr`` are written once
+    here with the meaning dataclasses gives them (equal when of the same class with equal
+    fields; hashed and shown field by field, in order), because generating them per class
+    compiles source each time: about 0.3 ms a class, which made up a third of what
+    importing this module and ``reports`` cost a one-shot command (``bench_cli.py``).
+    ``tests/test_public_api.py`` holds the meaning to a generated dataclass's."""
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, name) for name in _names(self)])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(self))
+        return f"{type(self).__qualname__}({shown})"
+
+
+class _Plain(_Record):
+    """A record a face shows: ``to_dict`` is its JSON."""
+
     def to_dict(self) -> dict[str, Any]:
         return to_json(self)  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Provenance(_Plain):
     """Where a statement came from. Every field is optional outside a kernel."""
 
@@ -112,7 +140,7 @@ class Provenance(_Plain):
     author: str | None = None  # the recorder's git identity, "Name <email>", when git knows it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Fix(_Plain):
     """The later run of a failed cell that succeeded (SPEC 3), kept with the failure."""
 
@@ -128,7 +156,7 @@ class Fix(_Plain):
     after: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Evidence(_Plain):
     """A failed cell, staged so that a lesson can cite it (SPEC 3)."""
 
@@ -149,7 +177,7 @@ class Evidence(_Plain):
     next_failure: str | None = None  # the same cell failed again: that failure's handle
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Memory(_Plain):
     """One memory as stored: its statement, kind, standing and status, where it came from,
     the failed cells it cites, and what replaced it."""
@@ -180,7 +208,7 @@ class Memory(_Plain):
         return self.status == ACTIVE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class HistoryEntry(_Plain):
     """One event of a memory's history (``Project.history``)."""
 
@@ -191,7 +219,7 @@ class HistoryEntry(_Plain):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Hit(_Plain):
     """One search result: ``score`` orders hits within a search; ``confidence`` (0..1)
     says how likely this memory answers the query, comparable across searches."""
@@ -202,7 +230,7 @@ class Hit(_Plain):
     confidence: float = 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SearchResult(_Plain):
     """``status`` is "ok" or "abstained" (``hits`` empty, ``closest`` the nearest ones);
     ``full`` is set when one hit clearly wins;
@@ -225,7 +253,7 @@ class SearchResult(_Plain):
         return self.status == "abstained"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Similar(_Plain):
     """An active memory that a new statement nearly repeats (``Project.similar``)."""
 
@@ -235,7 +263,7 @@ class Similar(_Plain):
     score: float  # 0..1, see retrieval/similar.py
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Recorded(_Plain):
     """What recording answers (``Project.record``): the memory, the active memories it
     nearly repeats (each a candidate for ``--supersedes``), and whether anything was
@@ -246,7 +274,7 @@ class Recorded(_Plain):
     changed: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Block(_Plain):
     """The ``<project_memory>`` block as an assistant receives it (``Project.block``):
     ``revision`` changes exactly when ``text`` does."""

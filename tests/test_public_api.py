@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import jupymem
 from conftest import make_repo
 from jupymem import errors, models
@@ -82,3 +84,38 @@ def test_status_results_are_typed_and_keep_their_json(tmp_path: Path) -> None:
     (file,) = said["sharing"]["files"]
     assert list(file) == ["name", "lines", "applied", "problems", "waiting_until"] and file["applied"] == 1
     json.dumps(said)  # plain JSON all the way down
+
+
+def _as_dataclasses_would(cls: type) -> type:
+    """``cls``'s fields in a class dataclasses generates every method of."""
+    import dataclasses
+
+    fields = [(f.name, f.type, f) for f in dataclasses.fields(cls)]
+    return dataclasses.make_dataclass(cls.__name__, fields, frozen=True)
+
+
+def test_records_compare_hash_and_show_as_dataclasses_would() -> None:
+    """The records share one ``__eq__``/``__hash__``/``__repr__`` (``models._Plain``)
+    instead of dataclasses generating them per class; what they mean must not move."""
+    import dataclasses
+
+    from jupymem.models import Evidence, Memory, Provenance
+
+    prov = Provenance(notebook="a.ipynb", execution_count=3)
+    m = Memory(
+        id="m-1", kind="decision", statement="Use UTC.", standing="supported", status="active",
+        created_at="2026-01-01T00:00:00Z", valid_from="2026-01-01T00:00:00Z", topic="time", provenance=prov,
+        evidence=(Evidence(handle="ev-1", session="s", ename="KeyError", evalue="'x'", diagnosis=("no key",),
+                           excerpt="d['x']", created_at="t"),),
+    )
+    twin = _as_dataclasses_would(Memory)(**{f.name: getattr(m, f.name) for f in dataclasses.fields(m)})
+    assert repr(m) == repr(twin)
+    assert hash(m) == hash(twin)
+    assert m == dataclasses.replace(m) and m is not dataclasses.replace(m)
+    assert m != dataclasses.replace(m, topic="other") and m != twin  # another class is never equal
+    assert (m == "m-1") is False and m.__eq__("m-1") is NotImplemented
+    assert len({m, dataclasses.replace(m), dataclasses.replace(m, statement="Use local time.")}) == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.topic = "changed"  # type: ignore[misc]
+    with pytest.raises(TypeError):  # a dict field is unhashable, as a generated __hash__ says too
+        hash(models.HistoryEntry(memory_id="m-1", seq=1, at="t", action="recorded", detail={}))

@@ -25,11 +25,11 @@ from .staged import relative
 _PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
 
 
-def author(root: Path) -> str | None:
+def author(root: Path, home: Path | None = None) -> str | None:
     """Who records here: the git identity of ``root``'s repository, or None."""
     from ..sharing.identity import identity
 
-    who = identity(root)
+    who = identity(root, home)
     return str(who) if who else None
 
 
@@ -77,7 +77,7 @@ def memory_payload(
     if prov.quote is not None:
         prov_dict["quote"] = capture.check_statement(prov.quote, "quote")
     if prov.author is None:  # who recorded it: the git identity of whoever writes here
-        prov_dict["author"] = who or author(root)
+        prov_dict["author"] = who or author(root, settings.home)
     payload: dict[str, Any] = {
         # Identity is keyed on the words as said (and, for a private memory on the team
         # engine, on whose it is: ``owner``).

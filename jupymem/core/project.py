@@ -279,7 +279,7 @@ class Project:
         the first refused item refuses them all. Returns the memories, in order."""
         upkeep.check_writable(self.conn)
         memories, check = [], recording.checker(self.conn)
-        who = payload.author(self.root)  # asked once for the whole batch
+        who = payload.author(self.root, self.settings.home)  # asked once for the whole batch
         for item in map(dict, items):
             memory = self._payload(
                 item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),

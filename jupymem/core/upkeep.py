@@ -192,7 +192,7 @@ def sharing_status(project: Any) -> SharingStatus:
     if never_shared(project.conn, project.root, project._unshared):
         from ..sharing import seen
 
-        return seen.tables(project.conn, project.root, seen.NONE)
+        return seen.tables(project.conn, project.root, seen.NONE, home=project.settings.home)
     from ..sharing import switch
 
     return switch.status(sharing_of(project))

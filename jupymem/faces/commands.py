@@ -27,6 +27,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from ..models import _Record
 from ..models import KINDS
 
 CLI = "cli"
@@ -41,8 +42,8 @@ class JoinWords(argparse.Action):
         setattr(namespace, self.dest, " ".join(values) if isinstance(values, list) else values)
 
 
-@dataclass(frozen=True)
-class Opt:
+@dataclass(frozen=True, eq=False, repr=False)
+class Opt(_Record):
     """One option or positional argument of an action.
 
     ``form`` says how it is given: ``value`` (one value), ``flag`` (on when present),
@@ -69,8 +70,10 @@ class Opt:
         return self.name.lstrip("-").replace("-", "_")
 
 
-@dataclass(frozen=True)
-class Action:
+@dataclass(frozen=True, eq=False, repr=False)
+class Action(_Record):
+    """One thing a person can ask for, by name, in the faces that offer it."""
+
     name: str
     help: str
     options: tuple[Opt, ...] = ()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..models import _Record
 from ..intake.text import strip_control
 from ..models import (
     KINDS, Fix, HistoryEntry, Memory, Recorded, SearchResult, kind_rank,
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
 LINE_CHARS = 100  # a statement's share of a one-line listing in a terminal
 
 
-@dataclass(frozen=True)
-class Output:
+@dataclass(frozen=True, eq=False, repr=False)
+class Output(_Record):
     """Text and HTML of one result; IPython shows the HTML, terminals the text."""
 
     text: str

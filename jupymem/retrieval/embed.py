@@ -30,7 +30,6 @@ Why it is shaped so:
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import threading
 import time
@@ -38,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..errors import JupymemError, MissingDependency
+from ..errors import JupymemError, MissingDependency, warn
 from . import arrays
 
 if TYPE_CHECKING:
@@ -57,7 +56,6 @@ __all__ = [
     "resolve_encoder",
 ]
 
-log = logging.getLogger(__name__)
 
 # Names the bundled model's vectors. Change it whenever scripts/build_model.py builds a
 # different model, so that vectors stored with the old one are recomputed.
@@ -369,7 +367,7 @@ class BackgroundEncoder:
         except JupymemError as err:
             self._finish("failed", err.message, None, started)
         except Exception as err:  # the thread must report, not die silently
-            log.warning("jupymem: the encoder failed to load: %s: %s", type(err).__name__, err)
+            warn("jupymem: the encoder failed to load: %s: %s", type(err).__name__, err)
             self._finish("failed", f"{type(err).__name__}: {err}", None, started)
         else:
             if embedder is None:

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from ..models import _Record
 from . import index
 from ..models import Tier
 from ..storage.reads import store_for
@@ -54,8 +55,8 @@ NOT_MADE = (
 )
 
 
-@dataclass(frozen=True)
-class Plan:
+@dataclass(frozen=True, eq=False, repr=False)
+class Plan(_Record):
     """What a ``JUPYMEM_ENCODER`` value asks for: the static tier's spec (None is the
     bundled model) and whether the transformer tier runs; ``off`` when neither does."""
 

@@ -1,22 +1,29 @@
 """Who writes here: git's identity (``user.name``/``user.email``, or ``GIT_AUTHOR_*``).
 
 Asked of git once and asked again only when the environment or a git config file
-changes. Apart from the journal, because status shows it in every repository, shared or
+changes; what git said is kept in the memory home too (``identities.json``), so a
+one-shot command (``jupymem status``, ``remember``) does not start git each time. Apart
+from the journal, because status shows it in every repository, shared or
 not, and a repository that never shared needs nothing else of the sharing room.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..models import _Record
 
-@dataclass(frozen=True)
-class Identity:
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Identity(_Record):
+    """Who writes here, as git says it."""
+
     name: str | None
     email: str | None
 
@@ -31,6 +38,50 @@ class Identity:
 
 _identities: dict[str, tuple[tuple[Any, ...], Identity | None]] = {}
 _identities_lock = threading.Lock()
+KEPT_FILE = "identities.json"  # in the memory home: what git said, for the next process
+_KEPT_ROOTS = 64  # repositories remembered; the oldest answer goes first
+_MAX_FIELD = 1000  # a name or email longer than this in the file is not believed
+
+
+def _read_kept(kept_at: Path | None, root: str, key: tuple[Any, ...]) -> tuple[bool, Identity | None]:
+    """(found, identity) from the kept file, for ``key`` only: any change to the
+    environment or a config file's stat makes a kept answer stale."""
+    if kept_at is None:
+        return False, None
+    try:
+        entry = json.loads(kept_at.read_text(encoding="utf-8")).get(root)
+    except (OSError, ValueError, AttributeError):
+        return False, None  # none yet, unreadable or not ours: git is asked
+    if not isinstance(entry, list) or len(entry) != 3 or entry[0] != json.loads(json.dumps(key)):
+        return False, None
+    name, email = entry[1], entry[2]
+    if not all(v is None or (isinstance(v, str) and 0 < len(v) <= _MAX_FIELD) for v in (name, email)):
+        return False, None
+    return True, (Identity(name, email) if (name or email) else None)
+
+
+def _keep(kept_at: Path | None, root: str, key: tuple[Any, ...], who: Identity | None) -> None:
+    """Best effort: a read-only or full home only means git is asked next time."""
+    if kept_at is None:
+        return
+    tmp = kept_at.with_name(f".{KEPT_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        try:
+            kept = json.loads(kept_at.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            kept = {}
+        if not isinstance(kept, dict):
+            kept = {}
+        kept.pop(root, None)
+        kept[root] = [key, who.name if who else None, who.email if who else None]
+        kept = dict(list(kept.items())[-_KEPT_ROOTS:])
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:  # private, as the registry is
+            f.write(json.dumps(kept))
+        os.replace(tmp, kept_at)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _identity_key(root: Path) -> tuple[Any, ...]:
@@ -38,7 +89,10 @@ def _identity_key(root: Path) -> tuple[Any, ...]:
     env = os.environ
     home = env.get("HOME") or str(Path.home())
     xdg = env.get("XDG_CONFIG_HOME") or f"{home}/.config"
-    files = (f"{root}/.git/config", f"{home}/.gitconfig", f"{xdg}/git/config", env.get("GIT_CONFIG_GLOBAL"))
+    files = (
+        f"{root}/.git/config", f"{home}/.gitconfig", f"{xdg}/git/config", env.get("GIT_CONFIG_GLOBAL"),
+        env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
+    )
     stats = []
     for f in files:
         try:
@@ -46,21 +100,41 @@ def _identity_key(root: Path) -> tuple[Any, ...]:
         except OSError:
             st = None
         stats.append((st.st_mtime_ns, st.st_size, st.st_ino) if st else None)
-    keys = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "HOME")
+    keys = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_SYSTEM",
+            "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_DIR", "HOME")
     return (tuple(env.get(k) for k in keys), tuple(stats))
 
 
-def identity(root: Path) -> Identity | None:
+def identity(root: Path, home: Path | None = None) -> Identity | None:
     """The git identity (``user.name``/``user.email``, or GIT_AUTHOR_*) of whoever writes here.
 
     Asked of git once and kept until the environment or a git config file changes: a
     record must stay well under a few milliseconds, and git takes a few to start.
+    ``home``: the memory home, where git's answer is kept for the next process too (a
+    change in a file that a config file includes is not noticed until one of the config
+    files themselves or the environment changes, in this process or the next).
     """
     key = _identity_key(root)
     with _identities_lock:
         cached = _identities.get(str(root))
         if cached and cached[0] == key:
             return cached[1]
+    kept_at = home / KEPT_FILE if home is not None else None
+    found, who = _read_kept(kept_at, str(root), key)
+    if found:
+        with _identities_lock:
+            _identities[str(root)] = (key, who)
+        return who
+    who = _ask_git(root)
+    with _identities_lock:
+        _identities[str(root)] = (key, who)
+    _keep(kept_at, str(root), key, who)
+    return who
+
+
+def _ask_git(root: Path) -> Identity | None:
+    import subprocess  # only when git is asked: most commands find the answer kept
+
     values: dict[str, str] = {}
     try:
         out = subprocess.run(
@@ -74,7 +148,4 @@ def identity(root: Path) -> Identity | None:
         pass
     name = os.environ.get("GIT_AUTHOR_NAME") or values.get("user.name") or None
     email = os.environ.get("GIT_AUTHOR_EMAIL") or values.get("user.email") or None
-    who = Identity(name, email) if (name or email) else None
-    with _identities_lock:
-        _identities[str(root)] = (key, who)
-    return who
+    return Identity(name, email) if (name or email) else None

@@ -23,11 +23,15 @@ FOLDER = ".jupymem"  # sharing.folder.FOLDER: that module reads folders, which t
 NONE: SharingState = "none"
 
 
-def tables(conn: database.Connection, root: Path, state: SharingState, problems: Sequence[str] = ()) -> SharingStatus:
+def tables(
+    conn: database.Connection, root: Path, state: SharingState, problems: Sequence[str] = (), *,
+    home: Path | None = None,
+) -> SharingStatus:
     """Sharing as status shows it: ``state`` and the folder's ``problems`` (what is not
     read), then each file as the cache read it, the lines not applied, this clone's
-    writer and identity, and what stays on this machine."""
-    who_writes = identity(root)
+    writer and identity (``home``: where git's answer is kept between processes), and
+    what stays on this machine."""
+    who_writes = identity(root, home)
     rows = conn.execute("SELECT name, lines, applied, problems, due FROM shared_files ORDER BY name").fetchall()
     files, found_all = [], []
     for name, lines, applied, found_json, due in rows:

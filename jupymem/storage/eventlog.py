@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..models import _Record
 from ..errors import CorruptLog
 from ..intake import clock
 from .database import in_batches
@@ -58,8 +59,10 @@ def event_hash(uid: str, type_: str, at: str, payload_hash: str, prev: str) -> s
 # -- the log ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Event:
+@dataclass(frozen=True, eq=False, repr=False)
+class Event(_Record):
+    """One line of the hash-chained log, as stored."""
+
     seq: int
     uid: str
     type: str

@@ -32,13 +32,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..models import _Record
+
 MARK_FILE = "memory.mark"
 _FORMAT = "jupymem-mark 1 {events:020d} {last_hash}\n"
 _LINE = re.compile(r"jupymem-mark 1 (\d{20}) ([0-9a-f]{64})\n")
 
 
-@dataclass(frozen=True)
-class Mark:
+@dataclass(frozen=True, eq=False, repr=False)
+class Mark(_Record):
+    """How many events the database held, and the last one's hash, when it was last seen."""
+
     events: int
     last_hash: str
 

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..models import _Record
 from ..errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
 from ..intake import clock
 
@@ -97,14 +98,18 @@ def root_commit(root: Path) -> str | None:
 # -- registry -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Binding:
+@dataclass(frozen=True, eq=False, repr=False)
+class Binding(_Record):
+    """A working tree bound to the project it records into."""
+
     root: str  # canonical absolute path of the working tree
     project_id: str
 
 
-@dataclass(frozen=True)
-class ProjectRecord:
+@dataclass(frozen=True, eq=False, repr=False)
+class ProjectRecord(_Record):
+    """A project the registry knows: its key, and the mark of its database."""
+
     project_id: str
     root_commit: str | None
     created_at: str
@@ -119,8 +124,10 @@ class ProjectRecord:
         return ProjectRecord(self.project_id, self.root_commit, self.created_at, events, last_hash, self.database)
 
 
-@dataclass(frozen=True)
-class Registry:
+@dataclass(frozen=True, eq=False, repr=False)
+class Registry(_Record):
+    """The memory home's registry: every binding and every project."""
+
     bindings: tuple[Binding, ...] = ()
     projects: tuple[ProjectRecord, ...] = ()
 

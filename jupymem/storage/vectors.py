@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..models import _Record
 from . import database
 
 VEC_TABLE = "memory_vectors"
@@ -42,8 +43,8 @@ TRANSFORMER = "transformer"
 PendingRow = tuple[int, str, str, "str | None", bool]
 
 
-@dataclass(frozen=True)
-class Slot:
+@dataclass(frozen=True, eq=False, repr=False)
+class Slot(_Record):
     """Where one tier's vectors live: its tables, its meta keys, and how they are stored.
 
     The static tier keeps the names it always had (a project embedded before the
