@@ -205,3 +205,102 @@ def test_escape_takes_its_shortcut_only_where_the_full_rules_change_nothing() ->
             parts.insert(rng.randrange(len(parts) + 1), rng.choice(specials))
         texts.append("".join(parts))
     assert [escape(t) for t in texts] == [_escaped(t) for t in texts]
+
+
+# -- the kept block: a process's first block, kept beside the database for the next ----------
+
+# The bytes of a known block (build_block over fixed memories). When this changes, the
+# block's format changed: bump core.block.FORMAT with it, so a block kept by an older
+# version is never served for the same memories.
+PINNED_FORMAT, PINNED_SHA = 1, "4efe60dcdffddb3538082f6a1db44ab291a3e3378c327362d8eda101a648f90c"
+
+
+def _pinned_memories() -> list[Memory]:
+    kinds = ("constraint", "decision", "note", "fact", "correction", "preference")
+    return [Memory(id=f"m-{i:04x}", kind=kinds[i % len(kinds)], statement=f"Statement {i} <b>& \u00e9t\u00e9</b>",
+                   standing="unconfirmed" if i % 5 == 0 else "supported", status="active",
+                   created_at=f"2026-01-{1 + i % 28:02d}T00:00:00Z", valid_from="2026-01-01T00:00:00Z",
+                   topic=f"topic {i % 3}") for i in range(60)]
+
+
+def test_the_block_format_is_pinned_to_its_number() -> None:
+    from jupymem.core import block
+
+    text = build_block(_pinned_memories(), 1500).text
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert (block.FORMAT, sha) == (PINNED_FORMAT, PINNED_SHA), (
+        "the block's bytes changed: bump core.block.FORMAT and pin the new number and hash here")
+
+
+def _block_in_a_new_process(repo: Path) -> str:
+    code = "import sys, jupymem; sys.stdout.buffer.write(jupymem.project(sys.argv[1]).block().text.encode())"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code, str(repo)], capture_output=True, env=env,
+                          check=True).stdout.decode("utf-8")
+
+
+def _kept(proj) -> Path:
+    return proj.database.with_name("block.json")
+
+
+def test_the_next_process_shows_the_kept_block_only_for_the_same_memory(proj, repo: Path) -> None:
+    import json
+
+    for i in range(30):
+        proj.remember(f"kept statement {i} about the orders table", kind="fact")
+    from jupymem.core.opening import close_all
+
+    close_all()
+    first = _block_in_a_new_process(repo)  # builds, and keeps it
+    kept = _kept(proj)
+    assert json.loads(kept.read_text())["text"] == first
+    assert kept.stat().st_mode & 0o077 == 0
+    # What is kept is what the next process shows: a kept text that holds together (its
+    # revision is its hash) is served as it is, so the file is really read ...
+    data = json.loads(kept.read_text())
+    body = data["text"].split("\n", 1)[1].replace("kept statement 0 ", "kept statement zero ")
+    rev = hashlib.sha256(body.encode()).hexdigest()[:12]
+    data.update(text=f'<project_memory trust="untrusted" revision="{rev}">\n{body}', revision=rev,
+                bytes=len(f'<project_memory trust="untrusted" revision="{rev}">\n{body}'.encode()))
+    kept.write_text(json.dumps(data))
+    assert "kept statement zero" in _block_in_a_new_process(repo)
+    # ... and only for the same memory: another process's record makes it stale.
+    other = jupymem.project(repo)
+    other.remember("A constraint recorded by another process.", kind="constraint")
+    close_all()
+    after = _block_in_a_new_process(repo)
+    assert "A constraint recorded by another process." in after and "kept statement zero" not in after
+    assert after == jupymem.project(repo).block().text
+
+
+@pytest.mark.parametrize("garble", ["not json", "[]", '{"key": 1}', "cut"])
+def test_a_garbled_kept_block_is_built_again(proj, repo: Path, garble: str) -> None:
+    import json
+
+    for i in range(10):
+        proj.remember(f"statement {i} about the garbled file", kind="note")
+    from jupymem.core.opening import close_all
+
+    close_all()
+    good = _block_in_a_new_process(repo)
+    kept = _kept(proj)
+    if garble == "cut":  # the right key, a text that no longer hashes to its revision
+        data = json.loads(kept.read_text())
+        data["text"] = data["text"].replace("statement 3", "statement 4")
+        kept.write_text(json.dumps(data))
+    else:
+        kept.write_text(garble)
+    assert _block_in_a_new_process(repo) == good
+
+
+def test_another_cap_is_never_served_the_kept_block(proj, repo: Path) -> None:
+    for i in range(80):
+        proj.remember(f"statement {i} about a project of some size", kind="decision")
+    from jupymem.core.opening import close_all
+
+    close_all()
+    wide = _block_in_a_new_process(repo)
+    narrow = jupymem.project(repo).block(cap=900)
+    assert len(narrow.text.encode()) <= 900 < len(wide.encode())
+    close_all()
+    assert _block_in_a_new_process(repo) == wide

@@ -34,7 +34,7 @@ from ..storage import database, eventlog
 from ..storage.projection import GENERATION, memories_by_id
 from ..storage.reads import store_for
 from . import payload, recording, staged, team, upkeep
-from .block import BlockCache
+from .block import BlockCache, kept_beside
 from .reads import Reads
 
 # Searching, sharing and maintenance are reached through the modules that import them
@@ -72,7 +72,8 @@ class Project:
         if self.team:
             self._sharing = team.TeamWrites(conn, root)  # type: ignore[assignment]
         self._reads = Reads(conn, self.name, self.revision)
-        self._blocks = BlockCache()  # the last block, and its rendered lines refreshed per change
+        # The last block, and its rendered lines refreshed per change (the first one kept for the next command)
+        self._blocks = BlockCache(kept_beside(conn))
         self._generation = database.get_meta(conn, GENERATION)  # see revision()
 
     def __repr__(self) -> str:
@@ -216,7 +217,7 @@ class Project:
 
     def block(self, cap: int | None = None) -> Block:
         """The ``<project_memory>`` block; rebuilt only when memory has changed."""
-        result, built = self._blocks.at(self.store, self.revision(), cap or self.settings.block_cap)
+        result, built = self._blocks.at(self.store, self.revision(), cap or self.settings.block_cap, self._generation)
         if built and result.omitted and self.settings.interactive:
             self.engine.start()  # memory outgrew the block: searches will want vectors
         return result
