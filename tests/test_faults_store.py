@@ -152,6 +152,37 @@ def test_garbage_on_a_table_page_refuses_writes_and_doctor_rebuilds_everything(f
     ok(jm("remember", "A new statement", cwd=repo))
 
 
+def test_garbage_after_a_passed_check_is_found_even_with_its_times_set_back(filled):
+    """A file that passed quick_check and has not changed since is not read again
+    (``damage.checked_since``): any change must make the next open check it, even one
+    that puts the modification time back (ctime cannot be put back) or a file swapped in
+    with the same size and times (another inode)."""
+    import os
+    import shutil
+
+    repo, db, _ = filled
+    ok(jm("list", cwd=repo))  # checked now: the stamp is written
+    stamp = db.with_name(db.name + ".checked")
+    assert stamp.exists()
+    ok(jm("list", cwd=repo))  # unchanged: answered again
+    before = db.stat()
+    size = page_size(db)
+    overwrite(db, (root_page(db, "memories") - 1) * size, bytes(range(256)) * (size // 256))
+    os.utime(db, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert db.stat().st_mtime_ns == before.st_mtime_ns and db.stat().st_size == before.st_size
+    assert "fails SQLite's integrity check" in refused(jm("list", cwd=repo), 1)
+    # A damaged copy swapped in for a checked file, with the checked file's times.
+    damaged = db.read_bytes()
+    ok(jm("doctor", "--json", cwd=repo))
+    ok(jm("list", cwd=repo))
+    good = db.stat()
+    swapped = db.with_name("swapped")
+    swapped.write_bytes(damaged)
+    os.utime(swapped, ns=(good.st_atime_ns, good.st_mtime_ns))
+    shutil.move(swapped, db)
+    assert "fails SQLite's integrity check" in refused(jm("list", cwd=repo), 1)
+
+
 def test_four_kilobytes_of_garbage_mid_file_answer_as_sqlite_judges_the_file(filled):
     repo, db, _ = filled
     middle = (db.stat().st_size // 2 // 4096) * 4096
@@ -229,8 +260,9 @@ def test_a_read_only_home_answers_reads_and_refuses_writes_through_the_cli(fille
         ):
             err = refused(jm(*args, cwd=where), 2)
             assert "read-only" in err, err
-        # no WAL, no -shm: untouched (memory.mark was left by the writes before, see jupymem/storage/marks.py)
-        assert sorted(p.name for p in db.parent.iterdir()) == ["memory.mark", "memory.sqlite"]
+        # no WAL, no -shm: untouched (memory.mark and the quick_check stamp were left by the
+        # writes before: jupymem/storage/marks.py, damage.checked_since)
+        assert sorted(p.name for p in db.parent.iterdir()) == ["memory.mark", "memory.sqlite", "memory.sqlite.checked"]
     assert len(ok(jm("list", "--json", cwd=repo))) == N
 
 

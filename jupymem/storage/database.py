@@ -9,7 +9,7 @@ The schema changes only through numbered, append-only ``MIGRATIONS``.
 
 Opening never guesses. A file that is not a database any more is named as
 damaged before SQLite is asked to read it (``damage.check_file``), and a small
-database passes SQLite's ``quick_check`` first; a home that cannot be written is
+database passes SQLite's ``quick_check`` first (once after each change: ``damage.checked_since``); a home that cannot be written is
 opened read-only (reads work, writes are refused by ``Project``), without
 switching its journal mode. Driver errors that mean damage, a read-only file or a
 full disk become the ``JupymemError`` that says so (``damage.storage_error``), in
@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
-from .damage import DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, disk_full, storage_error, translated
+from .damage import (
+    DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, checked_since, disk_full, mark_checked, storage_error, translated,
+)
 
 # -- driver -----------------------------------------------------------------------
 
@@ -446,9 +448,14 @@ def open_database(path: Path, *, create: bool, driver_name: str | None = None, c
     try:
         with translated(path):
             if check and path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
-                result = conn.raw.execute("PRAGMA quick_check").fetchone()[0]
-                if result != "ok":
-                    raise DatabaseDamaged(f"The memory database {path} fails SQLite's integrity check ({result}). {DOCTOR}")
+                unchanged, stats = checked_since(path)
+                if not unchanged:
+                    result = conn.raw.execute("PRAGMA quick_check").fetchone()[0]
+                    if result != "ok":
+                        raise DatabaseDamaged(
+                            f"The memory database {path} fails SQLite's integrity check ({result}). {DOCTOR}")
+                    if conn.writable():
+                        mark_checked(path, stats)
             migrate(conn)
     except BaseException:
         conn.close()
