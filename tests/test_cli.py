@@ -373,6 +373,7 @@ _NOT_FOR_READING = {
     "jupymem.intake.capture", "jupymem.intake.secrets_scan", "jupymem.intake.secret_rules",
     "jupymem.intake.language", "jupymem.storage.validate", "jupymem.storage.maintenance",
     "jupymem.storage.recovery", "jupymem.measure.evaluate", "jupymem.measure.bench",
+    "jupymem.faces.render_html",  # a terminal is shown text
 }
 
 
@@ -400,6 +401,7 @@ def test_status_and_block_import_only_what_reading_needs(repo: Path) -> None:
     assert "jupymem.reports" in status and "jupymem.reports" not in block  # status records: status only
     # never shared: status reads sharing from the tables, not the folder's readers and writers
     assert {"jupymem.sharing.seen", "jupymem.sharing.identity"} <= status
+    assert "subprocess" not in status | block  # git's identity was kept in the home by the first status
     assert status & {"jupymem.sharing.share", "jupymem.sharing.journal", "jupymem.sharing.sharelog"} == set()
     # and the commands that need them still get them
     assert {"jupymem.retrieval.retrieve", "jupymem.retrieval.answerable"} <= imported_by("search", "raw files", cwd=repo)

@@ -43,7 +43,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from . import commands, render
+# A terminal is shown text only: render_html (and the html module) is never needed here.
+from . import commands
+from . import render_text as render
 from ..config import Settings
 from ..errors import JupymemError
 from ..models import Provenance, to_json
