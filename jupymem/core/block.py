@@ -26,10 +26,8 @@ kind, time, id order.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
 import threading
 from collections import Counter
@@ -39,6 +37,7 @@ from typing import Any, NamedTuple
 
 from ..intake.text import one_line
 from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
+from ..storage import files
 from ..storage.reads import Store, store_for
 
 # The meta key under which ``share`` keeps when this clone first saw each shared file
@@ -334,16 +333,6 @@ def _read_kept(path: Path | None, key: str) -> Block | None:
 
 def _write_kept(path: Path | None, key: str, block: Block) -> None:
     """Best effort: a read-only or full home only means the next command builds it."""
-    if path is None:
-        return
-    data = json.dumps({"key": key, "text": block.text, "revision": block.revision, "bytes": block.bytes,
-                       "cap": block.cap, "shown": block.shown, "omitted": block.omitted})
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    if path is not None:
+        files.keep(path, json.dumps({"key": key, "text": block.text, "revision": block.revision, "bytes": block.bytes,
+                               "cap": block.cap, "shown": block.shown, "omitted": block.omitted}))

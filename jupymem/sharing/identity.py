@@ -9,7 +9,6 @@ not, and a repository that never shared needs nothing else of the sharing room.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import threading
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import _Record
+from ..storage.files import keep
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -64,24 +64,15 @@ def _keep(kept_at: Path | None, root: str, key: tuple[Any, ...], who: Identity |
     """Best effort: a read-only or full home only means git is asked next time."""
     if kept_at is None:
         return
-    tmp = kept_at.with_name(f".{KEPT_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        try:
-            kept = json.loads(kept_at.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            kept = {}
-        if not isinstance(kept, dict):
-            kept = {}
-        kept.pop(root, None)
-        kept[root] = [key, who.name if who else None, who.email if who else None]
-        kept = dict(list(kept.items())[-_KEPT_ROOTS:])
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:  # private, as the registry is
-            f.write(json.dumps(kept))
-        os.replace(tmp, kept_at)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        kept = json.loads(kept_at.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = {}
+    if not isinstance(kept, dict):
+        kept = {}
+    kept.pop(root, None)
+    kept[root] = [key, who.name if who else None, who.email if who else None]
+    keep(kept_at, json.dumps(dict(list(kept.items())[-_KEPT_ROOTS:])))
 
 
 def _identity_key(root: Path) -> tuple[Any, ...]:

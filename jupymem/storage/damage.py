@@ -26,7 +26,6 @@ import contextlib
 import errno
 import json
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,16 +166,9 @@ def checked_since(path: Path) -> tuple[bool, list[list[int] | None]]:
 
 def mark_checked(path: Path, stats: list[list[int] | None]) -> None:
     """Best effort: a read-only or full home only means the next open checks again."""
-    target = path.with_name(path.name + CHECKED_SUFFIX)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(stats))
-        os.replace(tmp, target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    from .files import keep
+
+    keep(path.with_name(path.name + CHECKED_SUFFIX), json.dumps(stats))
 
 
 def check_file(path: Path) -> None:
