@@ -343,8 +343,9 @@ class Project:
         kernel session. Staging again under the same handle replaces it (a failure that
         gained its fix, or names the failure that followed it). Notebooks are kept relative
         to the repository (``staged.stage``). Never raises for a read-only home: staging is
-        a convenience, never worth an error in a user's cell; it then keeps nothing."""
-        if not self.conn.readonly and not self.team:  # staged failures: not yet on the team engine
+        a convenience, never worth an error in a user's cell; it then keeps nothing. On the
+        team engine a staged failure is its author's alone until a memory cites it (``staged``)."""
+        if not self.conn.readonly:
             staged.stage(self.conn, self.root, (evidence, *more))
 
     def staged_revision(self) -> int:

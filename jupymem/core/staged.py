@@ -3,6 +3,12 @@
 Staged evidence is kept beside memory, not in the event log: a window of the newest
 ``EVIDENCE_WINDOW`` per kernel session, replaced in place when a failure gains its fix.
 A failure becomes part of memory only when a memory cites it (``cited_evidence``).
+
+On the team engine the same SQL runs, and row-level security decides who reads what
+(schema migration 7): a staged failure is its author's alone, like a private memory, so
+every read here (the list, a handle, the count) answers with the person's own; once a
+memory cites it, the cited copy is as visible as that memory. A teammate's handle is
+therefore unknown to you until it is kept as a shared lesson.
 """
 
 from __future__ import annotations
@@ -46,7 +52,10 @@ def stage(conn: database.Connection, root: Path, items: Sequence[Evidence]) -> N
         for ev in items:
             data = json.dumps(ev.to_dict(), sort_keys=True, ensure_ascii=False)
             conn.execute(
-                "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
+                # One upsert both engines speak (PostgreSQL has no INSERT OR REPLACE).
+                "INSERT INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(handle) DO UPDATE SET session = excluded.session, created_at = excluded.created_at,"
+                " data = excluded.data",
                 (ev.handle, ev.session, ev.created_at, data),
             )
         for session in dict.fromkeys(ev.session for ev in items):
