@@ -26,6 +26,7 @@ from jupymem.errors import UnknownEvidence
 from jupymem.faces import kernel
 from jupymem.intake.capture import evidence_from_exception
 from jupymem.models import Evidence
+from jupymem.sharing.identity import identity
 from jupymem.storage import registry
 from pg_server import Team
 from test_pg_faces import Person
@@ -238,3 +239,20 @@ def test_ask_keeps_each_persons_conversation_in_the_team_database(pair: tuple[Pe
                              (mine.id,)).fetchall()
     assert roles == [(ola.role,)]
     assert "churn_monthly" not in json.dumps(hers.conn.execute("SELECT content FROM conversation").fetchall())
+
+
+# -- the author ----------------------------------------------------------------------------
+
+
+def test_the_author_is_the_hub_user_when_there_is_one(pair: tuple[Person, Person]) -> None:
+    ola, kari = pair
+    hub = ola.env(JUPYTERHUB_USER="ola.nordmann")
+    m = ola.json_with(hub, "remember", "The churn model retrains on Mondays.")
+    assert m["provenance"]["author"] == "ola.nordmann"
+    history = kari.json("history", m["id"])
+    assert history[0]["detail"]["who"] == "ola.nordmann"
+    n = kari.json("remember", "Mondays means 06:00 Oslo time.")
+    assert n["provenance"]["author"] == str(identity(kari.clone))  # no hub: the git identity, as on SQLite
+    # Retiring is an event of its writer: the hub user who retired it.
+    kari.run("retire", m["id"], env=kari.env(JUPYTERHUB_USER="kari.hansen"))
+    assert kari.json("history", m["id"])[-1]["detail"]["who"] == "kari.hansen"

@@ -70,7 +70,7 @@ class Project:
         # The team engine (PostgreSQL): the database is the shared memory (``core.team``).
         self.team = getattr(conn, "module_name", None) == "postgresql"
         if self.team:
-            self._sharing = team.TeamWrites(conn, root)  # type: ignore[assignment]
+            self._sharing = team.TeamWrites(conn, root, settings.home)  # type: ignore[assignment]
         self._reads = Reads(conn, self.name, self.revision)
         # The last block, and its rendered lines refreshed per change (the first one kept for the next command)
         self._blocks = BlockCache(kept_beside(conn))
@@ -280,7 +280,7 @@ class Project:
         the first refused item refuses them all. Returns the memories, in order."""
         upkeep.check_writable(self.conn)
         memories, check = [], recording.checker(self.conn)
-        who = payload.author(self.root, self.settings.home)  # asked once for the whole batch
+        who = self._author()  # asked once for the whole batch
         for item in map(dict, items):
             memory = self._payload(
                 item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
@@ -441,12 +441,18 @@ class Project:
         if self.on_write is not None:
             self.on_write(self)
 
+    def _author(self) -> str | None:
+        """Who records here: the git identity; on the team engine the hub user first (``team.author``)."""
+        if self.team:
+            return team.author(self.root, self.settings.home)
+        return payload.author(self.root, self.settings.home)
+
     def _payload(
         self, statement: str | bytes, kind: str, topic: str | None, evidence: Iterable[str | Evidence],
         provenance: Provenance | None, standing: str | None, private: bool = False, *, who: str | None = None,
     ) -> dict[str, Any]:
         return payload.memory_payload(
             statement, kind, topic, evidence, provenance, standing, private, root=self.root, settings=self.settings,
-            translator=self.translator, lookup=self.evidence, who=who,
+            translator=self.translator, lookup=self.evidence, who=who or self._author(),
             owner=getattr(self.conn, "private_owner", None),  # the team engine's (``capture.memory_id``)
         )

@@ -24,6 +24,7 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,21 @@ def refuse(what: str) -> NotOnTeamEngine:
     )
 
 
+def author(root: Path, home: Path | None = None) -> str | None:
+    """Who records on the team engine: the JupyterHub user (``JUPYTERHUB_USER``, which a
+    Hub's spawner sets in every single-user server and its kernels) when there is one,
+    else the git identity, as on SQLite. On a hub the person logged in is who the team
+    knows, while git's identity in a shared image is often nobody's or everybody's. It is
+    the memory's ``author`` and its events' writer: a claim of the process, shown to
+    people; what the database enforces is the role (``author_role``)."""
+    hub_user = os.environ.get("JUPYTERHUB_USER", "").strip()
+    if hub_user:
+        return hub_user
+    from .payload import author as git_author
+
+    return git_author(root, home)
+
+
 def where(url: str) -> str:
     """host:port/db of ``url``, for status (never a password)."""
     from ..storage.postgres.connection import display_url
@@ -87,12 +103,13 @@ def check_supersede(old: Any, private: bool) -> None:
 
 class TeamWrites:
     """What ``Project`` asks of ``share.Sharing``, on the team engine: each write is a
-    ``Journal`` in one database transaction (the writer is the git identity; the database
-    adds the role), and there are no files to follow, verify or rebuild from."""
+    ``Journal`` in one database transaction (the writer is ``author``: the hub user, else
+    the git identity; the database adds the role), and there are no files to follow, verify or rebuild from."""
 
-    def __init__(self, conn: Any, root: Path) -> None:
+    def __init__(self, conn: Any, root: Path, home: Path | None = None) -> None:
         self.conn = conn
         self.root = root
+        self.home = home
 
     def state(self) -> str:
         return NONE
@@ -111,12 +128,10 @@ class TeamWrites:
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[Any]:
-        from ..sharing.identity import identity
         from ..sharing.journal import Journal
 
-        who = identity(self.root)
         with database.transaction(self.conn):
-            yield Journal(self.conn, None, str(who) if who else None)
+            yield Journal(self.conn, None, author(self.root, self.home))
 
     def status(self) -> SharingStatus:
         """``switch.status``'s answer, as a repository that does not share through git gives it."""
