@@ -256,3 +256,54 @@ def test_the_author_is_the_hub_user_when_there_is_one(pair: tuple[Person, Person
     # Retiring is an event of its writer: the hub user who retired it.
     kari.run("retire", m["id"], env=kari.env(JUPYTERHUB_USER="kari.hansen"))
     assert kari.json("history", m["id"])[-1]["detail"]["who"] == "kari.hansen"
+
+
+# -- gc ------------------------------------------------------------------------------------
+
+
+def test_a_members_gc_forgets_only_what_is_their_own(pair: tuple[Person, Person], team: Team) -> None:
+    from datetime import timedelta
+
+    from jupymem.intake import clock
+    from jupymem.models import Provenance
+
+    ola, kari = pair
+    mine, hers = open_as(ola), open_as(kari)
+    old_private = mine.remember("My scratch schema was tmp_ola_2025.", private=True)
+    mine.retire(old_private.id, "dropped")
+    kept_private = mine.remember("My scratch schema is tmp_ola.", private=True)  # active, supported: kept
+    guess = mine.remember("The mart may be rebuilt nightly.", provenance=Provenance(recorder="assistant"))
+    assert guess.standing == "unconfirmed" and not guess.private
+    hers_old = hers.remember("My scratch schema was tmp_kari_2025.", private=True)
+    hers.retire(hers_old.id, "dropped")
+    mine.stage_failure(failure("ola-s"))
+    hers.stage_failure(failure("kari-s"))
+    later = clock.now() + timedelta(days=400)
+
+    dry = mine.gc(dry_run=True, now=later)
+    assert dry.forgotten == (old_private.id,) and dry.evidence_dropped == 1 and dry.kept_for_team == 1
+    assert mine.get(old_private.id).status == "retired"  # a dry run changes nothing
+
+    report = mine.gc(now=later)
+    assert report.forgotten == (old_private.id,) and report.purged_events == 2 and report.kept_for_team == 1
+    assert {m.id for m in mine.list(include_inactive=True)} == {kept_private.id, guess.id}
+    assert mine.staged_evidence() == [] and len(hers.staged_evidence()) == 1
+    # Hers and the team's are as they were, as the database holds them.
+    assert hers.get(hers_old.id).status == "retired" and hers.get(guess.id).id == guess.id
+    with psycopg.connect(team.admin_url, autocommit=True) as root:
+        purged = root.execute(
+            "SELECT author_role, count(*) FROM jupymem.events WHERE project = %s AND payload IS NULL GROUP BY 1",
+            (mine.id,),
+        ).fetchall()
+        gc_events = root.execute(
+            "SELECT scope, author_role FROM jupymem.events WHERE project = %s AND type = 'gc'", (mine.id,),
+        ).fetchall()
+    assert purged == [(ola.role, 2)] and gc_events == [("private", ola.role)]
+    assert all(h.memory.id != old_private.id for h in mine.search("scratch schema tmp_ola_2025").hits)
+    assert mine.verify().ok and hers.verify().ok
+
+    # Hers, by her own gc; the shared guess stays for the team whoever runs it.
+    assert hers.gc(now=later).forgotten == (hers_old.id,)
+    assert hers.verify().ok and mine.verify().ok
+    said = ola.run("gc").stdout.decode()
+    assert "forgot 0 memories" in said

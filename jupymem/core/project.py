@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from ..retrieval import retrieve
     from ..retrieval.engine import SearchEngine
     from ..sharing import share
-    from ..storage.maintenance import GcReport, ImportReport, VerifyReport
+    from ..storage.maintenance import ImportReport, VerifyReport
+    from ..storage.retention import GcReport
 
 
 _MAKING = threading.Lock()  # a project's engine is made once, whichever thread asks first
@@ -280,7 +281,7 @@ class Project:
         the first refused item refuses them all. Returns the memories, in order."""
         upkeep.check_writable(self.conn)
         memories, check = [], recording.checker(self.conn)
-        who = self._author()  # asked once for the whole batch
+        who = (team.author if self.team else payload.author)(self.root, self.settings.home)  # once for the batch
         for item in map(dict, items):
             memory = self._payload(
                 item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
@@ -343,8 +344,7 @@ class Project:
         kernel session. Staging again under the same handle replaces it (a failure that
         gained its fix, or names the failure that followed it). Notebooks are kept relative
         to the repository (``staged.stage``). Never raises for a read-only home: staging is
-        a convenience, never worth an error in a user's cell; it then keeps nothing. On the
-        team engine a staged failure is its author's alone until a memory cites it (``staged``)."""
+        a convenience, never worth an error in a user's cell; it then keeps nothing."""
         if not self.conn.readonly:
             staged.stage(self.conn, self.root, (evidence, *more))
 
@@ -372,8 +372,7 @@ class Project:
            evidence_days: int = EVIDENCE_DAYS, now: datetime | None = None) -> GcReport:
         """Forget closed memories after ``closed_days``, unconfirmed ones after ``unconfirmed_days``,
         uncited staged failures after ``evidence_days``, counted back from ``now`` (default: now;
-        ``maintenance.gc``); ``dry_run`` only counts."""
-        team.not_here(self, "gc")
+        ``retention.gc``: on the team engine, only this member's own); ``dry_run`` only counts."""
         if not dry_run:
             upkeep.check_writable(self.conn)
         report = upkeep.gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
@@ -441,18 +440,13 @@ class Project:
         if self.on_write is not None:
             self.on_write(self)
 
-    def _author(self) -> str | None:
-        """Who records here: the git identity; on the team engine the hub user first (``team.author``)."""
-        if self.team:
-            return team.author(self.root, self.settings.home)
-        return payload.author(self.root, self.settings.home)
-
     def _payload(
         self, statement: str | bytes, kind: str, topic: str | None, evidence: Iterable[str | Evidence],
         provenance: Provenance | None, standing: str | None, private: bool = False, *, who: str | None = None,
     ) -> dict[str, Any]:
         return payload.memory_payload(
             statement, kind, topic, evidence, provenance, standing, private, root=self.root, settings=self.settings,
-            translator=self.translator, lookup=self.evidence, who=who or self._author(),
+            translator=self.translator, lookup=self.evidence,
+            who=who or (team.author if self.team else payload.author)(self.root, self.settings.home),
             owner=getattr(self.conn, "private_owner", None),  # the team engine's (``capture.memory_id``)
         )
