@@ -307,3 +307,41 @@ def test_a_members_gc_forgets_only_what_is_their_own(pair: tuple[Person, Person]
     assert hers.verify().ok and mine.verify().ok
     said = ola.run("gc").stdout.decode()
     assert "forgot 0 memories" in said
+
+
+def test_the_administrator_drops_every_members_old_staged_failures(
+    pair: tuple[Person, Person], team: Team, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from cli_run import jm
+    from conftest import make_repo
+    from jupymem.storage.postgres import admin
+
+    ola, kari = pair
+    mine, hers = open_as(ola), open_as(kari)
+    long_ago = "2020-01-01T00:00:00.000000Z"
+    old_his, old_hers = (dataclasses.replace(failure(s), created_at=long_ago) for s in ("ola-s", "kari-s"))
+    fresh = failure("ola-s", "area")
+    mine.stage_failure(old_his, fresh)
+    hers.stage_failure(old_hers)
+    lesson = mine.remember("Sales are keyed by region_id, not region.", evidence=[old_his.handle])
+    elsewhere = make_repo(tmp_path / "elsewhere")  # another project in the same database keeps its own
+    other_key = registry.root_commit(elsewhere)
+    assert other_key
+    admin.add_member(team.admin_url, other_key, ola.role)
+    other = init_project(elsewhere, mine.settings)
+    other.stage_failure(dataclasses.replace(failure("ola-s", "zone"), created_at=long_ago))
+
+    refused = ola.run("team", "gc", "--database", ola.url, ok=False)  # a member is not the administrator
+    assert refused.returncode != 0 and b"administrator's" in refused.stderr and refused.stderr.count(b"\n") == 1
+    assert len(staged_rows(team.admin_url, mine.id)) == 3
+
+    done = jm("team", "gc", "--database", team.admin_url, cwd=ola.clone, env={"JUPYMEM_HOME": str(ola.home)})
+    assert done.returncode == 0, done.stderr.decode()
+    assert "Dropped 2 staged failures" in done.stdout.decode()
+    assert [h for h, _, _ in staged_rows(team.admin_url, mine.id)] == [fresh.handle]
+    assert len(staged_rows(team.admin_url, other.id)) == 1
+    assert hers.evidence(old_his.handle).handle == old_his.handle  # the cited copy stays with its lesson
+    assert [e.handle for e in hers.get(lesson.id).evidence] == [old_his.handle]
+    assert mine.verify().ok and hers.verify().ok

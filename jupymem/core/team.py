@@ -160,26 +160,38 @@ def administer(step: str, url: str | None, name: str | None, root: Path | None, 
 
     ``setup`` makes or upgrades the schema (safe to repeat); ``user`` makes ``name`` a login
     role of the team; ``admit``/``remove`` gives or takes ``name``'s access to the memory of
-    the repository at ``root`` (its key on the server: ``project_key``)."""
+    the repository at ``root`` (its key on the server: ``project_key``); ``gc`` drops every
+    member's staged failures older than ``config.EVIDENCE_DAYS`` in that repository's project
+    (a member's own gc reaches only their own)."""
     from ..errors import InvalidStatement
 
     if not url:
         raise InvalidStatement("jupymem team needs --database URL: the team database, as its administrator.")
-    if step != "setup" and not name:
+    if step not in ("setup", "gc") and not name:
         raise InvalidStatement(f"jupymem team {step} needs the person's database role: jupymem team {step} NAME.")
     from ..storage.postgres import admin
 
     shown = where(url)
     if step == "setup":
         return f"The team schema at {shown} is at version {admin.create_schema(url)}."
-    assert name is not None
     if step == "user":
+        assert name is not None
         admin.create_user(url, name, password)
         return f"{name} can log in to {shown}; `jupymem team admit {name}` in a repository admits them to its memory."
     found = registry.find_git_root(root) if root is not None else None
     if found is None:
         raise InvalidStatement(f"{root} is not inside a git repository: admit people from inside the repository.")
     key = project_key(found)
+    if step == "gc":
+        from ..config import EVIDENCE_DAYS
+        from ..intake import clock
+        from datetime import timedelta
+
+        before = clock.format_at(clock.now() - timedelta(days=EVIDENCE_DAYS))
+        dropped = admin.drop_stale_evidence(url, key, before)
+        return (f"Dropped {dropped} staged failure{'' if dropped == 1 else 's'} older than {EVIDENCE_DAYS} days "
+                f"from {found.name}'s memory at {shown}, whoever staged them; memories are untouched.")
+    assert name is not None
     if step == "admit":
         admin.add_member(url, key, name)
         return f"{name} is admitted to {found.name}'s memory at {shown} (project {key[:12]})."
