@@ -185,7 +185,24 @@ def test_the_window_and_a_fix_replace_only_ones_own(pair: tuple[Person, Person],
     assert len(staged_rows(team.admin_url, mine.id)) == 67
     revision = mine.staged_revision()
     hers.stage_failure(failure("another"))
-    assert mine.staged_revision() > revision  # a front end watching it refreshes; it sees only its own rows
+    assert mine.staged_revision() == revision + 1  # a front end watching it refreshes; it sees only its own rows
+
+
+def test_staging_never_waits_behind_a_teammates_write(pair: tuple[Person, Person]) -> None:
+    import threading
+
+    from jupymem.storage import database
+
+    ola, kari = pair
+    mine, hers = open_as(ola), open_as(kari)
+    ev = failure("ola-s")
+    staged = threading.Event()
+    with database.transaction(hers.conn):  # her long write holds the project's write lock
+        worker = threading.Thread(target=lambda: (mine.stage_failure(ev), staged.set()), daemon=True)
+        worker.start()
+        worker.join(120)
+        assert staged.is_set(), "a failed cell waited for a teammate's transaction"
+    assert [e.handle for e in mine.staged_evidence()] == [ev.handle]
 
 
 # -- %%ask conversations -------------------------------------------------------------------

@@ -127,7 +127,7 @@ class PgConversations(SqliteConversations):
         ).lastrowid)
 
     def fold(self, notebook: str, seen: tuple[str | None, int], summary: str, folded: int, upto: int, at: str) -> bool:
-        with database.transaction(self.conn):
+        with database.transaction(self.conn):  # the project's lock: two folds never both see ``seen``
             if self.summary(notebook) != seen:
                 return False
             self.conn.execute(  # the key is per person: author_role is the connecting role's
