@@ -2,8 +2,8 @@
 one PostgreSQL (``pg_server``), each logged in as their own role.
 
 What a person does every day works the same as on SQLite (init, remember, search, list, show,
-history, supersede, retire, confirm, block, status, verify, export); what the engine cannot do
-yet is refused in one line; the database keeps each person's private memories theirs, even
+history, supersede, retire, confirm, block, status, verify, export); what the engine does not
+do (rebuild, share) is refused in one line (staged failures, %%ask and gc: test_pg_working_set); the database keeps each person's private memories theirs, even
 when the same words are recorded privately by one and shared by the other; verify holds for a
 member who cannot see a teammate's private events; an unreachable database is one line.
 """

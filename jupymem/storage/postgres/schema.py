@@ -15,7 +15,8 @@ The same tables as SQLite's (``database.MIGRATIONS``), many projects in one data
 * no FTS5: lexical search is retrieval's in-process BM25 (``retrieval/postings.py``);
 * isolation is the database's job (``security`` below): row-level security, FORCEd so the
   owner is held to it too, admits a row only in the connection's project, only to a member
-  of it (``members``), and a private row only to its ``author_role``. History and cited
+  of it (``members``), and a private row only to its ``author_role``; a person's working
+  set (staged failures, ``%%ask`` messages and summaries) only to its author. History and cited
   evidence carry their memory's ``private``/``author_role``, copied by triggers, because
   a policy that looked the memory up would itself be filtered by the memory's policy.
 
