@@ -104,7 +104,8 @@ def check_supersede(old: Any, private: bool) -> None:
 class TeamWrites:
     """What ``Project`` asks of ``share.Sharing``, on the team engine: each write is a
     ``Journal`` in one database transaction (the writer is ``author``: the hub user, else
-    the git identity; the database adds the role), and there are no files to follow, verify or rebuild from."""
+    the git identity; the database adds the role), and there are no files to follow,
+    verify or rebuild from."""
 
     def __init__(self, conn: Any, root: Path, home: Path | None = None) -> None:
         self.conn = conn
@@ -183,9 +184,10 @@ def administer(step: str, url: str | None, name: str | None, root: Path | None, 
         raise InvalidStatement(f"{root} is not inside a git repository: admit people from inside the repository.")
     key = project_key(found)
     if step == "gc":
+        from datetime import timedelta
+
         from ..config import EVIDENCE_DAYS
         from ..intake import clock
-        from datetime import timedelta
 
         before = clock.format_at(clock.now() - timedelta(days=EVIDENCE_DAYS))
         dropped = admin.drop_stale_evidence(url, key, before)
