@@ -231,7 +231,7 @@ def test_verify_rebuild_gc_exit_codes(filled: Path) -> None:
     assert rebuilt["verify"]["ok"] is True and rebuilt["events"] == 3
     assert len(ok_json(jm("list", "--json", cwd=filled))) == 3
     gc = ok_json(jm("gc", "--dry-run", "--json", cwd=filled))
-    assert gc == {"forgotten": [], "purged_events": 0, "evidence_dropped": 0, "dry_run": True}
+    assert gc == {"forgotten": [], "purged_events": 0, "evidence_dropped": 0, "dry_run": True, "kept_for_team": 0}
     assert jm("gc", cwd=filled).returncode == 0
 
 

@@ -110,3 +110,53 @@ async def test_the_rest_face_on_the_team_engine(
     assert status["counts"]["constraint"] == 1 and status["counts"]["fact"] == 1
     assert "tmp_kari" not in json.dumps(status) and "pw-" not in json.dumps(status)
     kari.conn.close()
+
+
+async def test_the_evidence_routes_on_the_team_engine(
+    fetch: Any, jp_root_dir: Path, team: Team, people: dict[str, str], tmp_path: Path
+) -> None:
+    from jupymem.errors import UnknownEvidence
+    from jupymem.intake.capture import evidence_from_exception
+
+    def failure(session: str, column: str) -> Any:
+        try:
+            {"region_id": 1}[column]
+        except KeyError as exc:
+            return evidence_from_exception(exc, session=session, source=f"sales[{column!r}]", execution_count=2)
+
+    repo = make_repo(Path(jp_root_dir).resolve() / "proj")
+    key = registry.root_commit(repo)
+    assert key
+    for name in ("ola", "kari"):
+        admin.add_member(team.admin_url, key, team.role(name))
+    nb = "proj/analysis.ipynb"
+    (repo / "analysis.ipynb").write_text("{}")
+    # Ola's kernel (his role, as the server's) and Kari's, in her own clone, each stage a failure.
+    ola = init_project(repo, Settings.from_env().with_(home=tmp_path / "ola-kernel", database_url=people["ola"]))
+    kari_clone = tmp_path / "kari" / "proj"
+    subprocess.run(["git", "clone", "-q", str(repo), str(kari_clone)], check=True, capture_output=True)
+    kari = init_project(kari_clone, Settings.from_env().with_(home=tmp_path / "kari-home", database_url=people["kari"]))
+    his, hers = failure("ola-kernel", "region"), failure("kari-kernel", "area")
+    ola.stage_failure(his)
+    kari.stage_failure(hers)
+
+    code, listed = await fetch("evidence", params={"path": nb})
+    assert code == 200 and [e["handle"] for e in listed["evidence"]] == [his.handle]
+    assert listed["evidence"][0]["kept_by"] is None
+    code, err = await fetch("evidence", hers.handle, "keep", method="POST",
+                            body={"path": nb, "statement": "Area is not a column of sales."})
+    assert code == 404 and err["error"] == "unknown_evidence"  # hers is not his to keep
+
+    code, kept = await fetch("evidence", his.handle, "keep", method="POST",
+                             body={"path": nb, "statement": "Sales are keyed by region_id, not region."})
+    assert code == 201 and [e["handle"] for e in kept["evidence"]] == [his.handle]
+    code, listed = await fetch("evidence", params={"path": nb})
+    assert listed["evidence"][0]["kept_by"] == kept["id"]
+    # The lesson is the team's, and so is the failure it cites; her staged one stays hers.
+    assert kari.evidence(his.handle).handle == his.handle
+    assert [e.handle for e in kari.get(kept["id"]).evidence] == [his.handle]
+    assert [e.handle for e in kari.staged_evidence()] == [hers.handle]
+    with pytest.raises(UnknownEvidence):
+        ola.evidence(hers.handle)
+    ola.conn.close()
+    kari.conn.close()

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from ..retrieval import retrieve
     from ..retrieval.engine import SearchEngine
     from ..sharing import share
-    from ..storage.maintenance import GcReport, ImportReport, VerifyReport
+    from ..storage.maintenance import ImportReport, VerifyReport
+    from ..storage.retention import GcReport
 
 
 _MAKING = threading.Lock()  # a project's engine is made once, whichever thread asks first
@@ -70,7 +71,7 @@ class Project:
         # The team engine (PostgreSQL): the database is the shared memory (``core.team``).
         self.team = getattr(conn, "module_name", None) == "postgresql"
         if self.team:
-            self._sharing = team.TeamWrites(conn, root)  # type: ignore[assignment]
+            self._sharing = team.TeamWrites(conn, root, settings.home)  # type: ignore[assignment]
         self._reads = Reads(conn, self.name, self.revision)
         # The last block, and its rendered lines refreshed per change (the first one kept for the next command)
         self._blocks = BlockCache(kept_beside(conn))
@@ -280,7 +281,7 @@ class Project:
         the first refused item refuses them all. Returns the memories, in order."""
         upkeep.check_writable(self.conn)
         memories, check = [], recording.checker(self.conn)
-        who = payload.author(self.root, self.settings.home)  # asked once for the whole batch
+        who = (team.author if self.team else payload.author)(self.root, self.settings.home)  # once for the batch
         for item in map(dict, items):
             memory = self._payload(
                 item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
@@ -344,7 +345,7 @@ class Project:
         gained its fix, or names the failure that followed it). Notebooks are kept relative
         to the repository (``staged.stage``). Never raises for a read-only home: staging is
         a convenience, never worth an error in a user's cell; it then keeps nothing."""
-        if not self.conn.readonly and not self.team:  # staged failures: not yet on the team engine
+        if not self.conn.readonly:
             staged.stage(self.conn, self.root, (evidence, *more))
 
     def staged_revision(self) -> int:
@@ -371,8 +372,7 @@ class Project:
            evidence_days: int = EVIDENCE_DAYS, now: datetime | None = None) -> GcReport:
         """Forget closed memories after ``closed_days``, unconfirmed ones after ``unconfirmed_days``,
         uncited staged failures after ``evidence_days``, counted back from ``now`` (default: now;
-        ``maintenance.gc``); ``dry_run`` only counts."""
-        team.not_here(self, "gc")
+        ``retention.gc``: on the team engine, only this member's own); ``dry_run`` only counts."""
         if not dry_run:
             upkeep.check_writable(self.conn)
         report = upkeep.gc(self.conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
@@ -446,6 +446,7 @@ class Project:
     ) -> dict[str, Any]:
         return payload.memory_payload(
             statement, kind, topic, evidence, provenance, standing, private, root=self.root, settings=self.settings,
-            translator=self.translator, lookup=self.evidence, who=who,
+            translator=self.translator, lookup=self.evidence,
+            who=who or (team.author if self.team else payload.author)(self.root, self.settings.home),
             owner=getattr(self.conn, "private_owner", None),  # the team engine's (``capture.memory_id``)
         )

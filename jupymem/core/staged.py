@@ -3,6 +3,12 @@
 Staged evidence is kept beside memory, not in the event log: a window of the newest
 ``EVIDENCE_WINDOW`` per kernel session, replaced in place when a failure gains its fix.
 A failure becomes part of memory only when a memory cites it (``cited_evidence``).
+
+On the team engine the same SQL runs, and row-level security decides who reads what
+(schema migration 7): a staged failure is its author's alone, like a private memory, so
+every read here (the list, a handle, the count) answers with the person's own; once a
+memory cites it, the cited copy is as visible as that memory. A teammate's handle is
+therefore unknown to you until it is kept as a shared lesson.
 """
 
 from __future__ import annotations
@@ -42,11 +48,14 @@ def stage(conn: database.Connection, root: Path, items: Sequence[Evidence]) -> N
     notebook is kept relative to the repository root, as a memory's is: kernels know their
     notebook by its absolute path."""
     items = [dataclasses.replace(ev, notebook=relative(ev.notebook, root)) if ev.notebook else ev for ev in items]
-    with database.transaction(conn):
+    with database.transaction(conn, chain=False):  # no event: never waits behind the project's writers
         for ev in items:
             data = json.dumps(ev.to_dict(), sort_keys=True, ensure_ascii=False)
             conn.execute(
-                "INSERT OR REPLACE INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)",
+                # One upsert both engines speak (PostgreSQL has no INSERT OR REPLACE).
+                "INSERT INTO staged_evidence (handle, session, created_at, data) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(handle) DO UPDATE SET session = excluded.session, created_at = excluded.created_at,"
+                " data = excluded.data",
                 (ev.handle, ev.session, ev.created_at, data),
             )
         for session in dict.fromkeys(ev.session for ev in items):
@@ -55,7 +64,12 @@ def stage(conn: database.Connection, root: Path, items: Sequence[Evidence]) -> N
                 " staged_evidence WHERE session = ? ORDER BY created_at DESC, handle LIMIT ?)",
                 (session, session, EVIDENCE_WINDOW),
             )
-        database.set_meta(conn, STAGED_REVISION, str(staged_revision(conn) + 1))
+        # Counted up in the statement that writes it: one round trip, and two writers never count once.
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key)"
+            " DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)",
+            (STAGED_REVISION,),
+        )
 
 
 def staged_revision(conn: database.Connection) -> int:

@@ -24,6 +24,7 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,21 @@ def refuse(what: str) -> NotOnTeamEngine:
     )
 
 
+def author(root: Path, home: Path | None = None) -> str | None:
+    """Who records on the team engine: the JupyterHub user (``JUPYTERHUB_USER``, which a
+    Hub's spawner sets in every single-user server and its kernels) when there is one,
+    else the git identity, as on SQLite. On a hub the person logged in is who the team
+    knows, while git's identity in a shared image is often nobody's or everybody's. It is
+    the memory's ``author`` and its events' writer: a claim of the process, shown to
+    people; what the database enforces is the role (``author_role``)."""
+    hub_user = os.environ.get("JUPYTERHUB_USER", "").strip()
+    if hub_user:
+        return hub_user
+    from .payload import author as git_author
+
+    return git_author(root, home)
+
+
 def where(url: str) -> str:
     """host:port/db of ``url``, for status (never a password)."""
     from ..storage.postgres.connection import display_url
@@ -87,12 +103,14 @@ def check_supersede(old: Any, private: bool) -> None:
 
 class TeamWrites:
     """What ``Project`` asks of ``share.Sharing``, on the team engine: each write is a
-    ``Journal`` in one database transaction (the writer is the git identity; the database
-    adds the role), and there are no files to follow, verify or rebuild from."""
+    ``Journal`` in one database transaction (the writer is ``author``: the hub user, else
+    the git identity; the database adds the role), and there are no files to follow,
+    verify or rebuild from."""
 
-    def __init__(self, conn: Any, root: Path) -> None:
+    def __init__(self, conn: Any, root: Path, home: Path | None = None) -> None:
         self.conn = conn
         self.root = root
+        self.home = home
 
     def state(self) -> str:
         return NONE
@@ -111,12 +129,10 @@ class TeamWrites:
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[Any]:
-        from ..sharing.identity import identity
         from ..sharing.journal import Journal
 
-        who = identity(self.root)
         with database.transaction(self.conn):
-            yield Journal(self.conn, None, str(who) if who else None)
+            yield Journal(self.conn, None, author(self.root, self.home))
 
     def status(self) -> SharingStatus:
         """``switch.status``'s answer, as a repository that does not share through git gives it."""
@@ -145,26 +161,39 @@ def administer(step: str, url: str | None, name: str | None, root: Path | None, 
 
     ``setup`` makes or upgrades the schema (safe to repeat); ``user`` makes ``name`` a login
     role of the team; ``admit``/``remove`` gives or takes ``name``'s access to the memory of
-    the repository at ``root`` (its key on the server: ``project_key``)."""
+    the repository at ``root`` (its key on the server: ``project_key``); ``gc`` drops every
+    member's staged failures older than ``config.EVIDENCE_DAYS`` in that repository's project
+    (a member's own gc reaches only their own)."""
     from ..errors import InvalidStatement
 
     if not url:
         raise InvalidStatement("jupymem team needs --database URL: the team database, as its administrator.")
-    if step != "setup" and not name:
+    if step not in ("setup", "gc") and not name:
         raise InvalidStatement(f"jupymem team {step} needs the person's database role: jupymem team {step} NAME.")
     from ..storage.postgres import admin
 
     shown = where(url)
     if step == "setup":
         return f"The team schema at {shown} is at version {admin.create_schema(url)}."
-    assert name is not None
     if step == "user":
+        assert name is not None
         admin.create_user(url, name, password)
         return f"{name} can log in to {shown}; `jupymem team admit {name}` in a repository admits them to its memory."
     found = registry.find_git_root(root) if root is not None else None
     if found is None:
         raise InvalidStatement(f"{root} is not inside a git repository: admit people from inside the repository.")
     key = project_key(found)
+    if step == "gc":
+        from datetime import timedelta
+
+        from ..config import EVIDENCE_DAYS
+        from ..intake import clock
+
+        before = clock.format_at(clock.now() - timedelta(days=EVIDENCE_DAYS))
+        dropped = admin.drop_stale_evidence(url, key, before)
+        return (f"Dropped {dropped} staged failure{'' if dropped == 1 else 's'} older than {EVIDENCE_DAYS} days "
+                f"from {found.name}'s memory at {shown}, whoever staged them; memories are untouched.")
+    assert name is not None
     if step == "admit":
         admin.add_member(url, key, name)
         return f"{name} is admitted to {found.name}'s memory at {shown} (project {key[:12]})."

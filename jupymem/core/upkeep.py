@@ -28,7 +28,8 @@ from ..storage import database, eventlog, registry
 if TYPE_CHECKING:
     from ..reports import ShareResult, SharingStatus
     from ..sharing import share
-    from ..storage.maintenance import GcReport, ImportReport, VerifyReport
+    from ..storage.maintenance import ImportReport, VerifyReport
+    from ..storage.retention import GcReport
 
 _SHARING_LOCK = threading.Lock()
 
@@ -169,8 +170,8 @@ def import_into(
 
 def gc(conn: database.Connection, *, dry_run: bool, closed_days: int, unconfirmed_days: int,
        evidence_days: int, now: datetime | None) -> GcReport:
-    """``maintenance.gc``, with the retention days ``Project.gc`` was given (``config``'s by default)."""
-    from ..storage.maintenance import gc as collect
+    """``retention.gc``, with the retention days ``Project.gc`` was given (``config``'s by default)."""
+    from ..storage.retention import gc as collect
 
     return collect(conn, dry_run=dry_run, closed_days=closed_days, unconfirmed_days=unconfirmed_days,
                    evidence_days=evidence_days, now=now)

@@ -164,8 +164,8 @@ ACTIONS: tuple[Action, ...] = (
     ), faces=frozenset({CLI})),
     Action("team", "For a team database's administrator: make or upgrade its schema (setup), make a person's "
            "login role (user NAME), admit a role to this repository's memory (admit NAME) or take it away "
-           "(remove NAME).", (
-        Opt("step", "setup, user, admit or remove", choices=("setup", "user", "admit", "remove")),
+           "(remove NAME), or drop every member's old staged failures in this repository's memory (gc).", (
+        Opt("step", "setup, user, admit, remove or gc", choices=("setup", "user", "admit", "remove", "gc")),
         Opt("name", "the person's database role (user, admit, remove)", optional=True),
         Opt("--database", "the team database, as a role that may create roles and bypasses row-level security "
             "(its password from PGPASSWORD, ~/.pgpass or a service file)", metavar="URL"),

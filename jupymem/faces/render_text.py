@@ -221,6 +221,12 @@ def gc_text(report: Any) -> str:
         f"{'would drop' if report.dry_run else 'dropped'} {report.evidence_dropped} staged failures"
     ]
     lines += [f"  {mid}" for mid in report.forgotten]
+    if getattr(report, "kept_for_team", 0):
+        n = report.kept_for_team
+        lines.append(
+            f"{n} shared memor{'y' if n == 1 else 'ies'} retention allows {'was' if n == 1 else 'were'} left alone: "
+            "on the team database shared memory is the team's, and a member's gc forgets only their own."
+        )
     return "\n".join(lines)
 
 

@@ -7,12 +7,15 @@ like staged evidence, not history to export. A message crosses this boundary as 
 (id, role, content, created_at), ids ascending in the order messages were added.
 
 A second engine implements ``ConversationStore``; ``recall`` takes plain words, so FTS5's
-query language stays here (``fts.py``).
+query language stays here (``fts.py``). An engine without FTS5 (PostgreSQL) ranks the few
+messages a notebook holds with ``rank_in_memory``: the same FTS5 table and BM25, in an
+in-memory SQLite, over the rows it read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from . import database, fts
@@ -110,6 +113,28 @@ class SqliteConversations:
             )
             self.conn.execute("DELETE FROM conversation WHERE notebook = ? AND id <= ?", (notebook, upto))
         return True
+
+
+def rank_in_memory(rows: Sequence[MessageRow], words: Sequence[str], limit: int) -> list[MessageRow]:
+    """``recall``'s answer over ``rows`` read from another engine: the rows holding any of
+    ``words``, best BM25 first (ties: newest first), ranked by the FTS5 table
+    ``conversation_fts`` is (a notebook holds a few dozen messages between folds, so
+    indexing them per request costs well under a millisecond each). The BM25 statistics
+    are those of ``rows`` (SQLite's are those of every notebook's messages)."""
+    if not words or not rows:
+        return []
+    scratch = database.Connection(Path(":memory:"))
+    try:
+        scratch.execute("CREATE VIRTUAL TABLE c USING fts5 (content, tokenize='unicode61 remove_diacritics 2')")
+        scratch.executemany("INSERT INTO c (rowid, content) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
+        ranked = scratch.execute(
+            "SELECT rowid FROM c WHERE c MATCH ? ORDER BY bm25(c), rowid DESC LIMIT ?",
+            (fts.any_of((w, False) for w in words), limit),
+        ).fetchall()
+    finally:
+        scratch.close()
+    by_id = {r[0]: r for r in rows}
+    return [tuple(by_id[i]) for (i,) in ranked]  # type: ignore[misc]
 
 
 def _sqlite_conversations_are_a_store(store: SqliteConversations) -> ConversationStore:

@@ -391,12 +391,14 @@ class Connection:
 
 
 @contextlib.contextmanager
-def transaction(conn: Any) -> Iterator[Any]:
+def transaction(conn: Any, *, chain: bool = True) -> Iterator[Any]:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on any error. Re-entrant per thread.
-    A connection of another engine brings its own (``postgres.PgConnection.transaction``)."""
+    A connection of another engine brings its own (``postgres.PgConnection.transaction``);
+    ``chain=False`` tells it that nothing of the event log is written (staged failures),
+    so it need not queue behind the project's writers."""
     own = getattr(conn, "transaction", None)
     if own is not None:
-        with own():
+        with own(chain=chain):
             yield conn
         return
     lock = getattr(conn, "lock", None)

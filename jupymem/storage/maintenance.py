@@ -1,4 +1,4 @@
-"""verify, rebuild, gc, export and import: the log is the truth, the rest follows.
+"""verify, rebuild, export and import: the log is the truth, the rest follows (gc: ``retention``).
 
 ``verify`` replays the whole log into a scratch in-memory database and
 compares it with the live projection, so it catches a broken chain, an
@@ -33,16 +33,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import IO, Any
 
-from ..config import CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS
 from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, OtherProjectImport
-from ..intake import clock, strictjson
-from ..models import ACTIVE, PROTECTED_KINDS, SUPPORTED, UNCONFIRMED
+from ..intake import strictjson
 from . import database, eventlog, validate
 from .damage import translated
 from .projection import Batch, apply, clear, snapshot
@@ -61,14 +57,6 @@ class VerifyReport:
     # False when the log itself is damaged (a garbled event, a broken chain, an altered
     # payload): then only ``doctor`` can help, by rebuilding from the verified events.
     log_ok: bool = True
-
-
-@dataclass(frozen=True)
-class GcReport:
-    forgotten: tuple[str, ...]
-    purged_events: int
-    evidence_dropped: int
-    dry_run: bool
 
 
 @dataclass(frozen=True)
@@ -365,72 +353,6 @@ def rebuild(conn: database.Connection) -> int:
             n += 1
         conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
     return n
-
-
-def _cutoff(now: datetime, days: int) -> str:
-    return clock.format_at(now - timedelta(days=days))
-
-
-def gc(
-    conn: database.Connection,
-    *,
-    dry_run: bool = False,
-    closed_days: int = CLOSED_DAYS,
-    unconfirmed_days: int = UNCONFIRMED_DAYS,
-    evidence_days: int = EVIDENCE_DAYS,
-    now: datetime | None = None,
-) -> GcReport:
-    """Drop what retention allows (SPEC 8):
-
-    * memories retired or superseded more than ``closed_days`` ago,
-    * assistant memories nobody confirmed in ``unconfirmed_days``,
-    * staged failures older than ``evidence_days`` that nothing cites,
-
-    and never a supported decision, correction, constraint or preference.
-    Forgotten memories leave the tables; the payloads of the events that only
-    concern them are purged (their hashes stay, so the chain still verifies).
-    """
-    now = now or clock.now()
-    closed_cut, unconfirmed_cut = _cutoff(now, closed_days), _cutoff(now, unconfirmed_days)
-    evidence_cut = _cutoff(now, evidence_days)
-    rows = conn.execute(
-        "SELECT id, kind, standing FROM memories WHERE (status != ? AND valid_to < ?)"
-        " OR (status = ? AND standing = ? AND created_at < ?)",
-        (ACTIVE, closed_cut, ACTIVE, UNCONFIRMED, unconfirmed_cut),
-    ).fetchall()
-    forgotten = sorted(mid for mid, kind, standing in rows if not (kind in PROTECTED_KINDS and standing == SUPPORTED))
-    stale_evidence = conn.execute(
-        "SELECT count(*) FROM staged_evidence WHERE created_at < ?", (evidence_cut,)
-    ).fetchone()[0]
-    purged: list[str] = []
-    if forgotten:
-        marks = ",".join("?" * len(forgotten))
-        purged = [
-            r[0]
-            for r in conn.execute(
-                # Events that live in shared files keep their payloads: the files hold them anyway.
-                "SELECT uid FROM events WHERE payload IS NOT NULL AND scope != 'shared' AND ("
-                f"(type = 'record' AND json_extract(payload, '$.memory.id') IN ({marks}))"
-                f" OR (type IN ('retire', 'confirm') AND json_extract(payload, '$.id') IN ({marks})))",
-                [*forgotten, *forgotten],
-            ).fetchall()
-        ]
-    if dry_run or not (forgotten or stale_evidence):
-        return GcReport(tuple(forgotten), len(purged), stale_evidence, dry_run)
-    with database.transaction(conn):
-        conn.execute("DELETE FROM staged_evidence WHERE created_at < ?", (evidence_cut,))
-        if forgotten:
-            payload = {
-                "forgotten": forgotten,
-                "purged_uids": purged,
-                "rules": {"closed_days": closed_days, "unconfirmed_days": unconfirmed_days},
-            }
-            # Retention is this machine's decision: the gc event never leaves it (scope private).
-            ev = eventlog.append(conn, uuid.uuid4().hex, "gc", eventlog.next_at(conn), payload, scope=eventlog.PRIVATE)
-            apply(conn, ev)
-            conn.executemany("UPDATE events SET payload = NULL WHERE uid = ?", [(u,) for u in purged])
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return GcReport(tuple(forgotten), len(purged), stale_evidence, False)
 
 
 def export_log(conn: database.Connection, fp: IO[str], *, project_id: str, repository: str | None = None) -> int:

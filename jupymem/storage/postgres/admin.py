@@ -99,3 +99,24 @@ def remove_member(url: str, project: str, role: str) -> None:
     """Take ``role``'s access to ``project`` away (its rows stay: memory is the project's)."""
     with _connect(url) as conn:
         conn.execute(f"DELETE FROM {SCHEMA}.members WHERE project = %s AND role = %s", (project, role))
+
+
+def drop_stale_evidence(url: str, project: str, before: str, *, dry_run: bool = False) -> int:
+    """Drop every member's staged failures in ``project`` staged before ``before`` (an
+    ``at`` string), the administrator's share of gc on the team engine: a member's gc
+    reaches only their own (row-level security), so the failures of someone who left, or
+    who never runs gc, would stay for ever. A failure a memory cites keeps its cited copy
+    (``cited_evidence``), which this leaves alone. Returns how many (would) go."""
+    from ...errors import AccessDenied
+
+    with _connect(url) as conn:
+        # A member's role would see (and drop) none of this: row-level security hides the rows.
+        if not conn.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()[0]:
+            raise AccessDenied(
+                "jupymem team gc is the administrator's: connect as a role that bypasses row-level security "
+                "(a member's own `jupymem gc` drops their own old staged failures). Nothing was changed."
+            )
+        where = f"FROM {SCHEMA}.staged_evidence WHERE project = %s AND created_at < %s"
+        if dry_run:
+            return int(conn.execute(f"SELECT count(*) {where}", (project, before)).fetchone()[0])
+        return int(conn.execute(f"DELETE {where}", (project, before)).rowcount)

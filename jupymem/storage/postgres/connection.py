@@ -242,9 +242,11 @@ class PgConnection:
             cur.executemany(text, [tuple(r) for r in rows])
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[PgConnection]:
+    def transaction(self, *, chain: bool = True) -> Iterator[PgConnection]:
         """BEGIN, the project's write lock, ... COMMIT; rolled back on any error. Re-entrant
-        per thread (an inner transaction joins the outer one)."""
+        per thread (an inner transaction joins the outer one). ``chain=False``: nothing of
+        the log is written (a person's staged failures), so the write lock is not taken: a
+        failed cell never waits behind a teammate's import."""
         if getattr(self._local, "conn", None) is not None:
             yield self
             return
@@ -257,8 +259,8 @@ class PgConnection:
                 raw.execute("BEGIN")
                 self._local.conn = raw
                 try:
-                    # Writers of one project queue here (see the module's docstring).
-                    raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.project,))
+                    if chain:  # writers of one project's log queue here (see the module's docstring)
+                        raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.project,))
                     yield self
                 except BaseException:
                     with contextlib.suppress(Exception):  # a dropped connection has rolled back already

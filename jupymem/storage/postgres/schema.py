@@ -15,7 +15,8 @@ The same tables as SQLite's (``database.MIGRATIONS``), many projects in one data
 * no FTS5: lexical search is retrieval's in-process BM25 (``retrieval/postings.py``);
 * isolation is the database's job (``security`` below): row-level security, FORCEd so the
   owner is held to it too, admits a row only in the connection's project, only to a member
-  of it (``members``), and a private row only to its ``author_role``. History and cited
+  of it (``members``), and a private row only to its ``author_role``; a person's working
+  set (staged failures, ``%%ask`` messages and summaries) only to its author. History and cited
   evidence carry their memory's ``private``/``author_role``, copied by triggers, because
   a policy that looked the memory up would itself be filtered by the memory's policy.
 
@@ -399,5 +400,35 @@ def _vectors() -> str:
 
 _VISIBLE.update(dict.fromkeys(VECTOR_TABLES, "(private = 0 OR author_role = current_user)"))
 MIGRATIONS += (_vectors(),)
+
+# 7: a person's working set is theirs: staged failures and %%ask summaries gain the
+# writer's role, and row-level security shows each person only their own (as their
+# conversation messages already are). A staged failure is a person's until a memory
+# cites it: the cited copy (``cited_evidence``) is then as visible as that memory. Both
+# tables were written by no one before (the engine refused them), so the default fills
+# nothing that matters. A person keeps a summary per notebook: the key gains the role.
+_OWN_WORK = ("staged_evidence", "conversation_summary")
+
+
+def _own_work() -> str:
+    out = []
+    for table in _OWN_WORK:
+        pred = f"{_MEMBER} AND author_role = current_user"
+        out.append(f"""
+    ALTER TABLE {table} ADD COLUMN author_role TEXT NOT NULL DEFAULT current_user;
+    DROP POLICY in_project ON {table};
+    CREATE POLICY in_project ON {table} USING ({pred}) WITH CHECK ({pred});
+    CREATE TRIGGER {table}_author BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION keep_author();
+    """)
+    out.append("""
+    ALTER TABLE conversation_summary DROP CONSTRAINT conversation_summary_pkey;
+    ALTER TABLE conversation_summary ADD PRIMARY KEY (project, author_role, notebook);
+    CREATE INDEX staged_author ON staged_evidence (project, author_role, created_at);
+    """)
+    return "".join(out)
+
+
+_VISIBLE.update(dict.fromkeys(_OWN_WORK, "author_role = current_user"))
+MIGRATIONS += (_own_work(),)
 
 SCHEMA_VERSION = len(MIGRATIONS)

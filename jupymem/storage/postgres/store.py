@@ -11,7 +11,8 @@ not used: rankings are compared across engines.
 
 Dense vectors are kept as bytes beside the memories (``PgVectors``, migration 6) and
 searched by the same in-process index as SQLite's (``retrieval/index.py``): the same
-copy, the same rankings. The ``%%ask`` conversations are not here yet: the store says so.
+copy, the same rankings. The ``%%ask`` conversations are ``PgConversations``: each
+person's own (row-level security on their role, migration 7 for the summaries).
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import StorageError
 from ...models import ACTIVE
 from .. import database
-from ..conversations import ConversationStore
+from ..conversations import ConversationStore, MessageRow, SqliteConversations, rank_in_memory
 from ..reads import SqlRows
 from ..vectors import SLOTS, PendingRow, Slot, VectorStore
 
@@ -101,6 +101,45 @@ class PgVectors:
         return None  # the foreign key took them with their rows (migration 6)
 
 
+class PgConversations(SqliteConversations):
+    """``ConversationStore`` in the team database: ``SqliteConversations``' SQL, less FTS5.
+
+    Row-level security keeps each person's messages and summaries their own (an
+    ``author_role`` on each row, set by the database): two people asking in the same
+    notebook hold two conversations, and neither reads, folds or clears the other's.
+    ``recall`` reads the notebook's older messages and ranks them as SQLite does
+    (``conversations.rank_in_memory``). A message is one statement, committed alone: it
+    does not wait on the project's write lock as memory writes do."""
+
+    def recall(self, notebook: str, words: Sequence[str], before: int, limit: int) -> list[MessageRow]:
+        if not words:
+            return []
+        rows = self.conn.execute(
+            "SELECT id, role, content, created_at FROM conversation WHERE notebook = ? AND id < ? ORDER BY id",
+            (notebook, before),
+        ).fetchall()
+        return rank_in_memory(rows, words, limit)
+
+    def append(self, notebook: str, role: str, content: str, at: str) -> int:
+        return int(self.conn.execute(
+            "INSERT INTO conversation (notebook, role, content, created_at) VALUES (?, ?, ?, ?)",
+            (notebook, role, content, at),
+        ).lastrowid)
+
+    def fold(self, notebook: str, seen: tuple[str | None, int], summary: str, folded: int, upto: int, at: str) -> bool:
+        with database.transaction(self.conn):  # the project's lock: two folds never both see ``seen``
+            if self.summary(notebook) != seen:
+                return False
+            self.conn.execute(  # the key is per person: author_role is the connecting role's
+                "INSERT INTO conversation_summary (notebook, summary, folded, updated_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(author_role, notebook) DO UPDATE SET summary = excluded.summary,"
+                " folded = excluded.folded, updated_at = excluded.updated_at",
+                (notebook, summary, folded, at),
+            )
+            self.conn.execute("DELETE FROM conversation WHERE notebook = ? AND id <= ?", (notebook, upto))
+        return True
+
+
 class PgStore(SqlRows):
     """``reads.Store`` over one project's ``PgConnection``: ``SqlRows``' reads, translated."""
 
@@ -111,6 +150,7 @@ class PgStore(SqlRows):
     def __init__(self, conn: Any) -> None:
         super().__init__(conn)
         self._vectors: dict[str, PgVectors] = {}
+        self._conversations: PgConversations | None = None
 
     @property
     def readonly(self) -> bool:
@@ -130,7 +170,9 @@ class PgStore(SqlRows):
         return got
 
     def conversations(self) -> ConversationStore:
-        raise StorageError("PostgreSQL memory keeps no %%ask conversations yet; use a repository's own memory for them.")
+        if self._conversations is None:
+            self._conversations = PgConversations(self.conn)
+        return self._conversations
 
     def own_private_count(self) -> int:
         """This person's active private memories (status says how many are kept back)."""
