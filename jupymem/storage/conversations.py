@@ -52,6 +52,9 @@ class ConversationStore(Protocol):
 class SqliteConversations:
     """``ConversationStore`` over the project's SQLite connection."""
 
+    # A notebook's one summary; on the team engine one per person (``PgConversations``).
+    SUMMARY_KEY = "notebook"
+
     def __init__(self, conn: Any) -> None:
         self.conn = conn
 
@@ -107,8 +110,8 @@ class SqliteConversations:
                 return False
             self.conn.execute(
                 "INSERT INTO conversation_summary (notebook, summary, folded, updated_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT(notebook) DO UPDATE SET summary = excluded.summary, folded = excluded.folded,"
-                " updated_at = excluded.updated_at",
+                f" ON CONFLICT({self.SUMMARY_KEY}) DO UPDATE SET summary = excluded.summary,"
+                " folded = excluded.folded, updated_at = excluded.updated_at",
                 (notebook, summary, folded, at),
             )
             self.conn.execute("DELETE FROM conversation WHERE notebook = ? AND id <= ?", (notebook, upto))

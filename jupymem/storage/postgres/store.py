@@ -109,7 +109,10 @@ class PgConversations(SqliteConversations):
     notebook hold two conversations, and neither reads, folds or clears the other's.
     ``recall`` reads the notebook's older messages and ranks them as SQLite does
     (``conversations.rank_in_memory``). A message is one statement, committed alone: it
-    does not wait on the project's write lock as memory writes do."""
+    does not wait on the project's write lock as memory writes do. ``fold`` takes the
+    project's lock (two folds never both see the same summary), as on SQLite."""
+
+    SUMMARY_KEY = "author_role, notebook"  # the connecting role's: one summary per person
 
     def recall(self, notebook: str, words: Sequence[str], before: int, limit: int) -> list[MessageRow]:
         if not words:
@@ -125,19 +128,6 @@ class PgConversations(SqliteConversations):
             "INSERT INTO conversation (notebook, role, content, created_at) VALUES (?, ?, ?, ?)",
             (notebook, role, content, at),
         ).lastrowid)
-
-    def fold(self, notebook: str, seen: tuple[str | None, int], summary: str, folded: int, upto: int, at: str) -> bool:
-        with database.transaction(self.conn):  # the project's lock: two folds never both see ``seen``
-            if self.summary(notebook) != seen:
-                return False
-            self.conn.execute(  # the key is per person: author_role is the connecting role's
-                "INSERT INTO conversation_summary (notebook, summary, folded, updated_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT(author_role, notebook) DO UPDATE SET summary = excluded.summary,"
-                " folded = excluded.folded, updated_at = excluded.updated_at",
-                (notebook, summary, folded, at),
-            )
-            self.conn.execute("DELETE FROM conversation WHERE notebook = ? AND id <= ?", (notebook, upto))
-        return True
 
 
 class PgStore(SqlRows):
