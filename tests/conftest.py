@@ -80,6 +80,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
 
 
+# Under -n, the tests of each group run in one worker: what they share is then made once.
+# litellm: the modules whose tests import it in the test process (seconds of CPU per process,
+# and every later traceback in that process scans its thousands of modules); postgres: the
+# modules on the session's PostgreSQL (tests/pg_server.py), which each worker starts for itself.
+XDIST_GROUPS = {
+    **dict.fromkeys(("test_assistant_flow.py", "test_assistant_wire.py", "test_jupyter_ai.py",
+                     "test_language_policy.py"), "litellm"),
+    **dict.fromkeys(("test_pg_admin.py", "test_pg_engine.py", "test_pg_faces.py", "test_pg_faults.py",
+                     "test_pg_migrate.py", "test_pg_quality.py", "test_pg_server.py", "test_pg_vectors.py",
+                     "test_bench_team.py"), "postgres"),
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n``'s default distribution (``load``: each test to whichever worker is free), but the
+    tests of a module in ``XDIST_GROUPS`` go together, in one unit per group. The largest units
+    are handed out first, so the groups start at once and single tests fill in around them.
+    (pytest-xdist's own ``loadgroup`` cannot mark a test under pytest 9.) An explicit
+    ``--dist`` is obeyed."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupedScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+            return XDIST_GROUPS.get(module, nodeid)
+
+    return GroupedScheduling(config, log)
+
+
 @pytest.fixture(autouse=True)
 def jupymem_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("jupymem-home")

@@ -32,6 +32,7 @@ pytest_plugins = ["pytest_jupyter.jupyter_server"]
 # (it keeps Jupyternaut's litellm import offline): Jupyternaut imports litellm, seconds of
 # CPU, and every pytest-xdist worker collects every module, whichever worker runs these.
 
+
 def _manager(root: Path, chat_path: str, config: Config | None = None) -> PersonaManager:
     import jupymem.faces.jupyter_ai_persona  # noqa: F401  (first: see above)
     from jupyter_ai_persona_manager import PersonaManager
