@@ -86,7 +86,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # modules on the session's PostgreSQL (tests/pg_server.py), which each worker starts for itself.
 XDIST_GROUPS = {
     **dict.fromkeys(("test_assistant_flow.py", "test_assistant_wire.py", "test_jupyter_ai.py",
-                     "test_language_policy.py"), "litellm"),
+                     "test_language_policy.py", "test_pairing_faces.py"), "litellm"),
     **dict.fromkeys(("test_pg_admin.py", "test_pg_engine.py", "test_pg_faces.py", "test_pg_faults.py",
                      "test_pg_migrate.py", "test_pg_quality.py", "test_pg_server.py", "test_pg_vectors.py",
                      "test_bench_team.py"), "postgres"),
