@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -47,17 +48,37 @@ GIT_ENV = {
 }
 
 
+_REPO_TEMPLATES: dict[bool, Path] = {}
+
+
+def _repo_template(staged: bool) -> Path:
+    """A repository made once per process by ``git init`` (with a README staged, if
+    ``staged``), that ``make_repo`` copies: hundreds of tests make a repository, and three
+    git processes for each were most of what it cost."""
+    if staged not in _REPO_TEMPLATES:
+        import tempfile
+
+        env = {**os.environ, **GIT_ENV}
+        made = Path(tempfile.mkdtemp(prefix="jupymem-repo-template-")) / "repo"
+        subprocess.run(["git", "init", "-q", "-b", "main", str(made)], check=True, env=env)
+        if staged:
+            (made / "README.md").write_text("# a test repository\n")
+            subprocess.run(["git", "-C", str(made), "add", "README.md"], check=True, env=env)
+        atexit.register(shutil.rmtree, made.parent, True)
+        _REPO_TEMPLATES[staged] = made
+    return _REPO_TEMPLATES[staged]
+
+
 def make_repo(path: Path, *, commit: bool = True) -> Path:
     """A real git repository at ``path`` (with one commit, so it has a root commit)."""
     path.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **GIT_ENV}
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
+    shutil.copytree(_repo_template(commit), path, symlinks=True, dirs_exist_ok=True)
     if commit:
         # The path makes the root commit unique: two repositories made in the same second
         # with the same content would share it, and so be taken for one moved repository.
-        (path / "README.md").write_text(f"# test repository at {path}\n")
-        subprocess.run(["git", "-C", str(path), "add", "README.md"], check=True, env=env)
-        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "first"], check=True, env=env)
+        env = {**os.environ, **GIT_ENV}
+        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", f"first: a test repository at {path}"],
+                       check=True, env=env)
     return path.resolve()
 
 
