@@ -109,16 +109,17 @@ XDIST_GROUPS = {
     **dict.fromkeys(("test_assistant_flow.py", "test_assistant_wire.py", "test_jupyter_ai.py",
                      "test_language_policy.py", "test_pairing_faces.py"), "litellm"),
     **dict.fromkeys(("test_pg_admin.py", "test_pg_engine.py", "test_pg_faces.py", "test_pg_faults.py",
-                     "test_pg_migrate.py", "test_pg_quality.py", "test_pg_server.py", "test_pg_vectors.py",
-                     "test_bench_team.py"), "postgres"),
+                     "test_pg_migrate.py", "test_pg_quality.py", "test_pg_server.py", "test_pg_vectors.py"),
+                    "postgres"),
 }
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``-n``'s default distribution (``load``: each test to whichever worker is free), but the
-    tests of a module in ``XDIST_GROUPS`` go together, in one unit per group. The largest units
-    are handed out first, so the groups start at once and single tests fill in around them.
+    tests of a module in ``XDIST_GROUPS`` go together, in one unit per group. The units with
+    the most tests are handed out first, so the groups start at once and single tests fill in
+    around them.
     (pytest-xdist's own ``loadgroup`` cannot mark a test under pytest 9.) An explicit
     ``--dist`` is obeyed."""
     if config.getvalue("dist") != "load":
