@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -47,17 +48,37 @@ GIT_ENV = {
 }
 
 
+_REPO_TEMPLATES: dict[bool, Path] = {}
+
+
+def _repo_template(staged: bool) -> Path:
+    """A repository made once per process by ``git init`` (with a README staged, if
+    ``staged``), that ``make_repo`` copies: hundreds of tests make a repository, and three
+    git processes for each were most of what it cost."""
+    if staged not in _REPO_TEMPLATES:
+        import tempfile
+
+        env = {**os.environ, **GIT_ENV}
+        made = Path(tempfile.mkdtemp(prefix="jupymem-repo-template-")) / "repo"
+        subprocess.run(["git", "init", "-q", "-b", "main", str(made)], check=True, env=env)
+        if staged:
+            (made / "README.md").write_text("# a test repository\n")
+            subprocess.run(["git", "-C", str(made), "add", "README.md"], check=True, env=env)
+        atexit.register(shutil.rmtree, made.parent, True)
+        _REPO_TEMPLATES[staged] = made
+    return _REPO_TEMPLATES[staged]
+
+
 def make_repo(path: Path, *, commit: bool = True) -> Path:
     """A real git repository at ``path`` (with one commit, so it has a root commit)."""
     path.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **GIT_ENV}
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
+    shutil.copytree(_repo_template(commit), path, symlinks=True, dirs_exist_ok=True)
     if commit:
         # The path makes the root commit unique: two repositories made in the same second
         # with the same content would share it, and so be taken for one moved repository.
-        (path / "README.md").write_text(f"# test repository at {path}\n")
-        subprocess.run(["git", "-C", str(path), "add", "README.md"], check=True, env=env)
-        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "first"], check=True, env=env)
+        env = {**os.environ, **GIT_ENV}
+        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", f"first: a test repository at {path}"],
+                       check=True, env=env)
     return path.resolve()
 
 
@@ -78,6 +99,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "jp_serverapp" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.server)
+
+
+# Under -n, the tests of each group run in one worker: what they share is then made once.
+# litellm: the modules whose tests import it in the test process (seconds of CPU per process,
+# and every later traceback in that process scans its thousands of modules); postgres: the
+# modules on the session's PostgreSQL (tests/pg_server.py), which each worker starts for itself.
+XDIST_GROUPS = {
+    **dict.fromkeys(("test_assistant_flow.py", "test_assistant_wire.py", "test_jupyter_ai.py",
+                     "test_language_policy.py", "test_pairing_faces.py"), "litellm"),
+    **dict.fromkeys(("test_pg_admin.py", "test_pg_engine.py", "test_pg_faces.py", "test_pg_faults.py",
+                     "test_pg_migrate.py", "test_pg_quality.py", "test_pg_server.py", "test_pg_vectors.py"),
+                    "postgres"),
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n``'s default distribution (``load``: each test to whichever worker is free), but the
+    tests of a module in ``XDIST_GROUPS`` go together, in one unit per group. The units with
+    the most tests are handed out first, so the groups start at once and single tests fill in
+    around them.
+    (pytest-xdist's own ``loadgroup`` cannot mark a test under pytest 9.) An explicit
+    ``--dist`` is obeyed."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupedScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+            return XDIST_GROUPS.get(module, nodeid)
+
+    return GroupedScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -78,7 +78,13 @@ def test_litellm_is_imported_offline(tmp_path: Path):
         "socket.getaddrinfo = spy\n"
         "from jupymem.intake import llm\n"
         "llm.load()\n"
-        "import time; time.sleep(0.5)\n"
+        # A fetch in the background would be a thread the import started: each has ended
+        # (none is left running) before the lookups are read.
+        "import threading\n"
+        "for t in threading.enumerate():\n"
+        "    if t is not threading.main_thread():\n"
+        "        t.join(60)\n"
+        "        assert not t.is_alive(), t\n"
         "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], sorted(set(map(str, hosts))))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}

@@ -27,6 +27,7 @@ def test_prompts_are_prompt_length() -> None:
     assert all(len(s.split()) <= 6 for s in short)
 
 
+@pytest.mark.eval  # runs the benchmark: both encoders loaded, hundreds of memories measured
 def test_bench_reports_every_measurement() -> None:
     out = io.StringIO()
     assert bench.run_bench_cli(["--documents", "400", "--queries", "5", "--json"], stdout=out) == 0
@@ -49,10 +50,14 @@ def test_bench_reports_every_measurement() -> None:
     assert (r["dense"]["dense"], r["dense"]["tier"]) == ("on", "transformer")
 
 
-def test_bench_text_report_and_bad_arguments() -> None:
+@pytest.mark.eval  # runs the benchmark, with both encoders
+def test_bench_text_report() -> None:
     out = io.StringIO()
     assert bench.run_bench_cli(["--documents", "50", "--queries", "2"], stdout=out) == 0
     assert "search lexical_prompt" in out.getvalue() and "memories/s" in out.getvalue()
     assert "transformer encoder: ready" in out.getvalue() and "search transformer_short" in out.getvalue()
+
+
+def test_bench_refuses_bad_arguments() -> None:
     err = io.StringIO()
     assert bench.bench_command(bench.build_parser().parse_args(["--documents", "0"]), stdout=io.StringIO(), stderr=err) == 2

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.eval]  # a benchmark run, end to end
 
 ROOT = Path(__file__).resolve().parents[1]
 

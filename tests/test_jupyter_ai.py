@@ -13,31 +13,31 @@ import asyncio
 import json
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-
-# First, so that Jupyternaut's litellm import stays offline (the persona module sees to it).
-from jupymem.faces.jupyter_ai_persona import PERSONA_ID, JupymemPersona  # isort: skip
-
-from fastmcp import Client
-from fastmcp.client.transports import StreamableHttpTransport
-from jupyter_ai_jupyternaut.jupyternaut.jupyternaut import JupyternautPersona
-from jupyter_ai_persona_manager import PersonaManager
-from jupyter_server_mcp.extension import MCPExtensionApp
-from jupyter_server_mcp.mcp_server import MCPServer
-from jupyterlab_chat.models import Message
-from jupyterlab_chat.ychat import YChat
 from traitlets.config import Config
 
 import jupymem
 
 from conftest import make_repo
 
+if TYPE_CHECKING:
+    from jupyter_ai_persona_manager import PersonaManager
+    from jupyterlab_chat.models import Message
+
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+# Jupyter AI's packages are imported by the tests that use them, the persona module first
+# (it keeps Jupyternaut's litellm import offline): Jupyternaut imports litellm, seconds of
+# CPU, and every pytest-xdist worker collects every module, whichever worker runs these.
 
 
 def _manager(root: Path, chat_path: str, config: Config | None = None) -> PersonaManager:
+    import jupymem.faces.jupyter_ai_persona  # noqa: F401  (first: see above)
+    from jupyter_ai_persona_manager import PersonaManager
+    from jupyterlab_chat.ychat import YChat
+
     chat = YChat()
     chat.initial_path = chat_path
     (root / chat_path).parent.mkdir(parents=True, exist_ok=True)
@@ -45,6 +45,8 @@ def _manager(root: Path, chat_path: str, config: Config | None = None) -> Person
 
 
 def _message(body: str) -> Message:
+    from jupyterlab_chat.models import Message
+
     return Message(id="m1", time=0.0, body=body, sender="alice")
 
 
@@ -62,7 +64,9 @@ def test_the_readme_gives_the_chat_a_model_with_settings_the_installed_packages_
     import re
     import sys
 
+    import jupymem.faces.jupyter_ai_persona  # noqa: F401  (first: see above)
     from jupyter_ai_jupyternaut.extension_app import JupyternautExtension
+    from jupyter_ai_persona_manager import PersonaManager
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     named = {cls: set(re.findall(rf"c\.{cls}\.(\w+)", readme)) for cls in ("JupyternautExtension", "PersonaManager")}
@@ -77,6 +81,8 @@ def test_the_readme_gives_the_chat_a_model_with_settings_the_installed_packages_
 
 
 def test_default_persona_id_setting_selects_the_memory_persona(tmp_path: Path):
+    from jupymem.faces.jupyter_ai_persona import PERSONA_ID, JupymemPersona
+
     config = Config({"PersonaManager": {"default_persona_id": PERSONA_ID}})
     manager = _manager(tmp_path, "team.chat", config)
     assert isinstance(manager.default_persona, JupymemPersona)
@@ -86,6 +92,9 @@ def test_default_persona_id_setting_selects_the_memory_persona(tmp_path: Path):
 def test_persona_composes_jupyternauts_prompt_with_the_block_and_retrieved_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    from jupymem.faces.jupyter_ai_persona import PERSONA_ID  # isort: skip  (first: see above)
+    from jupyter_ai_jupyternaut.jupyternaut.jupyternaut import JupyternautPersona
+
     monkeypatch.setenv("JUPYMEM_BLOCK_CAP", "1024")
     repo = make_repo(tmp_path / "repo")
     proj = jupymem.init(repo)
@@ -129,6 +138,12 @@ def jp_server_config() -> dict[str, Any]:
 async def test_mcp_tools_over_http_check_quotes_against_the_message_being_processed(
     jp_serverapp: Any, jp_root_dir: Path
 ):
+    from jupymem.faces.jupyter_ai_persona import PERSONA_ID  # isort: skip  (first: see above)
+    from fastmcp import Client
+    from fastmcp.client.transports import StreamableHttpTransport
+    from jupyter_server_mcp.extension import MCPExtensionApp
+    from jupyter_server_mcp.mcp_server import MCPServer
+
     root = Path(jp_root_dir).resolve()
     repo = make_repo(root / "proj")
     manager = _manager(root, "proj/chats/team.chat")
