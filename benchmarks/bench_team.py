@@ -28,9 +28,9 @@ every figure comes through ``Project`` (opened on the URL as a person's process 
   (``jupymem.context``) in a sample of them, each once its index is built (the first
   search, which builds it, is reported apart); load rate and database size.
 * **modes** (after load and spread): ``--writers`` writers again, no searchers, no restart:
-  closed loop with writer w in spread project w mod ``--projects`` (a team working in many
-  repositories), then paced at ``--rate`` records a second each (``--paced-per-writer``
-  records; a person never records faster), all in the load's project and spread.
+  paced at ``--rate`` records a second each (``--paced-per-writer`` records; a person never
+  records faster), all in the load's project, then writer w in spread project w mod
+  ``--projects`` (a team working in many repositories); then closed loop in those projects.
 * **one project**: the same ``--one-project`` memories in a SQLite project and a PostgreSQL
   one, the same queries asked of both in turn (the order alternates, so a busy moment of the
   shared machine falls on both); search p50 on each and their ratio.
@@ -92,11 +92,12 @@ class Scale:
     rate: float = 1.0  # records a second per writer in the paced modes (a person never records faster)
     paced_per_writer: int = 30  # records per writer in each paced mode
     loaders: int = 2  # processes that load the spread part's projects, each its share of them
+    settle: float = 30.0  # seconds of rest before the modes
 
 
 SCALES = {
     "small": Scale(writers=6, per_writer=30, searchers=2, projects=4, per_project=500, one_project=3000, queries=40,
-                   rate=4.0, paced_per_writer=8),
+                   rate=4.0, paced_per_writer=8, settle=0.0),
     "full": Scale(writers=50, per_writer=200, searchers=20, projects=100, per_project=10_000, one_project=100_000,
                   queries=200),
 }
@@ -510,14 +511,14 @@ def run_writers(url: str, base: Path, name: str, repos: list[str], sc: Scale, pe
 
 
 def run_modes(url: str, base: Path, load_repo: str | None, spread_repos: list[str], sc: Scale) -> dict[str, Any]:
-    """Record p50/p95 in each mode: closed loop in many projects, and paced in one and in many."""
+    """Record p50/p95 in each mode: paced in one project and in many, then closed loop in
+    many (the paced ones first: a closed loop leaves the machine busy for a while after)."""
     out: dict[str, Any] = {}
-    if spread_repos:
-        out["spread_closed_loop"] = run_writers(url, base, "spread-closed", spread_repos, sc, sc.per_writer, None)
     if load_repo:
         out["one_project_paced"] = run_writers(url, base, "one-paced", [load_repo], sc, sc.paced_per_writer, sc.rate)
     if spread_repos:
         out["spread_paced"] = run_writers(url, base, "spread-paced", spread_repos, sc, sc.paced_per_writer, sc.rate)
+        out["spread_closed_loop"] = run_writers(url, base, "spread-closed", spread_repos, sc, sc.per_writer, None)
     return out
 
 
@@ -617,6 +618,7 @@ def run(sc: Scale, parts: list[str], out: Path | None = None) -> dict[str, Any]:
         if "load" in parts and "spread" in parts:
             report["oldest_project"] = run_oldest(url, base, report["load"]["repo"], sc)
         if "modes" in parts:
+            time.sleep(sc.settle)  # let the parts before leave the machine (the load average says how far)
             t = time.perf_counter()
             report["modes"] = run_modes(url, base, report.get("load", {}).get("repo"),
                                         report.get("spread", {}).get("repos", []), sc)
