@@ -91,6 +91,8 @@ def test_the_dialect_bridges_what_differs_and_refuses_what_only_sqlite_has() -> 
         == "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (project, key) DO UPDATE SET value = 1"
     assert dialect.translate("INSERT INTO memories (id) VALUES (?)") == (
         "INSERT INTO memories (id) VALUES (%s) RETURNING rid", True)
+    assert dialect.translate("INSERT INTO events (seq, uid) VALUES (?, ?)") == (  # the writer numbered it
+        "INSERT INTO events (seq, uid) VALUES (%s, %s)", False)
     assert dialect.translate("SELECT id FROM memories WHERE x IS NULL AND +status = ?")[0].endswith("AND status = %s")
     assert dialect.translate("SELECT 1 FROM t WHERE a LIKE 'x%' AND b = ?")[0] == "SELECT 1 FROM t WHERE a LIKE 'x%%' AND b = %s"
     for sqlite_only in ("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", "PRAGMA user_version",
@@ -171,6 +173,28 @@ def test_the_database_refuses_a_fork_and_a_deleted_event(team: Team) -> None:
         with pytest.raises(Exception, match="append-only"):
             pg.execute("DELETE FROM events")
         assert eventlog.count(pg) == 1
+    finally:
+        pg.close()
+
+
+def test_a_pipelined_write_is_whole_or_absent_even_when_nothing_read_its_failure(team: Team) -> None:
+    """Inside a write transaction statements are queued and their answers read only when
+    asked for: a refused event nobody read still fails the transaction, at COMMIT, and
+    takes the statements queued beside it along."""
+    url = team.person("ola")
+    pg = connect(url, team.project("pipelined", "ola"))
+    try:
+        with database.transaction(pg):  # two events, the second chained on a head read after the first
+            first = eventlog.append(pg, "u1", "retire", eventlog.next_at(pg), {"id": "m-1"})
+            second = eventlog.append(pg, "u2", "retire", eventlog.next_at(pg), {"id": "m-2"})
+        assert (first.seq, second.seq, second.prev) == (1, 2, first.hash)
+        with pytest.raises(StorageError, match="another writer"), database.transaction(pg):
+            database.set_meta(pg, "note", "queued, never read")
+            assert eventlog.numbers_events(pg)
+            eventlog.append(pg, "u3", "retire", eventlog.next_at(pg), {"id": "m-3"}, prev=eventlog.GENESIS, seq=3)
+        assert database.get_meta(pg, "note") is None
+        assert pg.chain_head() == (2, second.hash, second.at) and not eventlog.numbers_events(pg)
+        assert eventlog.check_chain(eventlog.events(pg), source="postgres") == 2
     finally:
         pg.close()
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..storage import database
 from ..models import ACTIVE
-from ..storage.projection import Batch, adds_nothing, apply, memories_by_id
+from ..storage.projection import Batch, apply, memories_by_id
 
 # Validation is imported by the writes themselves: a command that only reads never needs it.
 if TYPE_CHECKING:
@@ -35,10 +35,12 @@ def checker(conn: database.Connection) -> Callable[[dict[str, Any]], None]:
 def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any]) -> bool:
     """Write one record event for ``memory``; False when it would add nothing (no event)."""
     checker(conn)(memory)
-    with sharing.writing() as log:
-        if adds_nothing(conn, memory):
+    # A Batch of one: a new memory's rows need no read before they are written (on the
+    # team engine, every read under the project's write lock is a round trip others wait for).
+    with sharing.writing() as log, Batch(conn, [memory["id"]]) as batch:
+        if batch.adds_nothing(memory):
             return False
-        apply(conn, log.append("record", {"memory": memory}, private=bool(memory.get("private"))))
+        batch.apply(log.append("record", {"memory": memory}, private=bool(memory.get("private"))))
     return True
 
 

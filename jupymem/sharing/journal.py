@@ -55,6 +55,7 @@ class Journal:
         self.writer = writer
         self._lines: list[str] = []
         self._prev: str | None = None  # the last event's hash: the next one chains to it
+        self._seq = 0  # the last event's seq (given by this writer only where ``numbers_events``)
         self._last_at: str | None = None
         self._last: datetime | None = None  # _last_at, parsed once a burst needs it
         self._deferred = False
@@ -75,6 +76,7 @@ class Journal:
         if self._prev is None:  # one query for both the chain and the clock
             row = eventlog.head(self.conn)
             self._prev, after = (row[1], row[2]) if row else (GENESIS, None)
+            self._seq = row[0] if row else 0
             at = eventlog.next_at(self.conn, after) if after else eventlog.next_at(self.conn)
         else:
             at = self._next_at()
@@ -83,9 +85,10 @@ class Journal:
         if shared:
             self.copy(uid, type_, at, payload)
         scope = PRIVATE if private else (SHARED if shared else LOCAL)
+        seq = self._seq + 1 if eventlog.numbers_events(self.conn) else None
         ev = eventlog.append(self.conn, uid, type_, at, payload, prev=self._prev, scope=scope,
-                          source=self.source if shared else None, writer=self.writer)
-        self._prev = ev.hash
+                          source=self.source if shared else None, writer=self.writer, seq=seq)
+        self._prev, self._seq = ev.hash, ev.seq
         return ev
 
     def copy(self, uid: str, type_: str, at: str, payload: dict[str, Any]) -> None:

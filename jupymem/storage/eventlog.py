@@ -161,25 +161,44 @@ def append(
     scope: str = LOCAL,
     source: str | None = None,
     writer: str | None = None,
+    seq: int | None = None,
 ) -> Event:
     """Append one event; call inside ``transaction`` together with its projection.
 
     ``prev`` saves a query when the caller appends a batch and knows the last hash.
     ``scope`` and ``source`` say where the event lives (see ``LOCAL``/``PRIVATE``/``SHARED``);
-    ``writer`` who wrote it.
+    ``writer`` who wrote it. ``seq``: the event's number, given by a caller that holds
+    the chain (``numbers_events``); otherwise the database numbers it and it is read back.
     """
     body = canonical(payload)
     payload_hash = sha256(body)
     if prev is None:
         prev = last_hash(conn)
     h = event_hash(uid, type_, at, payload_hash, prev)
+    values = (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source, writer)
+    if seq is not None:
+        conn.execute(
+            "INSERT INTO events (seq, uid, type, at, payload, payload_hash, prev, hash, scope, source, writer)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, *values),
+        )
+        return Event(seq, uid, type_, at, payload, payload_hash, prev, h, writer, source)
     cur = conn.execute(
         "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash, scope, source, writer)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (uid, type_, at, body.decode("utf-8"), payload_hash, prev, h, scope, source, writer),
+        values,
     )
     assert cur.lastrowid is not None  # set by the INSERT
     return Event(cur.lastrowid, uid, type_, at, payload, payload_hash, prev, h, writer, source)
+
+
+def numbers_events(conn: Connection) -> bool:
+    """Whether a writer names each new event's seq itself (``append``'s ``seq``): the team
+    engine in a write transaction, whose lock holds the head still, so its next number is
+    known, and reading the trigger's number back would cost a round trip under that lock.
+    SQLite numbers its own rows (and never hands a number out twice, ``replace_log``)."""
+    own = getattr(conn, "numbers_events", None)
+    return bool(own is not None and own())
 
 
 def append_once(

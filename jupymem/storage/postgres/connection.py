@@ -13,6 +13,17 @@ project queue, so a chain is read and extended by one writer at a time (the chai
 trigger would refuse a fork anyway; the lock turns that refusal into waiting) and memory
 row ids ascend in commit order, which retrieval's in-process index relies on.
 
+Because writers queue, what a transaction does while it holds the lock is the cost every
+other writer of the project waits for, and on a busy machine each round trip in there
+costs a turn of the scheduler for both ends. So a write transaction runs in psycopg's
+pipeline mode: a statement is sent at once and its answer read only when the caller reads
+it (``_Pending``). BEGIN, the lock and the chain's head (``chain_head``) go out in one
+flight with the transaction's first read; the INSERTs that follow (the event, numbered by
+its writer, who holds the lock: ``eventlog.append``'s ``seq``; its projection rows) go
+out with COMMIT in a second. Two round trips under the lock for a record, not ten. An
+error in a statement nobody read surfaces at the next read or at COMMIT, inside the
+transaction: it is rolled back whole, as before.
+
 Driver errors stop here (``pg_error``): an unreachable or dropped server, a refused row,
 a full disk each become the ``JupymemError`` that says what to do. A connection that
 dropped is made again on the next statement outside a transaction.
@@ -29,6 +40,8 @@ from ...errors import AccessDenied, JupymemError, ReadOnlyHome, StorageError
 from ..database import Rows
 from . import dialect
 from .schema import SCHEMA
+
+_HEAD = "SELECT seq, hash, at FROM chain_heads WHERE seq > 0"
 
 
 def _psycopg() -> Any:
@@ -112,6 +125,47 @@ class _NoLock:
 
     def release(self) -> None:
         return None
+
+
+@contextlib.contextmanager
+def _pipelined(raw: Any) -> Iterator[None]:
+    """psycopg's pipeline mode for the block; leaving it reads every answer still due (and
+    raises the first error among them). After an error in the block, the pipeline's own
+    complaint on leaving (the same failure, met again) is not logged as a second one."""
+    pipe = raw.pipeline()
+    pipe.__enter__()
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            pipe.__exit__(None, None, None)
+        raise
+    pipe.__exit__(None, None, None)
+
+
+class _Pending(Rows):
+    """A statement's answer inside a pipelined transaction, read from the server only when
+    the caller first asks for it (that read also carries every statement queued before it)."""
+
+    def __init__(self, owner: PgConnection, cur: Any, text: str, returning: bool) -> None:  # no Rows.__init__
+        self._owner, self._cur, self._returning = owner, cur, returning
+        self._has_rows = dialect.returns_rows(text)  # a pipelined cursor's description comes with its answer
+        self._read: tuple[list[Any], int | None] | None = None
+
+    def _resolve(self) -> tuple[list[Any], int | None]:
+        if self._read is None:
+            with self._owner._translated():
+                rows = self._cur.fetchall() if self._has_rows else []
+            self._read = ([], rows[0][0] if rows else None) if self._returning else (rows, None)
+        return self._read
+
+    @property
+    def rows(self) -> list[Any]:  # type: ignore[override]  # Rows' slot, read lazily here
+        return self._resolve()[0]
+
+    @property
+    def lastrowid(self) -> int | None:  # type: ignore[override]
+        return self._resolve()[1]
 
 
 class PgConnection:
@@ -231,6 +285,10 @@ class PgConnection:
         text, returning = dialect.translate(sql)
         with self.lock, self._translated(), self._borrowed() as raw:
             cur = raw.cursor(binary=True).execute(text, tuple(params)) if binary else raw.execute(text, tuple(params))
+            if getattr(self._local, "conn", None) is raw:  # a pipelined transaction: read when asked
+                if dialect.moves_head(text):
+                    self._local.head = None
+                return _Pending(self, cur, text, returning)
             rows = cur.fetchall() if cur.description is not None else []
         if returning:  # sqlite3's INSERT returns no rows, only lastrowid
             return Rows([], rows[0][0] if rows else None)
@@ -238,15 +296,18 @@ class PgConnection:
 
     def executemany(self, sql: str, rows: Any) -> None:
         text, _ = dialect.translate(sql, returning=False)
-        with self.lock, self._translated(), self._borrowed() as raw, raw.cursor() as cur:
-            cur.executemany(text, [tuple(r) for r in rows])
+        with self.lock, self._translated(), self._borrowed() as raw:
+            if getattr(self._local, "conn", None) is raw and dialect.moves_head(text):
+                self._local.head = None
+            raw.cursor().executemany(text, [tuple(r) for r in rows])  # in a transaction: queued
 
     @contextlib.contextmanager
     def transaction(self, *, chain: bool = True) -> Iterator[PgConnection]:
-        """BEGIN, the project's write lock, ... COMMIT; rolled back on any error. Re-entrant
-        per thread (an inner transaction joins the outer one). ``chain=False``: nothing of
-        the log is written (a person's staged failures), so the write lock is not taken: a
-        failed cell never waits behind a teammate's import."""
+        """BEGIN, the project's write lock, ... COMMIT, pipelined (see the module's
+        docstring); rolled back on any error. Re-entrant per thread (an inner transaction
+        joins the outer one). ``chain=False``: nothing of the log is written (a person's
+        staged failures), so the write lock is not taken: a failed cell never waits behind
+        a teammate's import."""
         if getattr(self._local, "conn", None) is not None:
             yield self
             return
@@ -256,20 +317,24 @@ class PgConnection:
                     raw = stack.enter_context(self._pool.connection())
                 else:
                     raw = stack.enter_context(self._borrowed())
-                raw.execute("BEGIN")
-                self._local.conn = raw
                 try:
-                    if chain:  # writers of one project's log queue here (see the module's docstring)
-                        raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.project,))
-                    yield self
+                    with _pipelined(raw):
+                        raw.execute("BEGIN")
+                        if chain:
+                            # Writers of one project's log queue here (see the module's docstring);
+                            # the head they will extend is read in the same flight, behind the lock.
+                            raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.project,))
+                            self._local.head = _Pending(self, raw.execute(_HEAD), _HEAD, False)
+                        self._local.conn = raw
+                        yield self
+                        raw.execute("COMMIT")  # leaving the pipeline reads every answer still due
                 except BaseException:
                     with contextlib.suppress(Exception):  # a dropped connection has rolled back already
                         raw.execute("ROLLBACK")
                     raise
-                else:
-                    raw.execute("COMMIT")
                 finally:
                     self._local.conn = None
+                    self._local.head = None
 
     @property
     def store(self) -> Any:
@@ -285,8 +350,15 @@ class PgConnection:
         """(seq, hash, at) of the project's newest event, None for an empty log. Read from
         the head row: the newest event this person can see may not be the newest there is
         (others' private events are hidden from them), and the chain must follow the newest."""
-        row = self.execute("SELECT seq, hash, at FROM chain_heads WHERE seq > 0").fetchone()
+        held = getattr(self._local, "head", None)  # read under this transaction's lock, not moved since
+        row = held.fetchone() if held is not None else self.execute(_HEAD).fetchone()
         return (row[0], row[1], row[2]) if row else None
+
+    def numbers_events(self) -> bool:
+        """Whether a writer gives each event its seq (``eventlog.append``): yes, in a write
+        transaction, whose lock keeps the head where this transaction read it. Naming it
+        spares the round trip that reading the trigger's number back would cost."""
+        return getattr(self._local, "conn", None) is not None
 
     def is_member(self) -> bool:
         row = self.execute("SELECT 1 FROM members WHERE project = ? AND role = current_user", (self.project,))

@@ -12,7 +12,9 @@ each, on the text of a statement (cached: the same few hundred statements recur)
 * a unary ``+`` (SQLite's hint to keep the planner off an index) is dropped;
 * ``CAST(... AS BLOB)`` becomes ``CAST(... AS BYTEA)``;
 * an INSERT into a table with a serial key gets ``RETURNING`` that key, so the caller
-  reads ``lastrowid`` as it does from sqlite3.
+  reads ``lastrowid`` as it does from sqlite3, unless it names the key itself (it knows
+  the value: ``eventlog.append``'s ``seq``; a pipelined transaction then need not wait
+  for the answer).
 
 What it cannot bridge it refuses by name (``Unsupported``): FTS5 tables, PRAGMA,
 sqlite_master, ``INSERT OR REPLACE`` and SQLite's JSON functions. Those statements
@@ -29,7 +31,7 @@ import re
 SERIAL_KEYS = {"events": "seq", "memories": "rid", "conversation": "id"}
 
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
-_INSERT = re.compile(r"^\s*INSERT\s+(OR\s+IGNORE\s+)?INTO\s+(\w+)", re.IGNORECASE)
+_INSERT = re.compile(r"^\s*INSERT\s+(OR\s+IGNORE\s+)?INTO\s+(\w+)\s*(\([^)]*\))?", re.IGNORECASE)
 _CONFLICT_TARGET = re.compile(r"ON\s+CONFLICT\s*\(\s*([\w\s,]+?)\s*\)", re.IGNORECASE)
 _UNARY_PLUS = re.compile(r"(\bAND\s+|\bWHERE\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
 _BLOB = re.compile(r"\bAS\s+BLOB\b", re.IGNORECASE)
@@ -64,9 +66,25 @@ def translate(sql: str, returning: bool = True) -> tuple[str, bool]:
             out = out[: insert.start(1)] + out[insert.end(1):]
             out = out.rstrip().rstrip(";") + " ON CONFLICT DO NOTHING"
         key = SERIAL_KEYS.get(table)
-        if returning and key and "RETURNING" not in out.upper():
+        named = insert.group(3) is not None and key in re.findall(r"\w+", insert.group(3).lower())
+        if returning and key and not named and "RETURNING" not in out.upper():
             return out.rstrip().rstrip(";") + f" RETURNING {key}", True
     return out, False
+
+
+@functools.lru_cache(maxsize=1024)
+def returns_rows(sql: str) -> bool:
+    """Whether ``sql`` (translated) answers with rows: a query, or a change with RETURNING."""
+    head = sql.lstrip()[:7].upper()
+    return not head.startswith(("INSERT", "UPDATE", "DELETE")) or "RETURNING" in sql.upper()
+
+
+@functools.lru_cache(maxsize=64)
+def moves_head(sql: str) -> bool:
+    """Whether ``sql`` (translated) appends events, and so moves the chain's head (the
+    ``events_chain`` trigger): a head read before it is stale after it."""
+    found = _INSERT.match(sql)
+    return found is not None and found.group(2).lower() == "events"
 
 
 def _check_literal(m: re.Match[str]) -> str:
