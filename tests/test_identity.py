@@ -45,11 +45,17 @@ def _set_name(repo: Path, name: str) -> None:
     subprocess.run(["git", "-C", str(repo), "config", "user.email", "ada@example.com"], check=True)
 
 
-def test_the_answer_is_kept_for_the_next_process_and_asked_again_after_a_change(tmp_path: Path) -> None:
+def _ada_writes(tmp_path: Path) -> tuple[Path, Path]:
+    """(a repository whose git config names Ada, an empty memory home)."""
     (tmp_path / "user").mkdir()
     repo, home = make_repo(tmp_path / "repo"), tmp_path / "home"
     home.mkdir()
     _set_name(repo, "Ada Lovelace")
+    return repo, home
+
+
+def test_the_answer_is_kept_for_the_next_process_and_asked_again_after_a_change(tmp_path: Path) -> None:
+    repo, home = _ada_writes(tmp_path)
     assert _who(tmp_path, repo, home) == "Ada Lovelace <ada@example.com>"
     assert (home / "identities.json").stat().st_mode & 0o077 == 0  # private, as the registry is
     # Without git on PATH, the kept answer is all there is: it is given.
@@ -61,10 +67,7 @@ def test_the_answer_is_kept_for_the_next_process_and_asked_again_after_a_change(
 
 
 def test_a_kept_answer_is_not_believed_when_the_environment_differs(tmp_path: Path) -> None:
-    (tmp_path / "user").mkdir()
-    repo, home = make_repo(tmp_path / "repo"), tmp_path / "home"
-    home.mkdir()
-    _set_name(repo, "Ada Lovelace")
+    repo, home = _ada_writes(tmp_path)
     assert _who(tmp_path, repo, home) == "Ada Lovelace <ada@example.com>"
     env = {**_env(tmp_path), "GIT_AUTHOR_NAME": "Grace Hopper"}
     out = subprocess.run([sys.executable, "-c", ASK, str(home), str(repo)], capture_output=True, text=True,
@@ -73,10 +76,7 @@ def test_a_kept_answer_is_not_believed_when_the_environment_differs(tmp_path: Pa
 
 
 def test_a_garbled_or_forged_kept_file_only_means_git_is_asked(tmp_path: Path) -> None:
-    (tmp_path / "user").mkdir()
-    repo, home = make_repo(tmp_path / "repo"), tmp_path / "home"
-    home.mkdir()
-    _set_name(repo, "Ada Lovelace")
+    repo, home = _ada_writes(tmp_path)
     kept = home / "identities.json"
     for bad in (b"\xff\xfe not json", b"[1, 2]", json.dumps({str(repo): [[], "Mallory", None]}).encode(),
                 json.dumps({str(repo): "Mallory"}).encode()):
@@ -89,10 +89,7 @@ def test_a_garbled_or_forged_kept_file_only_means_git_is_asked(tmp_path: Path) -
 
 
 def test_a_read_only_home_still_says_who_writes(tmp_path: Path) -> None:
-    (tmp_path / "user").mkdir()
-    repo, home = make_repo(tmp_path / "repo"), tmp_path / "home"
-    home.mkdir()
-    _set_name(repo, "Ada Lovelace")
+    repo, home = _ada_writes(tmp_path)
     home.chmod(0o500)
     try:
         assert _who(tmp_path, repo, home) == "Ada Lovelace <ada@example.com>"

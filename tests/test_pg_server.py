@@ -55,16 +55,22 @@ def fetch(jp_fetch: Any) -> Any:
     return call
 
 
-async def test_the_rest_face_on_the_team_engine(
-    fetch: Any, jp_root_dir: Path, team: Team, people: dict[str, str], tmp_path: Path
-) -> None:
+def _admitted_repo(jp_root_dir: Path, team: Team) -> tuple[Path, str]:
+    """A repository under the server's root, Ola and Kari admitted to its project, and
+    its notebook's path as the server names it."""
     repo = make_repo(Path(jp_root_dir).resolve() / "proj")
     key = registry.root_commit(repo)
     assert key
     for name in ("ola", "kari"):
         admin.add_member(team.admin_url, key, team.role(name))
-    nb = "proj/analysis.ipynb"
     (repo / "analysis.ipynb").write_text("{}")
+    return repo, "proj/analysis.ipynb"
+
+
+async def test_the_rest_face_on_the_team_engine(
+    fetch: Any, jp_root_dir: Path, team: Team, people: dict[str, str], tmp_path: Path
+) -> None:
+    repo, nb = _admitted_repo(jp_root_dir, team)
 
     code, status = await fetch("init", method="POST", body={"path": nb})
     assert code == 200 and status["memory"] is True
@@ -81,7 +87,7 @@ async def test_the_rest_face_on_the_team_engine(
     kari_clone = tmp_path / "kari" / "proj"
     subprocess.run(["git", "clone", "-q", str(repo), str(kari_clone)], check=True, capture_output=True)
     kari = init_project(kari_clone, Settings.from_env().with_(home=tmp_path / "kari-home", database_url=people["kari"]))
-    assert kari.id == key
+    assert kari.id == registry.root_commit(repo)
     from_kari = kari.remember("Revenue dashboards refresh at 06:00 UTC.", kind="fact")
     secret = kari.remember("Kari's revenue scratch notes live in tmp_kari_revenue.", private=True)
 
@@ -124,13 +130,7 @@ async def test_the_evidence_routes_on_the_team_engine(
         except KeyError as exc:
             return evidence_from_exception(exc, session=session, source=f"sales[{column!r}]", execution_count=2)
 
-    repo = make_repo(Path(jp_root_dir).resolve() / "proj")
-    key = registry.root_commit(repo)
-    assert key
-    for name in ("ola", "kari"):
-        admin.add_member(team.admin_url, key, team.role(name))
-    nb = "proj/analysis.ipynb"
-    (repo / "analysis.ipynb").write_text("{}")
+    repo, nb = _admitted_repo(jp_root_dir, team)
     # Ola's kernel (his role, as the server's) and Kari's, in her own clone, each stage a failure.
     ola = init_project(repo, Settings.from_env().with_(home=tmp_path / "ola-kernel", database_url=people["ola"]))
     kari_clone = tmp_path / "kari" / "proj"
