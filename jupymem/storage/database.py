@@ -71,25 +71,9 @@ def can_load_extensions(mod: Any) -> bool:
 
 # -- migrations -------------------------------------------------------------------
 
-# Numbered and append-only: a migration, once released, is never edited.
-MIGRATIONS: tuple[str, ...] = (
-    # 1: the log, its projection and the lexical index
-    """
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE events (
-        seq INTEGER PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        type TEXT NOT NULL,
-        at TEXT NOT NULL,
-        payload TEXT,
-        payload_hash TEXT NOT NULL,
-        prev TEXT NOT NULL,
-        hash TEXT NOT NULL UNIQUE
-    );
-    CREATE TABLE memories (
-        rid INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        kind TEXT NOT NULL,
+# A memory row's own columns, between its keys and its order (``seq``): the same in
+# both engines' first migration (``postgres.schema``), so that the two cannot drift.
+MEMORY_COLUMNS = """kind TEXT NOT NULL,
         topic TEXT,
         statement TEXT NOT NULL,
         original TEXT,
@@ -108,7 +92,27 @@ MIGRATIONS: tuple[str, ...] = (
         supersedes TEXT,
         superseded_by TEXT,
         retire_reason TEXT,
-        confirmed_at TEXT,
+        confirmed_at TEXT,"""
+
+# Numbered and append-only: a migration, once released, is never edited.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the log, its projection and the lexical index
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        at TEXT NOT NULL,
+        payload TEXT,
+        payload_hash TEXT NOT NULL,
+        prev TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE memories (
+        rid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        """ + MEMORY_COLUMNS + """
         seq INTEGER NOT NULL
     );
     CREATE INDEX memories_status ON memories (status, kind);

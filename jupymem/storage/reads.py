@@ -31,8 +31,8 @@ caches retrieval keeps (keyed by the store) live as long as the connection.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from ..models import ACTIVE, RETIRED, SUPERSEDED, Memory
 from . import database, fts
@@ -40,6 +40,8 @@ from .database import in_batches
 from .conversations import ConversationStore, SqliteConversations
 from .projection import MEMORY_COLUMNS, memory_from_row
 from .vectors import SqliteVectors, VectorStore, vec_route
+
+_V = TypeVar("_V", bound=VectorStore)
 
 # (rid, statement, topic, original): what the lexical index and the typo vocabulary read.
 TextRow = tuple[int, str, "str | None", "str | None"]
@@ -131,6 +133,14 @@ class SqlRows:
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        self._vectors: dict[str, Any] = {}
+
+    def _vectors_for(self, tier: str, make: Callable[[Any, str], _V]) -> _V:
+        """The engine's vector store of ``tier``, made once: it keeps what it has loaded."""
+        got = self._vectors.get(tier)
+        if got is None:
+            got = self._vectors[tier] = make(self.conn, tier)
+        return got
 
     def active_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM memories WHERE status = ?", (ACTIVE,)).fetchone()[0]
@@ -206,7 +216,6 @@ class SqliteStore(SqlRows):
 
     def __init__(self, conn: Any) -> None:
         super().__init__(conn)
-        self._vectors: dict[str, SqliteVectors] = {}
         self._conversations = SqliteConversations(conn)
 
     @property
@@ -221,10 +230,7 @@ class SqliteStore(SqlRows):
         return vec_route(self.conn)
 
     def vectors(self, tier: str) -> SqliteVectors:
-        got = self._vectors.get(tier)
-        if got is None:
-            got = self._vectors[tier] = SqliteVectors(self.conn, tier)
-        return got
+        return self._vectors_for(tier, SqliteVectors)
 
     def conversations(self) -> SqliteConversations:
         return self._conversations

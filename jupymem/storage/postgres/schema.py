@@ -26,6 +26,8 @@ rows in ``schema_migrations``.
 
 from __future__ import annotations
 
+from ..database import MEMORY_COLUMNS
+
 SCHEMA = "jupymem"
 USER_ROLE = "jupymem_user"  # the group role every person's login role joins (``admin.create_user``)
 OWNER_ROLE = "jupymem_owner"  # owns the tables; NOLOGIN, so no one works as the owner
@@ -38,6 +40,40 @@ PROJECT_TABLES = (
 
 _PROJECT = "project TEXT NOT NULL DEFAULT current_setting('jupymem.project')"
 _AUTHOR = "author_role TEXT NOT NULL DEFAULT current_user"
+
+
+# A row that belongs to a memory is as private as the memory: copied from the memory's row
+# when the row is written (``missing`` says what a row without one gets), and spread to
+# the rows when the memory's privacy changes. Text only: the migrations that call these
+# are released, so their SQL must come out the same byte for byte (``test_migrations``).
+def _copy_privacy(name: str, match: str, missing: str) -> str:
+    return f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        SELECT m.private, m.author_role INTO NEW.private, NEW.author_role
+            FROM memories m WHERE m.project = NEW.project AND {match};
+        IF NOT FOUND THEN{missing}
+        END IF;
+        RETURN NEW;
+    END $$;"""
+
+
+_PUBLIC_AS_WRITER = """
+            NEW.private := 0;
+            NEW.author_role := current_user;"""
+_NO_VECTOR_WITHOUT_ROW = """
+            RAISE EXCEPTION 'jupymem: no memory row % in project % to keep a vector for', NEW.rid, NEW.project
+                USING ERRCODE = 'insufficient_privilege';"""
+
+
+def _spread_privacy(name: str, tables: tuple[str, ...], match: str) -> str:
+    updates = "".join(
+        f"\n        UPDATE {table} SET private = NEW.private WHERE project = NEW.project AND {match};" for table in tables
+    )
+    return f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN{updates}
+        RETURN NULL;
+    END $$;"""
+
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the tables of SQLite's migrations 1-4, per project, without FTS5.
@@ -72,26 +108,7 @@ MIGRATIONS: tuple[str, ...] = (
         {_PROJECT},
         rid BIGSERIAL PRIMARY KEY,
         id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        topic TEXT,
-        statement TEXT NOT NULL,
-        original TEXT,
-        standing TEXT NOT NULL,
-        status TEXT NOT NULL,
-        recorder TEXT NOT NULL,
-        notebook TEXT,
-        cell_id TEXT,
-        execution_count INTEGER,
-        session TEXT,
-        quote TEXT,
-        evidence TEXT NOT NULL DEFAULT '[]',
-        created_at TEXT NOT NULL,
-        valid_from TEXT NOT NULL,
-        valid_to TEXT,
-        supersedes TEXT,
-        superseded_by TEXT,
-        retire_reason TEXT,
-        confirmed_at TEXT,
+        {MEMORY_COLUMNS}
         seq BIGINT NOT NULL,
         author TEXT,
         private INTEGER NOT NULL DEFAULT 0,
@@ -197,25 +214,11 @@ MIGRATIONS: tuple[str, ...] = (
         FOR EACH STATEMENT EXECUTE FUNCTION append_only();
     """,
     # 3: a memory's privacy follows it into history and cited evidence.
-    """
-    CREATE FUNCTION inherit_privacy() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        SELECT m.private, m.author_role INTO NEW.private, NEW.author_role
-            FROM memories m WHERE m.project = NEW.project AND m.id = NEW.memory_id;
-        IF NOT FOUND THEN
-            NEW.private := 0;
-            NEW.author_role := current_user;
-        END IF;
-        RETURN NEW;
-    END $$;
+    f"""
+    {_copy_privacy("inherit_privacy", "m.id = NEW.memory_id", _PUBLIC_AS_WRITER)}
     CREATE TRIGGER history_privacy BEFORE INSERT ON history FOR EACH ROW EXECUTE FUNCTION inherit_privacy();
     CREATE TRIGGER cited_privacy BEFORE INSERT ON cited_evidence FOR EACH ROW EXECUTE FUNCTION inherit_privacy();
-    CREATE FUNCTION spread_privacy() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        UPDATE history SET private = NEW.private WHERE project = NEW.project AND memory_id = NEW.id;
-        UPDATE cited_evidence SET private = NEW.private WHERE project = NEW.project AND memory_id = NEW.id;
-        RETURN NULL;
-    END $$;
+    {_spread_privacy("spread_privacy", ("history", "cited_evidence"), "memory_id = NEW.id")}
     CREATE TRIGGER memories_privacy AFTER UPDATE OF private ON memories
         FOR EACH ROW WHEN (OLD.private IS DISTINCT FROM NEW.private) EXECUTE FUNCTION spread_privacy();
     CREATE FUNCTION keep_author() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -353,23 +356,9 @@ VECTOR_TABLES = ("memory_vectors", "memory_vectors_transformer")
 
 
 def _vectors() -> str:
-    out = ["""
-    CREATE FUNCTION vector_privacy() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        SELECT m.private, m.author_role INTO NEW.private, NEW.author_role
-            FROM memories m WHERE m.project = NEW.project AND m.rid = NEW.rid;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'jupymem: no memory row % in project % to keep a vector for', NEW.rid, NEW.project
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
-        RETURN NEW;
-    END $$;
-    CREATE FUNCTION spread_vector_privacy() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        UPDATE memory_vectors SET private = NEW.private WHERE project = NEW.project AND rid = NEW.rid;
-        UPDATE memory_vectors_transformer SET private = NEW.private WHERE project = NEW.project AND rid = NEW.rid;
-        RETURN NULL;
-    END $$;
+    out = [f"""
+    {_copy_privacy("vector_privacy", "m.rid = NEW.rid", _NO_VECTOR_WITHOUT_ROW)}
+    {_spread_privacy("spread_vector_privacy", VECTOR_TABLES, "rid = NEW.rid")}
     """]
     for table in VECTOR_TABLES:
         pred = policy(table)

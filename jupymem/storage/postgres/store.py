@@ -139,7 +139,6 @@ class PgStore(SqlRows):
 
     def __init__(self, conn: Any) -> None:
         super().__init__(conn)
-        self._vectors: dict[str, PgVectors] = {}
         self._conversations: PgConversations | None = None
 
     @property
@@ -154,10 +153,7 @@ class PgStore(SqlRows):
         return True, _ROUTE
 
     def vectors(self, tier: str) -> PgVectors:
-        got = self._vectors.get(tier)
-        if got is None:
-            got = self._vectors[tier] = PgVectors(self.conn, tier)
-        return got
+        return self._vectors_for(tier, PgVectors)
 
     def conversations(self) -> ConversationStore:
         if self._conversations is None:
