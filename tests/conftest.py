@@ -101,17 +101,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
 
 
-# Under -n, the tests of each group run in one worker: what they share is then made once.
-# litellm: the modules whose tests import it in the test process (seconds of CPU per process,
-# and every later traceback in that process scans its thousands of modules); postgres: the
-# modules on the session's PostgreSQL (tests/pg_server.py), which each worker starts for itself.
-XDIST_GROUPS = {
-    **dict.fromkeys(("test_assistant_flow.py", "test_assistant_wire.py", "test_jupyter_ai.py",
-                     "test_language_policy.py", "test_pairing_faces.py"), "litellm"),
-    **dict.fromkeys(("test_pg_admin.py", "test_pg_engine.py", "test_pg_faces.py", "test_pg_faults.py",
-                     "test_pg_migrate.py", "test_pg_quality.py", "test_pg_server.py", "test_pg_vectors.py"),
-                    "postgres"),
-}
+# Under -n, the tests of a group run in one worker: what they share is then made once. One
+# group: the modules that import litellm in the test process (seconds of CPU per process)
+# and those on the session's PostgreSQL (tests/pg_server.py, which each worker would start
+# for itself); one module (test_pg_working_set.py) needs both.
+XDIST_GROUPS = dict.fromkeys((
+    "test_assistant_flow.py", "test_assistant_wire.py", "test_jupyter_ai.py", "test_language_policy.py",
+    "test_pairing_faces.py",
+    "test_pg_admin.py", "test_pg_engine.py", "test_pg_faces.py", "test_pg_faults.py", "test_pg_migrate.py",
+    "test_pg_quality.py", "test_pg_server.py", "test_pg_vectors.py", "test_pg_working_set.py",
+), "litellm and postgres")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -181,6 +180,10 @@ def loaded_shell() -> Iterator[Any]:
 
     ip = InteractiveShell.instance()
     ip.user_ns.pop("__session__", None)
+    # Plain tracebacks: the default (Context) looks each frame's module up by scanning every
+    # module loaded, tens of milliseconds a failed cell in a test process holding thousands.
+    # jupymem reads the exception, never the shown text; the kernel tests keep the default.
+    ip.InteractiveTB.set_mode("Plain")
     ip.run_line_magic("load_ext", "jupymem")
     try:
         yield ip

@@ -28,7 +28,7 @@ _ALNUM = _LOWER + _UPPER + _DIGITS
 def _draw(alphabet: str, n: int) -> str:
     # Redraw until letters and digits both occur: a real token almost always mixes them.
     while True:
-        out = "".join(_rng.choice(alphabet) for _ in range(n))
+        out = "".join(_rng.choices(alphabet, k=n))
         if n < 6 or not (set(alphabet) & set(_DIGITS)) or (any(c.isdigit() for c in out) and any(c.isalpha() for c in out)):
             return out
 
