@@ -37,6 +37,12 @@ def _in_memory_temproot() -> None:
 
 _in_memory_temproot()
 
+# jsonschema imports rfc3987_syntax when it is installed (jupyter_server's event schemas
+# pull it in), which compiles 39 Earley grammars: two seconds of CPU in every test process.
+# Without it jsonschema leaves the "iri" format unchecked, which no test here relies on; a
+# Jupyter server the tests start in a process of its own (the browser tests) keeps it.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+
 # Read once at import: the autouse fixture below clears JUPYMEM_* for each test.
 TEST_MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # None: the bundled model
 
@@ -115,10 +121,11 @@ XDIST_GROUPS = dict.fromkeys((
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``-n``'s default distribution (``load``: each test to whichever worker is free), but the
-    tests of a module in ``XDIST_GROUPS`` go together, in one unit per group. The units with
-    the most tests are handed out first, so the groups start at once and single tests fill in
-    around them.
+    """Under ``-n``'s default distribution (``load``), a module's tests go to one worker
+    together, and the modules of ``XDIST_GROUPS`` in one unit per group: a module's fixtures
+    are made once, and the controller hands out some eighty units, not 3,500 single tests (a
+    message each way per test was a tenth of the quick loop's CPU). The units with the most
+    tests are handed out first, so the group starts at once and small modules fill in.
     (pytest-xdist's own ``loadgroup`` cannot mark a test under pytest 9.) An explicit
     ``--dist`` is obeyed."""
     if config.getvalue("dist") != "load":
@@ -128,7 +135,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class GroupedScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-            return XDIST_GROUPS.get(module, nodeid)
+            return XDIST_GROUPS.get(module, module)
 
     return GroupedScheduling(config, log)
 
