@@ -98,6 +98,15 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("GIT_TEMPLATE_DIR", str(empty))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported (thousands of modules: Jupyter, IPython, numpy) lives until
+    the process ends: frozen, the collector stops walking it at every full collection."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """``server`` by what a test uses, so that a new test is marked without being told: every
     pytest-jupyter server (``jp_fetch`` rests on ``jp_serverapp``). Tests that start a kernel,
