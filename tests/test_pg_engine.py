@@ -31,7 +31,8 @@ from jupymem.storage.postgres import PgConnection, PgStore, connect, dialect
 from jupymem.storage.postgres.schema import PROJECT_TABLES
 
 import pg_server
-from pg_server import Team, append_worker
+from pg_server import Team
+from pg_workers import append_worker
 
 # The server and the people, from the fixture module (no conftest change for one engine).
 pg_admin, team = pg_server.pg_admin, pg_server.team

@@ -29,7 +29,8 @@ from jupymem.config import Settings
 from jupymem.core.opening import close_all, require_project
 from jupymem.storage import eventlog, registry
 from jupymem.storage.postgres import admin
-from pg_server import remember_worker, user_url
+from pg_server import user_url
+from pg_workers import remember_worker
 
 pytestmark = pytest.mark.postgres
 
