@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,27 @@ def test_strict_json_reads_what_jupymem_writes_and_bounds_work_first() -> None:
         strictjson.loads("[" + deep + "]", max_bytes=100, max_depth=16)
     with pytest.raises(strictjson.StrictJSONError, match="more than the 10 allowed"):
         strictjson.loads(b'"' + b"x" * 20 + b'"', max_bytes=10)
+
+
+def _nesting_one_bracket_at_a_time(raw: bytes) -> int:
+    """The level after each bracket outside strings, counted in Python: what ``depth``
+    computes in C, the plain way. One bracket at most is not measured: the count bounds it."""
+    opening = raw.count(b"[") + raw.count(b"{")
+    if opening <= 1:
+        return opening
+    deepest = level = 0
+    for m in re.finditer(rb"[\[\]{}]", strictjson._STRING.sub(b'""', raw)):
+        level += 1 if m.group() in (b"[", b"{") else -1
+        deepest = max(deepest, level)
+    return deepest
+
+
+def test_nesting_is_measured_one_bracket_at_a_time() -> None:
+    rng = random.Random(7)
+    texts = ["[" * 100_000 + "]" * 100_000, '{"a\\"[[[": [[[]]]}', '"[[["', "]]][[", "[1, [2, [3]], {}]"]
+    texts += ["".join(rng.choice('[]{}"a\\,') for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    for text in texts:
+        assert strictjson.depth(text.encode()) == _nesting_one_bracket_at_a_time(text.encode()), text
 
 
 # -- hidden characters -------------------------------------------------------------------

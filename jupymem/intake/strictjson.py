@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import accumulate
+from operator import sub
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "INT_MAX", "INT_MIN", "StrictJSONError", "loads", "depth"]
@@ -33,7 +35,8 @@ class StrictJSONError(ValueError):
 
 # Strings are skipped when nesting is measured: a statement may quote code full of brackets.
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(rb"[\[\]{}]")
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
 
 
 def depth(raw: bytes) -> int:
@@ -41,14 +44,11 @@ def depth(raw: bytes) -> int:
     opening = raw.count(b"[") + raw.count(b"{")
     if opening <= 1:
         return opening
-    deepest = level = 0
-    for m in _BRACKETS.finditer(_STRING.sub(b'""', raw) if b'"' in raw else raw):
-        if m.group() in (b"[", b"{"):
-            level += 1
-            deepest = max(deepest, level)
-        else:
-            level -= 1
-    return deepest
+    brackets = (_STRING.sub(b'""', raw) if b'"' in raw else raw).translate(None, _NOT_BRACKET)
+    # The level after each bracket, in C (a pulled line may hold 100,000 of them): an
+    # opening bracket steps 2 and a closing one 0, and the running sum loses 1 a bracket.
+    levels = map(sub, accumulate(brackets.translate(_STEP)), range(1, len(brackets) + 1))
+    return max(0, max(levels, default=0))
 
 
 # A key is quoted in a message only when it could be a field of jupymem's own. Any other
