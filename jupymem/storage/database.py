@@ -73,6 +73,7 @@ def can_load_extensions(mod: Any) -> bool:
 
 # A memory row's own columns, between its keys and its order (``seq``): the same in
 # both engines' first migration (``postgres.schema``), so that the two cannot drift.
+# Released text: never edit it (``tests/test_migrations.py``); a new column is a new migration.
 MEMORY_COLUMNS = """kind TEXT NOT NULL,
         topic TEXT,
         statement TEXT NOT NULL,
