@@ -133,7 +133,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``-n``'s default distribution (``load``), a module's tests go to one worker
     together, and the modules of ``XDIST_GROUPS`` in one unit per group: a module's fixtures
     are made once, and the controller hands out some eighty units, not 3,500 single tests (a
-    message each way per test was a tenth of the quick loop's CPU). The units with the most
+    message each way per test was some 8% of the quick loop's CPU). The units with the most
     tests are handed out first, so the group starts at once and small modules fill in.
     (pytest-xdist's own ``loadgroup`` cannot mark a test under pytest 9.) An explicit
     ``--dist`` is obeyed."""
