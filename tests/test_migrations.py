@@ -4,7 +4,7 @@ A database that ran migration N never runs it again, so an edit to N's SQL reach
 new databases: two users of one version would hold different schemas. Each migration's
 text is pinned by its hash. A new migration appends a hash here; a changed hash means an
 edit, and the change belongs in a new migration instead. Parts of the SQL are written by
-helpers (``database.MEMORY_COLUMNS``, ``postgres.schema._copy_privacy``) so that the two
+helpers (``database.MEMORY_COLUMNS_DDL``, ``postgres.schema._copy_privacy``) so that the two
 engines cannot drift; these hashes hold those helpers to the bytes that were released.
 """
 
@@ -51,5 +51,5 @@ def test_released_migrations_are_never_edited(engine: str, migrations: tuple[str
 
 def test_the_memory_row_has_the_same_columns_in_both_engines() -> None:
     first_sqlite, first_postgres = database.MIGRATIONS[0], schema.MIGRATIONS[0]
-    assert database.MEMORY_COLUMNS in first_sqlite
-    assert database.MEMORY_COLUMNS in first_postgres
+    assert database.MEMORY_COLUMNS_DDL in first_sqlite
+    assert database.MEMORY_COLUMNS_DDL in first_postgres

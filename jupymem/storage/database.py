@@ -74,7 +74,7 @@ def can_load_extensions(mod: Any) -> bool:
 # A memory row's own columns, between its keys and its order (``seq``): the same in
 # both engines' first migration (``postgres.schema``), so that the two cannot drift.
 # Released text: never edit it (``tests/test_migrations.py``); a new column is a new migration.
-MEMORY_COLUMNS = """kind TEXT NOT NULL,
+MEMORY_COLUMNS_DDL = """kind TEXT NOT NULL,
         topic TEXT,
         statement TEXT NOT NULL,
         original TEXT,
@@ -113,7 +113,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE memories (
         rid INTEGER PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
-        """ + MEMORY_COLUMNS + """
+        """ + MEMORY_COLUMNS_DDL + """
         seq INTEGER NOT NULL
     );
     CREATE INDEX memories_status ON memories (status, kind);

@@ -26,7 +26,7 @@ rows in ``schema_migrations``.
 
 from __future__ import annotations
 
-from ..database import MEMORY_COLUMNS
+from ..database import MEMORY_COLUMNS_DDL
 
 SCHEMA = "jupymem"
 USER_ROLE = "jupymem_user"  # the group role every person's login role joins (``admin.create_user``)
@@ -108,7 +108,7 @@ MIGRATIONS: tuple[str, ...] = (
         {_PROJECT},
         rid BIGSERIAL PRIMARY KEY,
         id TEXT NOT NULL,
-        {MEMORY_COLUMNS}
+        {MEMORY_COLUMNS_DDL}
         seq BIGINT NOT NULL,
         author TEXT,
         private INTEGER NOT NULL DEFAULT 0,
