@@ -54,37 +54,59 @@ GIT_ENV = {
 }
 
 
-_REPO_TEMPLATES: dict[bool, Path] = {}
+_REPO_TEMPLATES: dict[bool, tuple[Path, str]] = {}
 
 
-def _repo_template(staged: bool) -> Path:
+def _repo_template(staged: bool) -> tuple[Path, str]:
     """A repository made once per process by ``git init`` (with a README staged, if
-    ``staged``), that ``make_repo`` copies: hundreds of tests make a repository, and three
-    git processes for each were most of what it cost."""
+    ``staged``), that ``make_repo`` copies, and the id of its staged tree (git writes it):
+    hundreds of tests make a repository, and three git processes for each were most of
+    what it cost."""
     if staged not in _REPO_TEMPLATES:
         import tempfile
 
         env = {**os.environ, **GIT_ENV}
         made = Path(tempfile.mkdtemp(prefix="jupymem-repo-template-")) / "repo"
         subprocess.run(["git", "init", "-q", "-b", "main", str(made)], check=True, env=env)
+        tree = ""
         if staged:
             (made / "README.md").write_text("# a test repository\n")
             subprocess.run(["git", "-C", str(made), "add", "README.md"], check=True, env=env)
+            tree = subprocess.run(["git", "-C", str(made), "write-tree"], check=True, env=env, capture_output=True,
+                                  text=True).stdout.strip()
         atexit.register(shutil.rmtree, made.parent, True)
-        _REPO_TEMPLATES[staged] = made
+        _REPO_TEMPLATES[staged] = made, tree
     return _REPO_TEMPLATES[staged]
+
+
+def _first_commit(repo: Path, tree: str, message: str) -> None:
+    """What ``git commit`` writes for a first commit of ``tree`` (staged already), written
+    here: a loose commit object and the branch pointing at it. A git process, and the
+    maintenance process each commit starts, cost more than the rest of a small test;
+    ``tests/test_fixtures.py`` holds the result to what git itself reads and checks."""
+    import hashlib
+    import time
+    import zlib
+
+    who = f"{GIT_ENV['GIT_AUTHOR_NAME']} <{GIT_ENV['GIT_AUTHOR_EMAIL']}> {int(time.time())} +0000"
+    body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{message}\n".encode()
+    raw = b"commit %d\0" % len(body) + body
+    sha = hashlib.sha1(raw).hexdigest()
+    objects = repo / ".git" / "objects" / sha[:2]
+    objects.mkdir(exist_ok=True)
+    (objects / sha[2:]).write_bytes(zlib.compress(raw))
+    (repo / ".git" / "refs" / "heads" / "main").write_text(sha + "\n")
 
 
 def make_repo(path: Path, *, commit: bool = True) -> Path:
     """A real git repository at ``path`` (with one commit, so it has a root commit)."""
     path.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(_repo_template(commit), path, symlinks=True, dirs_exist_ok=True)
+    template, tree = _repo_template(commit)
+    shutil.copytree(template, path, symlinks=True, dirs_exist_ok=True)
     if commit:
         # The path makes the root commit unique: two repositories made in the same second
         # with the same content would share it, and so be taken for one moved repository.
-        env = {**os.environ, **GIT_ENV}
-        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", f"first: a test repository at {path}"],
-                       check=True, env=env)
+        _first_commit(path, tree, f"first: a test repository at {path}")
     return path.resolve()
 
 
@@ -96,6 +118,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     empty = Path(tempfile.mkdtemp(prefix="jupymem-git-template-"))
     os.environ.setdefault("GIT_TEMPLATE_DIR", str(empty))
+    # Nor does any of them need git's housekeeping, which a commit, a push or a pull starts in
+    # a process of its own (800 processes a run): repositories that live for one test.
+    if "GIT_CONFIG_COUNT" not in os.environ:
+        for i, (key, value) in enumerate((("maintenance.auto", "false"), ("gc.auto", "0"), ("receive.autogc", "false"))):
+            os.environ[f"GIT_CONFIG_KEY_{i}"], os.environ[f"GIT_CONFIG_VALUE_{i}"] = key, value
+        os.environ["GIT_CONFIG_COUNT"] = "3"
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
