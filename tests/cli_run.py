@@ -45,7 +45,7 @@ def _in_process(argv: list[str], cwd: Path, input: bytes | None, env: Mapping[st
     from jupymem.faces.cli import main
 
     stdin, stdout, stderr = _stream(input or b""), _stream(), _stream()
-    with _environment(env), _working_directory(cwd), _own_projects(), _streams(stdin, stdout, stderr):
+    with as_a_child(cwd, env), _streams(stdin, stdout, stderr):
         try:
             code = main(argv)
         except SystemExit as exc:  # argparse: a usage error (2) or --help (0)
@@ -54,6 +54,15 @@ def _in_process(argv: list[str], cwd: Path, input: bytes | None, env: Mapping[st
             traceback.print_exc(file=sys.stderr)
             code = 1
     return subprocess.CompletedProcess(["jupymem", *argv], code, _bytes(stdout), _bytes(stderr))
+
+
+@contextlib.contextmanager
+def as_a_child(cwd: Path, env: Mapping[str, str]) -> Iterator[None]:
+    """This process as a child started in ``cwd`` with ``env`` laid over the environment
+    would find it: that working directory and environment, and none of the projects the
+    test holds open (the child's own are closed after); all put back after."""
+    with _environment(env), _working_directory(cwd), _own_projects():
+        yield
 
 
 def _stream(data: bytes = b"") -> io.TextIOWrapper:

@@ -12,12 +12,15 @@ the header and the payload's hash), not with jupymem's encoder: an attacker brin
 their own tools, and the same file runs against older code (see the suite's
 docstring). Times are relative to now (``clock.now()`` is ``datetime.now(UTC)``).
 
-Run as a script, this module is one person's terminal session: it reads steps (CLI
-commands, git commands, environment changes) as JSON on stdin, runs each command
-through the real ``jupymem`` entry point (``faces.cli.main``) with the process's
-project cache closed in between, as separate commands would find it, and prints
-every command's exit code and output as JSON. One Python start per session keeps
-the suite fast; a traceback is caught and reported as a real process would print it.
+``session`` is one person's terminal session: steps (CLI commands, git commands,
+environment changes) run in order, each command through the real ``jupymem`` entry
+point (``faces.cli.main``) with the process's project cache closed in between, as
+separate commands would find it; every command's exit code and output is kept. It runs
+in the test's process, set apart from the test's own projects and environment
+(``cli_run.as_a_child``): a Python started per session was a third of the suite's
+time. A traceback is caught and reported as a real process would print it. Run as a
+script (``session(..., root=another checkout)``), this module is such a session in a
+Python of its own, reading the steps as JSON on stdin.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
 
 # Shapes the secret scanner knows (token shapes themselves are tested elsewhere).
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -630,11 +632,18 @@ class Session:
         return "".join(r.stdout + r.stderr for r in self.results)
 
 
-def session(cwd: Path, home: Path, jupymem_home: Path, steps: list[Any], root: Path = ROOT) -> Session:
-    """Run ``steps`` in one process in ``cwd``: ``["jm", *args]`` a jupymem command,
-    ``["git", *args]``, ``["env", NAME, value]``."""
-    env = {**os.environ, "PYTHONPATH": str(root), "HOME": str(home), "JUPYMEM_HOME": str(jupymem_home),
-           "JUPYMEM_ENCODER": "none"}
+def session(cwd: Path, home: Path, jupymem_home: Path, steps: list[Any], root: Path | None = None) -> Session:
+    """Run ``steps`` in ``cwd``, in this process as a child would find it (``cli_run``):
+    ``["jm", *args]`` a jupymem command, ``["git", *args]``, ``["env", NAME, value]``.
+    With ``root`` (another checkout of jupymem), in a Python of its own on that code."""
+    env = {"HOME": str(home), "JUPYMEM_HOME": str(jupymem_home), "JUPYMEM_ENCODER": "none"}
+    if root is None:
+        import cli_run
+
+        with cli_run.as_a_child(cwd, env):
+            os.environ.pop("JUPYMEM_BLOCK_CAP", None)
+            return Session(_run(steps))
+    env = {**os.environ, "PYTHONPATH": str(root), **env}
     env.pop("JUPYMEM_BLOCK_CAP", None)
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve())], cwd=cwd, env=env, timeout=600,
                           input=json.dumps(steps).encode(), capture_output=True)
