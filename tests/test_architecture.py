@@ -25,6 +25,7 @@ tools with parsers of their own; they may import argparse.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import subprocess
@@ -116,6 +117,7 @@ def _module_level(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
+@functools.cache  # a dozen tests walk every module: each is parsed once (callers only read the trees)
 def _parse(module: str) -> ast.Module:
     return ast.parse(MODULES[module].read_text(encoding="utf-8"))
 
