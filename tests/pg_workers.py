@@ -1,11 +1,27 @@
 """What the team engine's concurrency and restart tests run in processes of their own
-(``multiprocessing``'s spawn: a fresh interpreter imports this module). Apart from
-``pg_server.py`` so that each of those interpreters imports jupymem, not pytest."""
+(``pool``). Apart from ``pg_server.py`` so that those processes import jupymem, not
+pytest."""
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.pool
 from pathlib import Path
 from typing import Any
+
+# What every writer imports, imported once in the server process its writers fork from.
+PRELOAD = ["pg_workers", "psycopg", "jupymem.config", "jupymem.core.opening", "jupymem.errors",
+           "jupymem.sharing.journal", "jupymem.storage.database", "jupymem.storage.postgres",
+           "jupymem.storage.projection"]
+
+
+def pool(processes: int) -> multiprocessing.pool.Pool:
+    """``processes`` writers, each a process of its own that makes its own connection,
+    forked from a server process (``forkserver``) that has done the imports above once and
+    never connects: a fresh Python apiece (``spawn``) cost half a second of CPU each."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    return ctx.Pool(processes)
 
 
 def append_worker(url: str, project: str, worker: int, count: int) -> list[str]:

@@ -9,7 +9,6 @@ the same ``eventlog``/``projection`` code, which must give the same rows and has
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from jupymem.storage.postgres.schema import PROJECT_TABLES
 
 import pg_server
 from pg_server import Team
+import pg_workers
 from pg_workers import append_worker
 
 # The server and the people, from the fixture module (no conftest change for one engine).
@@ -379,8 +379,7 @@ def test_many_processes_appending_to_one_project_never_fork_the_chain(team: Team
     workers, each = 8, 50
     url = team.person("ola")
     project = team.project("busy", "ola")
-    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per writer, its own connection
-    with ctx.Pool(workers) as pool:
+    with pg_workers.pool(workers) as pool:  # a process per writer, its own connection
         results = pool.starmap(append_worker, [(url, project, w, each) for w in range(workers)])
     uids = [u for got in results for u in got]
     pg = connect(url, project)

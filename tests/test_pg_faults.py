@@ -14,7 +14,6 @@ Both ways a server goes away: ``fast`` (a clean restart: every session is termin
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from jupymem.core.opening import close_all, require_project
 from jupymem.storage import eventlog, registry
 from jupymem.storage.postgres import admin
 from pg_server import user_url
+import pg_workers
 from pg_workers import remember_worker
 
 pytestmark = pytest.mark.postgres
@@ -91,8 +91,7 @@ def test_a_restart_while_a_writer_records_loses_nothing_and_doubles_nothing(
     acks = tmp_path / "acks.txt"
     monkeypatch.setenv("JUPYMEM_DATABASE_URL", url)
 
-    ctx = multiprocessing.get_context("spawn")  # a process of its own, with its own connection
-    with ctx.Pool(1) as pool:
+    with pg_workers.pool(1) as pool:  # a process of its own, with its own connection
         job = pool.apply_async(remember_worker, (url, str(repo), str(tmp_path / "writer-home"), COUNT, str(acks)))
         for ip in shell_in(repo, monkeypatch):  # a kernel that was using the database
             assert ip.run_cell("%memory remember The churn dashboard uses UTC.").success
