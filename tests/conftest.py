@@ -43,6 +43,11 @@ _in_memory_temproot()
 # Jupyter server the tests start in a process of its own (the browser tests) keeps it.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
+# The team engine's PostgreSQL and its people (tests/pg_server.py), registered here once: a
+# session fixture that each module imported into its own namespace was a fixture of that
+# module's, and each of eight modules started (initdb) a server of its own.
+from pg_server import pg_admin, team  # noqa: E402, F401
+
 # Read once at import: the autouse fixture below clears JUPYMEM_* for each test.
 TEST_MODEL = os.environ.get("JUPYMEM_TEST_MODEL")  # None: the bundled model
 

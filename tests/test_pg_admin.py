@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import pg_server
 from cli_run import jm
 from conftest import make_repo
 from pg_server import user_url
 
-pg_admin = pg_server.pg_admin
 
 pytestmark = pytest.mark.postgres
 

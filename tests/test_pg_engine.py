@@ -29,13 +29,11 @@ from jupymem.storage import database, eventlog, projection
 from jupymem.storage.postgres import PgConnection, PgStore, connect, dialect
 from jupymem.storage.postgres.schema import PROJECT_TABLES
 
-import pg_server
 from pg_server import Team
 import pg_workers
 from pg_workers import append_worker
 
 # The server and the people, from the fixture module (no conftest change for one engine).
-pg_admin, team = pg_server.pg_admin, pg_server.team
 
 pytestmark = pytest.mark.postgres
 

@@ -22,7 +22,6 @@ from cli_run import jm
 from jupymem.storage import registry
 from pg_server import Team
 
-pg_admin, team = pg_server.pg_admin, pg_server.team
 
 pytestmark = pytest.mark.postgres
 

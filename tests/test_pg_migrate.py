@@ -25,7 +25,6 @@ from jupymem.storage import registry
 from jupymem.storage.postgres import admin
 from pg_server import Team
 
-pg_admin, team = pg_server.pg_admin, pg_server.team
 
 pytestmark = pytest.mark.postgres
 

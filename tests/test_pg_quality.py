@@ -25,10 +25,8 @@ from jupymem.measure import evaluate
 from jupymem.storage import registry
 from jupymem.storage.postgres import admin
 
-import pg_server
 from pg_server import Team
 
-pg_admin, team = pg_server.pg_admin, pg_server.team
 
 pytestmark = [pytest.mark.postgres, pytest.mark.eval]
 

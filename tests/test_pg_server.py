@@ -22,10 +22,8 @@ from jupymem.core.opening import init_project
 from jupymem.storage import registry
 from jupymem.storage.postgres import admin
 
-import pg_server
 from pg_server import Team
 
-pg_admin, team = pg_server.pg_admin, pg_server.team
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 pytestmark = pytest.mark.postgres

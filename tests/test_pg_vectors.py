@@ -25,11 +25,9 @@ from jupymem.retrieval.engine import SearchEngine
 from jupymem.storage import database, eventlog, projection
 from jupymem.storage.postgres import PgStore, connect
 
-import pg_server
 from pg_server import Team
 from test_pg_engine import WORDS, replay
 
-pg_admin, team = pg_server.pg_admin, pg_server.team
 
 pytestmark = pytest.mark.postgres
 

@@ -31,7 +31,6 @@ from jupymem.storage import registry
 from pg_server import Team
 from test_pg_faces import Person
 
-pg_admin, team = pg_server.pg_admin, pg_server.team
 
 pytestmark = pytest.mark.postgres
 
