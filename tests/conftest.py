@@ -219,6 +219,13 @@ def jupymem_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 
 @pytest.fixture
+def jp_server_config() -> dict[str, Any]:
+    """A pytest-jupyter server (``jp_serverapp``, ``jp_fetch``) runs jupymem's extension and
+    no other: jupyter_server links its terminals by default, which no test here uses."""
+    return {"ServerApp": {"jpserver_extensions": {"jupymem": True, "jupyter_server_terminals": False}}}
+
+
+@pytest.fixture
 def real_encoder(jupymem_home: Path, monkeypatch: pytest.MonkeyPatch) -> str | None:
     """Turn the dense leg back on with the static tier: the bundled model2vec model, or
     JUPYMEM_TEST_MODEL's folder (``transformer_encoder`` is the default two-tier setting)."""

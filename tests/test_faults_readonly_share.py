@@ -78,11 +78,6 @@ def test_magic_status_says_it_too(team, monkeypatch: pytest.MonkeyPatch, capsys)
 # -- REST: what the sidebar shows -----------------------------------------------------------
 
 
-@pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
-
-
 async def test_rest_status_says_it_for_the_sidebar(jp_fetch: Any, jp_root_dir: Path, jupymem_home: Path) -> None:
     repo = make_repo(Path(jp_root_dir).resolve() / "proj")
     git(repo, "config", "user.name", "Ana")

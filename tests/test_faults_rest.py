@@ -21,11 +21,6 @@ pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 
 @pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
-
-
-@pytest.fixture
 def served(jp_root_dir: Path) -> Path:
     repo = make_repo(Path(jp_root_dir) / "proj")
     jupymem.init(repo).remember("Timestamps are UTC.", kind="constraint")

@@ -57,11 +57,6 @@ def test_the_cli_refuses_secrets_in_prose_and_in_the_topic(repo, jupymem_home):
 # -- REST ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
-
-
 async def _post(jp_fetch: Any, route: str, body: dict[str, Any]) -> tuple[int, Any]:
     resp = await jp_fetch("jupymem", "api", *route.split("/"), method="POST", body=json.dumps(body),
                           raise_error=False)

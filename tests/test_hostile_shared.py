@@ -333,11 +333,6 @@ async def check_rest(scene: Scene, attack: Attack, jp_fetch: Any) -> None:
 # -- the suite ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
-
-
 # Attacks at scale (a pulled file of 100,000 lines): a scale run, left out of the quick loop
 # with the other benchmark and scale runs (`eval`); the full `pytest` runs it.
 SCALE = {"hundred_thousand_lines"}

@@ -222,11 +222,6 @@ def test_cli_evidence_and_show_carry_the_fix(shell: InteractiveShell, repo: Path
 # -- REST ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
-
-
 async def test_rest_evidence_keep_and_detail_carry_the_fix(jp_fetch: Any, jp_root_dir: Path, monkeypatch) -> None:
     from conftest import make_repo
 

@@ -27,11 +27,6 @@ API = ("jupymem", "api")
 
 
 @pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
-
-
-@pytest.fixture
 def root(jp_root_dir: Path) -> Path:
     return Path(jp_root_dir).resolve()
 

@@ -102,11 +102,6 @@ def test_magics_show_marks_a_memory_two_people_replaced(shell, repo: Path, capsy
 
 
 @pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"jupymem": True}}}
-
-
-@pytest.fixture
 def served(jp_root_dir: Path) -> Path:
     repo = make_repo(Path(jp_root_dir).resolve() / "proj")
     identify(repo)
