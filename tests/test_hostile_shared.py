@@ -27,9 +27,11 @@ own log files, or anything a face printed or answered.
 The sidebar reads the same REST API; ``test_sidebar_e2e.py`` opens a repository holding
 several of these files in a real browser.
 
-The file imports only what jupymem had before the hardening (``capture.memory_id``,
-``opening.close_all``, the CLI's ``main``), so it also runs against 15a02a0, which it
-must fail.
+When it was written, the file imported only what jupymem had before the hardening
+(``capture.memory_id``, ``opening.close_all``, the CLI's ``main``) and failed against
+15a02a0, as it must. Those modules have since moved into their rooms (``intake/``,
+``core/``, ``faces/``), so that run now needs their old names; ``hostile.session(...,
+root=)`` runs the terminal sessions on another checkout's code.
 """
 
 from __future__ import annotations
