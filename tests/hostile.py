@@ -17,8 +17,8 @@ environment changes) run in order, each command through the real ``jupymem`` ent
 point (``faces.cli.main``) with the process's project cache closed in between, as
 separate commands would find it; every command's exit code and output is kept. It runs
 in the test's process, set apart from the test's own projects and environment
-(``cli_run.as_a_child``): a Python started per session was a third of the suite's
-time. A traceback is caught and reported as a real process would print it. Run as a
+(``cli_run.as_a_child``): starting a Python and importing jupymem was about half
+of each session's CPU. A traceback is caught and reported as a real process would print it. Run as a
 script (``session(..., root=another checkout)``), this module is such a session in a
 Python of its own, reading the steps as JSON on stdin.
 """

@@ -1,7 +1,8 @@
 """A real PostgreSQL for the team engine's tests (``tests/test_pg_engine.py``).
 
 pgserver bundles PostgreSQL 16 with pgvector and starts it in a temp folder in about a
-second; one server serves the whole session, with the team schema made by the same
+second; one server serves the whole session (its fixtures are registered once, in
+``conftest.py``), with the team schema made by the same
 ``admin`` code an administrator runs. Each test makes its own people and projects
 (``Team``), so tests never see each other's rows. The server is reached over a Unix
 socket, where pgserver trusts every role: a person's password is set all the same, as a

@@ -33,8 +33,6 @@ from pg_server import Team
 import pg_workers
 from pg_workers import append_worker
 
-# The server and the people, from the fixture module (no conftest change for one engine).
-
 pytestmark = pytest.mark.postgres
 
 
