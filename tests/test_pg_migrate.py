@@ -39,6 +39,14 @@ class Person:
         self.clone = clone
         self.home = home
 
+    @property
+    def owner(self) -> str:
+        """What this person's private ids are salted with there: their role and its secret."""
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as raw:
+            return f"{self.role}:{raw.execute('SELECT jupymem.private_salt()').fetchone()[0]}"
+
     def run(self, *args: str, code: int = 0) -> subprocess.CompletedProcess:
         done = jm(*args, cwd=self.clone, env={"JUPYMEM_HOME": str(self.home)})
         assert b"Traceback" not in done.stderr, done.stderr.decode()
@@ -114,7 +122,7 @@ def test_a_file_moves_to_the_team_database_and_back(pair: tuple[Person, Person])
     report = ola.json("migrate", "--to", ola.url)
     assert report["to"] == "postgresql" and report["added"] == 6 and report["skipped"] == 0
     assert report["verified"] is True and report["private"] == 1
-    mine = capture.memory_id("My scratch schema is tmp_ola.", ola.role)  # keyed by the role there
+    mine = capture.memory_id("My scratch schema is tmp_ola.", ola.owner)  # keyed by the role and its secret
     assert report["rekeyed"] == {made["private"]["id"]: mine}
     assert not sqlite_file.exists() and Path(report["kept"]) == sqlite_file.with_name(MOVED)
     assert "pw-" not in (ola.home / registry.REGISTRY_FILE).read_text()  # remembered without its password
@@ -157,7 +165,7 @@ def test_a_teammate_who_recorded_there_first_keeps_their_memories(pair: tuple[Pe
     kari_sees = _listing(kari)
     assert hers["id"] in ola_sees and secret["id"] not in ola_sees  # her private memory stays hers
     assert secret["id"] in kari_sees and hers["id"] in kari_sees
-    mine = capture.memory_id("My scratch schema is tmp_ola.", ola.role)
+    mine = capture.memory_id("My scratch schema is tmp_ola.", ola.owner)
     assert mine in ola_sees and mine not in kari_sees and made["private"]["id"] not in kari_sees
     assert same["id"] == made["a"]["id"] and kari_sees[same["id"]][0] == "superseded"  # one memory, his supersede
     assert kari.json("verify")["ok"] is True and ola.json("verify")["ok"] is True
@@ -206,7 +214,7 @@ def test_what_the_team_engine_refuses_and_what_gc_forgot_are_said(pair: tuple[Pe
 
     report = ola.json("migrate", "--to", ola.url)
     assert report["verified"] is True
-    new = capture.memory_id("The forecast reads from my lake copy.", ola.role)
+    new = capture.memory_id("The forecast reads from my lake copy.", ola.owner)
     assert report["opened"] == [new]  # a private supersede of a shared memory: a private record there
     assert report["left_behind"] == 4  # gc's event, and the payloads it purged (two records, a retirement)
     assert "stayed behind" in ola.run("migrate", "--to", ola.url).stdout.decode()

@@ -24,6 +24,7 @@ from jupymem.retrieval import index
 from jupymem.retrieval.engine import SearchEngine
 from jupymem.storage import database, eventlog, projection
 from jupymem.storage.postgres import PgStore, connect
+from jupymem.storage.postgres.store import PgVectors
 
 from pg_server import Team
 from test_pg_engine import WORDS, replay
@@ -94,7 +95,10 @@ def test_the_dense_leg_ranks_alike_over_postgres_and_sqlite(
         pg.close()
 
 
-def test_a_private_memorys_vector_is_its_authors_alone(static_settings: Settings, team: Team) -> None:
+def test_each_members_vectors_are_their_own(static_settings: Settings, team: Team) -> None:
+    """A stored vector is a cache its reader made (migration 8): no member can plant or
+    change a vector that ranks a memory in a teammate's search, and a private memory's
+    vector is its author's because only its author sees the memory to embed it."""
     ola_url, kari_url = team.person("ola"), team.person("kari")
     project = team.project("private-vectors", "ola", "kari")
     ola, kari = connect(ola_url, project), connect(kari_url, project)
@@ -105,20 +109,26 @@ def test_a_private_memorys_vector_is_its_authors_alone(static_settings: Settings
             SearchEngine(conn, static_settings, revision=lambda c=conn: eventlog.last_seq(c)).prepare_dense()
         assert ola.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 2
         assert kari.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 1
-        private, author = ola.execute(
-            "SELECT v.private, v.author_role FROM memory_vectors v JOIN memories m ON m.rid = v.rid WHERE m.id = ?",
-            ("m-secret",)).fetchone()
-        assert (private, author) == (1, ola.role)
+        assert {r[0] for r in ola.execute("SELECT author_role FROM memory_vectors").fetchall()} == {ola.role}
+        shared_rid = ola.execute("SELECT rid FROM memories WHERE id = ?", ("m-shared",)).fetchone()[0]
         secret_rid = ola.execute("SELECT rid FROM memories WHERE id = ?", ("m-secret",)).fetchone()[0]
-        # Kari cannot plant a vector on a memory she cannot see, nor read or replace Ola's.
+        before = ola.execute("SELECT vector FROM memory_vectors WHERE rid = ?", (shared_rid,), binary=True).fetchone()
+        # Kari can write her own vectors only: not one in Ola's name, not over his.
         with pytest.raises(AccessDenied):
-            kari.execute("INSERT INTO memory_vectors (rid, memory_id, model, vector) VALUES (?, ?, ?, ?)",
-                         (secret_rid, "m-secret", "x", b"\0" * 8))
-        assert kari.execute("UPDATE memory_vectors SET vector = ? WHERE rid = ?", (b"", secret_rid)).fetchall() == []
-        got = ola.execute("SELECT length(vector) FROM memory_vectors WHERE rid = ?", (secret_rid,)).fetchone()[0]
-        assert got > 0
-        # Made public, the vector follows the memory.
-        ola.execute("UPDATE memories SET private = 0 WHERE id = ?", ("m-secret",))
+            kari.execute("INSERT INTO memory_vectors (rid, memory_id, model, vector, author_role) VALUES (?, ?, ?, ?, ?)",
+                         (shared_rid, "m-shared", "x", b"\0" * 8, ola.role))
+        # A row of her own for a memory she cannot see serves no search: hers joins the rows she sees.
+        kari.execute("INSERT INTO memory_vectors (rid, memory_id, model, vector) VALUES (?, ?, ?, ?)",
+                     (secret_rid, "m-secret", "x", b"\0" * 8))
+        assert [rid for rid, _ in PgVectors(kari, "static").load("x")] == []
+        kari.execute("UPDATE memory_vectors SET vector = ? WHERE rid = ?", (b"\1" * 8, shared_rid))
+        kari.execute("DELETE FROM memory_vectors WHERE rid = ?", (secret_rid,))
+        after = ola.execute("SELECT vector FROM memory_vectors WHERE rid = ?", (shared_rid,), binary=True).fetchone()
+        assert bytes(after[0]) == bytes(before[0])
+        assert ola.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 2
+        # Said again where it is shared, the memory is Kari's to see, and her next search embeds it.
+        _record(ola, "m-secret", "My scratch schema for churn is tmp_ola.", uid="u-shared-again")
+        SearchEngine(kari, static_settings, revision=lambda: eventlog.last_seq(kari)).prepare_dense()
         assert kari.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 2
     finally:
         ola.close()

@@ -26,7 +26,6 @@ from jupymem.errors import UnknownEvidence
 from jupymem.faces import kernel
 from jupymem.intake.capture import evidence_from_exception
 from jupymem.models import Evidence
-from jupymem.sharing.identity import identity
 from jupymem.storage import registry
 from pg_server import Team
 from test_pg_faces import Person
@@ -260,18 +259,24 @@ def test_ask_keeps_each_persons_conversation_in_the_team_database(pair: tuple[Pe
 # -- the author ----------------------------------------------------------------------------
 
 
-def test_the_author_is_the_hub_user_when_there_is_one(pair: tuple[Person, Person]) -> None:
+def test_who_did_it_is_the_databases_word_not_the_processs(pair: tuple[Person, Person], team: Team) -> None:
+    """The writer of an event is the connecting role, with the label the administrator bound
+    to it (``guard.event_author``): a process that sets JUPYTERHUB_USER (or git's identity)
+    to someone else's name names no one but its own role."""
+    from jupymem.storage.postgres import admin
+
     ola, kari = pair
-    hub = ola.env(JUPYTERHUB_USER="ola.nordmann")
-    m = ola.json_with(hub, "remember", "The churn model retrains on Mondays.")
-    assert m["provenance"]["author"] == "ola.nordmann"
-    history = kari.json("history", m["id"])
-    assert history[0]["detail"]["who"] == "ola.nordmann"
-    n = kari.json("remember", "Mondays means 06:00 Oslo time.")
-    assert n["provenance"]["author"] == str(identity(kari.clone))  # no hub: the git identity, as on SQLite
-    # Retiring is an event of its writer: the hub user who retired it.
-    kari.run("retire", m["id"], env=kari.env(JUPYTERHUB_USER="kari.hansen"))
-    assert kari.json("history", m["id"])[-1]["detail"]["who"] == "kari.hansen"
+    admin.set_label(team.admin_url, ola.role, "Ola Nordmann <ola@example.com>")
+    as_ola = f"{ola.role} (Ola Nordmann <ola@example.com>)"
+    forged = kari.env(JUPYTERHUB_USER="Ola Nordmann <ola@example.com>")  # Kari's process, claiming to be Ola
+    m = kari.json_with(forged, "remember", "The churn model retrains on Mondays.")
+    assert kari.json("show", m["id"])["provenance"]["author"] == kari.role
+    assert ola.json("history", m["id"])[0]["detail"]["who"] == kari.role
+    # Ola's own events carry his label, whatever his process says.
+    ola.run("retire", m["id"], env=ola.env(JUPYTERHUB_USER="kari.hansen"))
+    assert kari.json("history", m["id"])[-1]["detail"]["who"] == as_ola
+    n = ola.json("remember", "Mondays means 06:00 Oslo time.")
+    assert kari.json("show", n["id"])["provenance"]["author"] == as_ola
 
 
 # -- gc ------------------------------------------------------------------------------------

@@ -132,7 +132,8 @@ def _to_team(settings: Settings, root: Path, url: str) -> MigrateReport:
         raise NoMemory(f"{root.name} has no memory of its own to move (no SQLite memory is bound to it). "
                        "Nothing was moved.")
     evts, private = _read_file(source)
-    target: Any = connect(url, key)  # unreachable, no schema, not a member: one line each, nothing moved
+    target: Any = connect(url, key, candidates=team.root_commits(root))  # unreachable, no schema, not a member:
+    key = target.project  # one line each, nothing moved; the project's own key, if a merge added a lower root
     try:
         moving, rekeyed, opened, left = _for_team(evts, private, target.private_owner)
         added, skipped, n_private = _append(target, moving)
@@ -309,7 +310,8 @@ def _to_file(settings: Settings, root: Path) -> MigrateReport:
         raise NoMemory(f"{root.name}'s memory is not on a team database (JUPYMEM_DATABASE_URL is not set and "
                        "`jupymem init --database` did not bind it): there is nothing to bring back. Nothing was moved.")
     key = team.project_key(root)
-    source: Any = connect(url, key)
+    source: Any = connect(url, key, candidates=team.root_commits(root))
+    key = source.project
     try:
         check = verify(source)
         if not check.ok:

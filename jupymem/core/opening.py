@@ -313,9 +313,7 @@ def _open_team(settings: Settings, root: Path, url: str) -> Project:
     be reached, ``AccessDenied`` when this person is not a member of the project."""
     from ..storage.postgres import connect
 
-    key = _team_keys.get(str(root)) or team.project_key(root)  # a root commit never changes: git once
-    _team_keys[str(root)] = key
-    cache = (str(settings.home), f"{key}@{team.where(url)}", str(root))
+    cache = (str(settings.home), team.where(url), str(root))
     with _open_lock:
         proj = _open.get(cache)
         if proj is not None:
@@ -325,13 +323,17 @@ def _open_team(settings: Settings, root: Path, url: str) -> Project:
     # answer is not asked again for a while, or each cell would wait out the connect timeout.
     if failed is not None and time.monotonic() - failed[0] < _RETRY_AFTER:
         raise failed[1]
+    # The project keeps the key it has (a merge may add a lower root): found among the roots once.
+    known = _team_keys.get(str(root)) or _bound_key(settings.home, root)
+    roots = tuple(dict.fromkeys((known,) + team.root_commits(root))) if known else team.root_commits(root)
     try:
-        conn: Any = connect(url, key)
+        conn: Any = connect(url, roots[0], candidates=roots)
     except StorageError as exc:
         _unreachable[url] = (time.monotonic(), exc)
         raise
     _unreachable.pop(url, None)
-    proj = Project(settings, key, root, conn)
+    _team_keys[str(root)] = conn.project
+    proj = Project(settings, conn.project, root, conn)
     with _open_lock:
         _open.setdefault(cache, proj)
         kept = _open[cache]
@@ -366,6 +368,17 @@ def _init_team(settings: Settings, root: Path, url: str) -> Project:
         reg = registry.Registry((*bindings, registry.Binding(str(root), proj.id)), reg.projects)
         registry.write_registry(settings.home, reg.with_record(new))
     return proj
+
+
+def _bound_key(home: Path, root: Path) -> str | None:
+    """The key ``jupymem init --database`` or ``migrate`` remembered for ``root``'s project."""
+    try:
+        reg = registry.read_registry(home)
+    except RegistryCorrupt:
+        return None
+    pid = reg.project_for_root(root)
+    record = reg.record(pid) if pid is not None else None
+    return pid if record is not None and record.database is not None else None
 
 
 def _bound_team(home: Path, root: Path) -> str | None:

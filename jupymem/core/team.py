@@ -8,9 +8,10 @@ that turns the team engine on means it for every notebook.
 
 Decisions worth knowing:
 
-* The project's key on the server is the repository's root commit (``registry.root_commit``):
+* The project's key on the server is a root commit of the repository (``root_commits``):
   every clone of a repository has it, whoever made the clone and wherever, with nothing
-  stored in the repository. A repository without a commit has no key yet, and is told so.
+  stored in the repository, and a merge of another history keeps it (roots are only
+  added). A repository without a commit has no key yet, and is told so.
 * People never migrate the schema nor admit themselves: their roles cannot (``admin``
   does both, run by the team's administrator). Opening checks the schema version and the
   membership (``PgConnection``) and says who to ask.
@@ -44,15 +45,25 @@ def url_for(settings: Settings, record: registry.ProjectRecord | None) -> str | 
     return settings.database_url or (record.database if record is not None else None)
 
 
-def project_key(root: Path) -> str:
-    """The repository's identity on the server: its root commit, the same in every clone."""
-    commit = registry.root_commit(root)
-    if not commit:
+def root_commits(root: Path) -> tuple[str, ...]:
+    """The repository's root commits, lowest first: each is a key its project may have on
+    the server. A project keeps the key it was made with (the lowest root when it was first
+    admitted or moved there); a merge of an unrelated history adds a root, maybe a lower
+    one, and the connection finds the project by the root it already has
+    (``PgConnection``'s ``candidates``, ``admin.project_for``), so nothing is orphaned."""
+    commits = registry.root_commits(root)
+    if not commits:
         raise NoMemory(
             f"{root.name} has no commit yet, and the team database knows a repository by its first commit. "
             "Commit something (git commit), then try again."
         )
-    return commit
+    return commits
+
+
+def project_key(root: Path) -> str:
+    """The key a new project of the repository gets on the server: its lowest root commit,
+    the same in every clone (an existing project keeps its own: ``root_commits``)."""
+    return root_commits(root)[0]
 
 
 def not_here(proj: Any, what: str) -> None:
@@ -70,12 +81,11 @@ def refuse(what: str) -> NotOnTeamEngine:
 
 
 def author(root: Path, home: Path | None = None) -> str | None:
-    """Who records on the team engine: the JupyterHub user (``JUPYTERHUB_USER``, which a
-    Hub's spawner sets in every single-user server and its kernels) when there is one,
-    else the git identity, as on SQLite. On a hub the person logged in is who the team
-    knows, while git's identity in a shared image is often nobody's or everybody's. It is
-    the memory's ``author`` and its events' writer: a claim of the process, shown to
-    people; what the database enforces is the role (``author_role``)."""
+    """Who the process says records on the team engine: the JupyterHub user
+    (``JUPYTERHUB_USER``) when there is one, else the git identity. Only a claim: the
+    database writes each event's writer itself, as the connecting role with the label the
+    administrator bound to it (``guard.event_author``), so a process cannot name someone
+    else; this is what the journal hands the log, and the database overrides it."""
     hub_user = os.environ.get("JUPYTERHUB_USER", "").strip()
     if hub_user:
         return hub_user
@@ -156,7 +166,8 @@ def is_team(conn: Any) -> bool:
 
 
 
-def administer(step: str, url: str | None, name: str | None, root: Path | None, password: str | None = None) -> str:
+def administer(step: str, url: str | None, name: str | None, root: Path | None, password: str | None = None, *,
+               label: str | None = None) -> str:
     """One step of a team database's administration (``jupymem team``), said in one line.
 
     ``setup`` makes or upgrades the schema (safe to repeat); ``user`` makes ``name`` a login
@@ -168,21 +179,33 @@ def administer(step: str, url: str | None, name: str | None, root: Path | None, 
 
     if not url:
         raise InvalidStatement("jupymem team needs --database URL: the team database, as its administrator.")
-    if step not in ("setup", "gc") and not name:
+    if step not in ("setup", "gc", "rebuild") and not name:
         raise InvalidStatement(f"jupymem team {step} needs the person's database role: jupymem team {step} NAME.")
     from ..storage.postgres import admin
 
     shown = where(url)
+    admin.require_administrator(url)
     if step == "setup":
         return f"The team schema at {shown} is at version {admin.create_schema(url)}."
     if step == "user":
         assert name is not None
-        admin.create_user(url, name, password)
-        return f"{name} can log in to {shown}; `jupymem team admit {name}` in a repository admits them to its memory."
+        if label is not None:
+            from ..storage import validate
+
+            validate.check_label(label, "--label", max_chars=admin.MAX_LABEL_CHARS)
+        admin.create_user(url, name, password, label=label)
+        shown_as = f" as {name} ({label})" if label else ""
+        return (f"{name} can log in to {shown}{shown_as}; `jupymem team admit {name}` in a repository admits them "
+                "to its memory.")
     found = registry.find_git_root(root) if root is not None else None
     if found is None:
         raise InvalidStatement(f"{root} is not inside a git repository: admit people from inside the repository.")
-    key = project_key(found)
+    key = admin.project_for(url, root_commits(found)) if step == "admit" else admin.project_for(
+        url, root_commits(found), existing=True)
+    if step == "rebuild":
+        n = admin.rebuild(url, key)
+        return (f"{found.name}'s memories, history and cited evidence at {shown} were derived again from its log "
+                f"({n} event{'' if n == 1 else 's'}); `jupymem verify` checks them.")
     if step == "gc":
         from datetime import timedelta
 

@@ -342,7 +342,7 @@ def cmd_team(ctx: Context) -> int:
     args = ctx.args
     password = _read_file("-").rstrip("\n") if args.password_stdin else None
     url = args.database or ctx.settings.database_url
-    said = team.administer(args.step, url, args.name, ctx.path, password)
+    said = team.administer(args.step, url, args.name, ctx.path, password, label=args.label)
     ctx.emit({"step": args.step, "name": args.name, "database": team.where(url) if url else None}, said)
     return 0
 

@@ -163,10 +163,14 @@ ACTIONS: tuple[Action, ...] = (
             "never deleted)", form="flag"),
     ), faces=frozenset({CLI})),
     Action("team", "For a team database's administrator: make or upgrade its schema (setup), make a person's "
-           "login role (user NAME), admit a role to this repository's memory (admit NAME) or take it away "
-           "(remove NAME), or drop every member's old staged failures in this repository's memory (gc).", (
-        Opt("step", "setup, user, admit, remove or gc", choices=("setup", "user", "admit", "remove", "gc")),
+           "login role (user NAME, with --label for who they are), admit a role to this repository's memory "
+           "(admit NAME) or take it away (remove NAME), drop every member's old staged failures in this "
+           "repository's memory (gc), or derive its memories and history again from its log (rebuild).", (
+        Opt("step", "setup, user, admit, remove, gc or rebuild",
+            choices=("setup", "user", "admit", "remove", "gc", "rebuild")),
         Opt("name", "the person's database role (user, admit, remove)", optional=True),
+        Opt("--label", "user: who the role is, shown beside it in history and provenance "
+            "(\"Ada Lovelace <ada@example.com>\"); the process's own claim never is", metavar="TEXT"),
         Opt("--database", "the team database, as a role that may create roles and bypasses row-level security "
             "(its password from PGPASSWORD, ~/.pgpass or a service file)", metavar="URL"),
         Opt("--password-stdin", "user: the role's password from standard input (else it logs in without one: "

@@ -190,8 +190,14 @@ _HANDLERS: dict[str, Callable[[Connection, Event, dict[str, Any]], None]] = {
 EVENT_TYPES = frozenset(_HANDLERS)
 
 
+def derived_by_database(conn: Connection) -> bool:
+    """Whether the database derives the tables from each event itself (the team engine:
+    ``postgres/guard.py``, where members may not write them), so nothing is written here."""
+    return bool(getattr(conn, "derives_projection", False))
+
+
 def apply(conn: Connection, ev: Event) -> None:
-    if ev.payload is None:  # purged by gc: nothing left to project
+    if ev.payload is None or derived_by_database(conn):  # purged by gc: nothing left to project
         return
     _HANDLERS[ev.type](conn, ev, ev.payload)
 
@@ -279,6 +285,9 @@ class Batch:
 
     def flush(self) -> None:
         if not self._pending:
+            return
+        if derived_by_database(self.conn):
+            self._pending = []
             return
         rows = [_new_memory_rows(ev, ev.payload["memory"]) for ev in self._pending if ev.payload]
         self._pending = []

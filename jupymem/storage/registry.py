@@ -79,6 +79,13 @@ def require_git_root(path: str | os.PathLike[str]) -> Path:
 
 def root_commit(root: Path) -> str | None:
     """The repository's first commit: the part of its identity that survives a move."""
+    commits = root_commits(root)
+    return commits[0] if commits else None
+
+
+def root_commits(root: Path) -> tuple[str, ...]:
+    """Every root commit of HEAD, lowest first: more than one after a merge of an unrelated
+    history (or ``git subtree add``), which adds roots and takes none away."""
     import subprocess
 
     try:
@@ -90,9 +97,8 @@ def root_commit(root: Path) -> str | None:
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return None
-    commits = sorted(out.stdout.split()) if out.returncode == 0 else []
-    return commits[0] if commits else None
+        return ()
+    return tuple(sorted(out.stdout.split())) if out.returncode == 0 else ()
 
 
 # -- registry -----------------------------------------------------------------

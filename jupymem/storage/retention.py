@@ -96,7 +96,10 @@ def gc(
             # Retention is this machine's decision: the gc event never leaves it (scope private).
             ev = eventlog.append(conn, uuid.uuid4().hex, "gc", eventlog.next_at(conn), payload, scope=eventlog.PRIVATE)
             apply(conn, ev)
-            conn.executemany("UPDATE events SET payload = NULL WHERE uid = ?", [(u,) for u in purged])
+            if team:  # members may not change events: the database's own narrow purge (``guard``)
+                conn.execute("SELECT purge_payloads(?)", (purged,))
+            else:
+                conn.executemany("UPDATE events SET payload = NULL WHERE uid = ?", [(u,) for u in purged])
     if not team:
         database.checkpoint(conn)
     return GcReport(tuple(forgotten), len(purged), stale_evidence, False, kept_for_team)

@@ -42,6 +42,14 @@ from . import dialect
 from .schema import SCHEMA
 
 _HEAD = "SELECT seq, hash, at FROM chain_heads WHERE seq > 0"
+# The project's write lock (the head row's row lock, members only: ``guard``) and the head, in one.
+_LOCK = "SELECT head_seq, head_hash, head_at FROM write_lock() WHERE head_seq > 0"
+# A stuck lock or statement gives one clear line, never a hang (``pg_error``). The lock's wait is
+# short: a record holds it for two round trips. A statement may take longer (an import, a rebuild).
+LOCK_TIMEOUT = "10s"
+STATEMENT_TIMEOUT = "120s"
+LOCKED = ("another session holds this project's write lock; retry, or ask the administrator "
+          "(who can see it in pg_locks).")
 
 
 def _psycopg() -> Any:
@@ -99,7 +107,9 @@ def pg_error(exc: BaseException, where: str) -> JupymemError | None:
         return StorageError(f"{where} could not be written: the server's disk is full ({first}). Nothing was changed.")
     if isinstance(exc, errors.SerializationFailure):
         return StorageError(f"{where}: another writer changed this project at the same moment ({first}); try again.")
-    if isinstance(exc, (errors.QueryCanceled, errors.LockNotAvailable)):
+    if isinstance(exc, errors.LockNotAvailable):
+        return StorageError(f"{where}: {LOCKED} Nothing was changed.")
+    if isinstance(exc, errors.QueryCanceled):
         return StorageError(f"{where} did not answer in time ({first}); try again.")
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
         # A write whose COMMIT was under way is either whole or absent: retrying it with
@@ -175,8 +185,11 @@ class PgConnection:
 
     def __init__(
         self, url: str, project: str, *, readonly: bool = False, pool_size: int | None = None,
-        connect_timeout: int = 10, check_member: bool = True,
+        connect_timeout: int = 10, check_member: bool = True, candidates: tuple[str, ...] = (),
     ) -> None:
+        """``candidates``: other keys the project may have (the repository's root commits,
+        ``team.root_commits``): the one of them this person is a member of is the project,
+        ``project`` first."""
         psycopg = _psycopg()
         self.url = url
         self.project = project
@@ -185,7 +198,9 @@ class PgConnection:
         self.readonly_reason: str | None = "opened read-only" if readonly else None
         self.disk_full = False
         self._store: Any = None
-        options = f"-c search_path={SCHEMA}" + (" -c default_transaction_read_only=on" if readonly else "")
+        self._salt: str | None = None
+        options = (f"-c search_path={SCHEMA} -c lock_timeout={LOCK_TIMEOUT} -c statement_timeout={STATEMENT_TIMEOUT}"
+                   + (" -c default_transaction_read_only=on" if readonly else ""))
         self._kwargs = {"autocommit": True, "options": options, "connect_timeout": connect_timeout}
         self._local = threading.local()  # the connection a thread's transaction holds
         self._pool: Any = None
@@ -206,6 +221,13 @@ class PgConnection:
                 self._configure(self.raw)
         self.role: str = self.execute("SELECT current_user").fetchone()[0]
         self._check_schema()
+        others = [c for c in candidates if c != project]
+        if others and not self.is_member():
+            found = self.execute(
+                "SELECT project FROM members WHERE role = current_user AND project = ANY(?) ORDER BY project", (others,)
+            ).fetchone()
+            if found is not None:
+                self._rekey(found[0])
         if check_member and not self.is_member():
             self.close()
             raise AccessDenied(
@@ -243,10 +265,32 @@ class PgConnection:
                 "administrator brings it up to date: admin.create_schema(URL) (safe to run again)."
             )
 
+    # The database derives memories, history and cited evidence from each appended event
+    # (``guard.project_event``): ``projection.apply`` writes nothing here.
+    derives_projection = True
+
     @property
     def private_owner(self) -> str:
-        """Whose private memories this connection writes: the role row-level security keys on."""
-        return self.role
+        """What a private memory's id is salted with (``capture.memory_id``): the role row-level
+        security keys on, and that role's secret (``guard``: ``private_salt``), so that a
+        teammate cannot compute the id of a guess at someone's private words."""
+        if self._salt is None:
+            self._salt = str(self.execute("SELECT private_salt()").fetchone()[0])
+        return f"{self.role}:{self._salt}"
+
+    def _rekey(self, project: str) -> None:
+        """This connection now speaks for ``project`` (every connection of a pool, too)."""
+        self.project = project
+        self.path = f"{display_url(self.url)} (project {project})"
+        if self._pool is not None:
+            self._pool.close()
+            from psycopg_pool import ConnectionPool
+
+            with self._translated():
+                self._pool = ConnectionPool(self.url, min_size=1, max_size=self._pool.max_size, kwargs=self._kwargs,
+                                            configure=self._configure, open=True)
+        else:
+            self._configure(self.raw)
 
     def _configure(self, raw: Any) -> None:
         # Session-wide, so it holds for every statement, inside a transaction or not.
@@ -323,8 +367,7 @@ class PgConnection:
                         if chain:
                             # Writers of one project's log queue here (see the module's docstring);
                             # the head they will extend is read in the same flight, behind the lock.
-                            raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.project,))
-                            self._local.head = _Pending(self, raw.execute(_HEAD), _HEAD, False)
+                            self._local.head = _Pending(self, raw.execute(_LOCK), _LOCK, False)
                         self._local.conn = raw
                         yield self
                         raw.execute("COMMIT")  # leaving the pipeline reads every answer still due

@@ -27,6 +27,7 @@ rows in ``schema_migrations``.
 from __future__ import annotations
 
 from ..database import MEMORY_COLUMNS_DDL
+from . import guard
 
 SCHEMA = "jupymem"
 USER_ROLE = "jupymem_user"  # the group role every person's login role joins (``admin.create_user``)
@@ -418,6 +419,11 @@ def _own_work() -> str:
 
 
 _VISIBLE.update(dict.fromkeys(_OWN_WORK, "author_role = current_user"))
+_VISIBLE.update(dict.fromkeys(VECTOR_TABLES, "author_role = current_user"))  # from migration 8 (``guard``)
 MIGRATIONS += (_own_work(),)
+
+# 8: the database enforces the log: members append, the database derives the rest
+# (``guard``, where the migration and its reasons are).
+MIGRATIONS += (guard.migration(SCHEMA, OWNER_ROLE, USER_ROLE, _MEMBER),)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -83,7 +83,8 @@ class PgVectors:
             return
         with database.transaction(self.conn):
             self.conn.executemany(
-                f"INSERT INTO {self.table} (rid, memory_id, model, vector) VALUES (?, ?, ?, ?) ON CONFLICT(rid)"
+                # Each member's vectors are their own (migration 8): the key holds the role.
+                f"INSERT INTO {self.table} (rid, memory_id, model, vector) VALUES (?, ?, ?, ?) ON CONFLICT(author_role, rid)"
                 " DO UPDATE SET memory_id = excluded.memory_id, model = excluded.model, vector = excluded.vector",
                 [(rid, memory_id, model, blob) for (rid, memory_id), blob in zip(rows, vectors)],
             )
