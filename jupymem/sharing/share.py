@@ -44,6 +44,7 @@ from ..intake import clock, strictjson
 from ..storage import database, eventlog
 from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
+from . import claims
 from .folder import LinkRefused, opened, scan_log, shown
 from .identity import Identity, identity
 from .journal import ROTATE_AT, FileTail, Journal, fstat
@@ -247,6 +248,13 @@ class Sharing:
                     self.rebuild(sig, readings)  # two files give one uid to two events
                     return
                 new.setdefault(e.uid, (e, name))
+        founding = {m["id"]: name for e, name in new.values() if (m := _founds(e)) is not None}
+        if founding and any(
+            row[1] is not None and row[1] != founding[row[0]]
+            for row in _sources(self.conn, list(founding))
+        ):
+            self.rebuild(sig, readings)  # another file's memory: which file owns it is settled by a replay of all
+            return
         known = eventlog.known(self.conn, list(new))
         if any(uid in known and known[uid] != (e.type, e.at, e.payload_hash) for uid, (e, _) in new.items()) or (
             new and database.get_meta(self.conn, _CONFLICTS) not in (None, "[]")
@@ -319,7 +327,25 @@ class Sharing:
                 readings.update(self._read(clashing, now))
                 for name in clashing:
                     del from_cache[name]
+            # An id recorded in a cached file and in another: both read, to settle its owner with line numbers.
+            founders: dict[str, set[str]] = {}
+            for name, reading in readings.items():
+                for e in reading.entries:
+                    if (m := _founds(e)) is not None:
+                        founders.setdefault(m["id"], set()).add(name)
+            for name, cached_items in from_cache.items():
+                for item in cached_items:
+                    if item[1] in ("record", "supersede") and isinstance((item[3] or {}).get("memory"), dict):
+                        founders.setdefault(item[3]["memory"]["id"], set()).add(name)
+            shared_ids = {name for names_ in founders.values() if len(names_) > 1 for name in names_}
+            if shared_ids & set(from_cache):
+                readings.update(self._read(sorted(shared_ids & set(from_cache)), now))
+                for name in shared_ids & set(from_cache):
+                    del from_cache[name]
             combined, together = combine(readings)
+            contested = claims.contested(readings)
+            owned = claims.owners(contested, claims.git_order(self.root) if contested else None)
+            together += claims.problems(contested, owned)
             items: dict[str, eventlog.LogItem] = {}
             for e, name, key in combined:
                 items[key] = (key, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name, e.who)
@@ -336,13 +362,15 @@ class Sharing:
                         continue  # this machine's event, in a file now (share wrote it out)
                     uid = f"{uid}:local"  # a file reuses the uid of this machine's own event
                 items.setdefault(uid, (uid, type_, at, payload, body, payload_hash, scope, source, writer))
-            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=lambda i: (i[2], i[0])))
+            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=_replay_order(owned)))
             clear(self.conn)
             self._replay(evts)
             for p in together:
                 if p.file in readings:
                     readings[p.file].problems.append(p)
+            # Files in conflict are read again at every rebuild, and any new line rebuilds (``_sync``).
             conflicts = {p.file for p in together if "reuses the event id" in p.message}
+            conflicts |= {c.file for cs in contested.values() for c in cs}
             database.set_meta(self.conn, _CONFLICTS, json.dumps(sorted(conflicts)))
             keep = sorted(from_cache)
             marks = ",".join("?" * len(keep))
@@ -498,6 +526,8 @@ class Sharing:
         names = [name for name, *_ in signature(self.root) or ()]
         readings = self._read(names, clock.now())
         _, together = combine(readings)
+        contested = claims.contested(readings)
+        together += claims.problems(contested, claims.owners(contested, claims.git_order(self.root)))
         lines = sum(r.lines for r in readings.values())
         problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
         return lines, problems + folder_problems(self.root)
@@ -523,6 +553,36 @@ def _read_one(folder: Any, name: str, now: datetime) -> Reading:
         reading.problems.append(Problem(name, 0, f"cannot be read ({exc.strerror or exc})"))
         reading.tail_ok = False
         return reading
+
+
+def _founds(e: Entry) -> dict[str, Any] | None:
+    """The memory a record or supersede line records, or None."""
+    m = e.payload.get("memory") if e.type in ("record", "supersede") else None
+    return m if isinstance(m, dict) else None
+
+
+def _sources(conn: database.Connection, ids: list[str]) -> list[tuple[str, str | None]]:
+    """(id, the file that recorded it first) of the memories among ``ids``."""
+    out: list[tuple[str, str | None]] = []
+    for batch, marks in database.in_batches(ids):
+        out += conn.execute(f"SELECT id, source FROM memories WHERE id IN ({marks})", batch).fetchall()
+    return out
+
+
+def _replay_order(owned: dict[str, claims.Claim]) -> Callable[[eventlog.LogItem], tuple[Any, ...]]:
+    """Replay in (time, uid) order, except that a record of an id whose owner is another
+    file (``claims``) comes just after the owner's record, whatever time it claims: it
+    never founds the memory, so the projection keeps it in history only."""
+    first = {mid: (c.file, c.entry.at, c.entry.uid) for mid, c in owned.items()}
+
+    def key(i: eventlog.LogItem) -> tuple[Any, ...]:
+        m = (i[3] or {}).get("memory") if i[1] in ("record", "supersede") else None
+        owner = first.get(m.get("id")) if isinstance(m, dict) else None
+        if owner is not None and i[6] == SHARED and i[7] != owner[0] and (i[2], i[0]) < owner[1:]:
+            return (owner[1], owner[2], 1, i[2], i[0])
+        return (i[2], i[0], 0, "", "")
+
+    return key
 
 
 def _same(e: Entry, item: eventlog.LogItem) -> bool:
