@@ -25,16 +25,16 @@ git is asked only about ids that two files record, which few repositories ever h
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..storage.eventlog import SHARED, LogItem
 from .folder import FOLDER, LOG_DIR
 from .sharelog import Entry, Problem, Reading
 
-__all__ = ["Claim", "contested", "git_order", "owners", "problems"]
+__all__ = ["Claim", "contested", "git_order", "memory_of", "owners", "problems", "replay_order"]
 
 _GIT_TIMEOUT = 20
 
@@ -61,9 +61,15 @@ class Claim:
         return (*words, m.get("kind"))
 
 
+def memory_of(type_: str, payload: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The memory a record or supersede event records, or None."""
+    m = (payload or {}).get("memory") if type_ in ("record", "supersede") else None
+    return m if isinstance(m, dict) else None
+
+
 def _founds(e: Entry) -> str | None:
-    memory = e.payload.get("memory") if e.type in ("record", "supersede") else None
-    return memory.get("id") if isinstance(memory, dict) else None
+    m = memory_of(e.type, e.payload)
+    return m["id"] if m is not None else None
 
 
 def contested(readings: dict[str, Reading]) -> dict[str, list[Claim]]:
@@ -111,6 +117,8 @@ def git_order(root: Path) -> Order:
 
 
 def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # only for an id two files record
+
     try:
         out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                              timeout=_GIT_TIMEOUT, check=False, env=_git_env())
@@ -120,6 +128,8 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def _is_ancestor(root: Path, a: str, b: str) -> bool:
+    import subprocess
+
     try:
         out = subprocess.run(["git", "-C", str(root), "merge-base", "--is-ancestor", a, b], capture_output=True,
                              timeout=_GIT_TIMEOUT, check=False, env=_git_env())
@@ -165,3 +175,19 @@ def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Pr
                 f"records memory {mid} {what} {where}, which came first: a line speaks only for its "
                 "writer, so it is kept in that memory's history and changes nothing"), applied=True))
     return out
+
+
+def replay_order(owned: dict[str, Claim]) -> Callable[[LogItem], tuple[Any, ...]]:
+    """Replay in (time, uid) order, except that a record of an id whose owner is another
+    file (``claims``) comes just after the owner's record, whatever time it claims: it
+    never founds the memory, so the projection keeps it in history only."""
+    first = {mid: (c.file, c.entry.at, c.entry.uid) for mid, c in owned.items()}
+
+    def key(i: LogItem) -> tuple[Any, ...]:
+        m = memory_of(i[1], i[3])
+        owner = first.get(m["id"]) if m is not None else None
+        if owner is not None and i[6] == SHARED and i[7] != owner[0] and (i[2], i[0]) < owner[1:]:
+            return (owner[1], owner[2], 1, i[2], i[0])
+        return (i[2], i[0], 0, "", "")
+
+    return key

@@ -335,12 +335,12 @@ class Sharing:
                         founders.setdefault(m["id"], set()).add(name)
             for name, cached_items in from_cache.items():
                 for item in cached_items:
-                    if item[1] in ("record", "supersede") and isinstance((item[3] or {}).get("memory"), dict):
-                        founders.setdefault(item[3]["memory"]["id"], set()).add(name)
-            shared_ids = {name for names_ in founders.values() if len(names_) > 1 for name in names_}
-            if shared_ids & set(from_cache):
-                readings.update(self._read(sorted(shared_ids & set(from_cache)), now))
-                for name in shared_ids & set(from_cache):
+                    if (m := claims.memory_of(item[1], item[3])) is not None:
+                        founders.setdefault(m["id"], set()).add(name)
+            involved = {name for names_ in founders.values() if len(names_) > 1 for name in names_} & set(from_cache)
+            if involved:
+                readings.update(self._read(sorted(involved), now))
+                for name in involved:
                     del from_cache[name]
             combined, together = combine(readings)
             contested = claims.contested(readings)
@@ -362,7 +362,7 @@ class Sharing:
                         continue  # this machine's event, in a file now (share wrote it out)
                     uid = f"{uid}:local"  # a file reuses the uid of this machine's own event
                 items.setdefault(uid, (uid, type_, at, payload, body, payload_hash, scope, source, writer))
-            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=_replay_order(owned)))
+            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=claims.replay_order(owned)))
             clear(self.conn)
             self._replay(evts)
             for p in together:
@@ -556,9 +556,7 @@ def _read_one(folder: Any, name: str, now: datetime) -> Reading:
 
 
 def _founds(e: Entry) -> dict[str, Any] | None:
-    """The memory a record or supersede line records, or None."""
-    m = e.payload.get("memory") if e.type in ("record", "supersede") else None
-    return m if isinstance(m, dict) else None
+    return claims.memory_of(e.type, e.payload)
 
 
 def _sources(conn: database.Connection, ids: list[str]) -> list[tuple[str, str | None]]:
@@ -567,22 +565,6 @@ def _sources(conn: database.Connection, ids: list[str]) -> list[tuple[str, str |
     for batch, marks in database.in_batches(ids):
         out += conn.execute(f"SELECT id, source FROM memories WHERE id IN ({marks})", batch).fetchall()
     return out
-
-
-def _replay_order(owned: dict[str, claims.Claim]) -> Callable[[eventlog.LogItem], tuple[Any, ...]]:
-    """Replay in (time, uid) order, except that a record of an id whose owner is another
-    file (``claims``) comes just after the owner's record, whatever time it claims: it
-    never founds the memory, so the projection keeps it in history only."""
-    first = {mid: (c.file, c.entry.at, c.entry.uid) for mid, c in owned.items()}
-
-    def key(i: eventlog.LogItem) -> tuple[Any, ...]:
-        m = (i[3] or {}).get("memory") if i[1] in ("record", "supersede") else None
-        owner = first.get(m.get("id")) if isinstance(m, dict) else None
-        if owner is not None and i[6] == SHARED and i[7] != owner[0] and (i[2], i[0]) < owner[1:]:
-            return (owner[1], owner[2], 1, i[2], i[0])
-        return (i[2], i[0], 0, "", "")
-
-    return key
 
 
 def _same(e: Entry, item: eventlog.LogItem) -> bool:
