@@ -370,7 +370,10 @@ class Sharing:
                     readings[p.file].problems.append(p)
             # Files in conflict are read again at every rebuild, and any new line rebuilds (``_sync``).
             conflicts = {p.file for p in together if "reuses the event id" in p.message}
-            conflicts |= {c.file for cs in contested.values() for c in cs}
+            # So are files whose record of an id replays after its owner's though dated before it
+            # (claims.replay_order): the last event applied is then not the latest in (time, uid).
+            conflicts |= {f for mid, cs in contested.items() if any(c.entry.key < owned[mid].entry.key for c in cs)
+                          for f in (owned[mid].file, *(c.file for c in cs))}
             database.set_meta(self.conn, _CONFLICTS, json.dumps(sorted(conflicts)))
             keep = sorted(from_cache)
             marks = ",".join("?" * len(keep))
