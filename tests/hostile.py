@@ -272,6 +272,7 @@ class Attack:
     floods: bool = False
     steps: Callable[[Scene], list[list[str]]] | None = None
     check: Callable[[Scene, Any], None] | None = None
+    others_pull: bool = False  # ``check`` works in the other clones too (they pull): they may change
 
     def __str__(self) -> str:
         return self.name
@@ -426,6 +427,74 @@ def check_acts_on_others(s: Scene, session: Any) -> None:
         assert all(h["detail"].get("who") == "Mallory <mallory@example.com>" for h in did), did
 
 
+# A line speaks only for its writer ---------------------------------------------------------
+# Mallory's one line claims Alice's constraint: its id derives from Alice's words. Dated
+# before Alice recorded it, so that (time, uid) order alone would make it the first record.
+
+BACKDATED = "2025-06-01T00:00:00.000000Z"
+MALLORY_SAYS = "Revenue is reported in USD; EUR figures are deprecated"
+
+
+def plant_hijack_via_original(s: Scene) -> None:
+    # Her words as the statement, Alice's as the "original" a translation keeps.
+    Forger(s.mallory.path).record(MALLORY_SAYS, "constraint", at_=BACKDATED, memory={
+        "original": ALICE[0][0], "id": memory_id(ALICE[0][0])}).write()
+
+
+def plant_hijack_as_note(s: Scene) -> None:
+    Forger(s.mallory.path).record(ALICE[0][0], "note", at_=BACKDATED).write()
+
+
+def plant_hijack_case_variant(s: Scene) -> None:
+    Forger(s.mallory.path).record(ALICE[0][0].lower(), "constraint", at_=BACKDATED).write()
+
+
+def plant_hijack_fabricated_failure(s: Scene) -> None:
+    Forger(s.mallory.path).record(ALICE[0][0], "constraint", at_=BACKDATED, memory={"evidence": [failure()]}).write()
+
+
+def steps_hijack(s: Scene) -> list[list[str]]:
+    return [["remember", ALICE[0][0], "--kind", "constraint", "--json"]]
+
+
+def _alices(listed: list[dict[str, Any]], memory_id_: str, where: str) -> None:
+    """Alice's constraint as she recorded it: her words, kind, name, no failure cited."""
+    (m,) = [m for m in listed if m["id"] == memory_id_]
+    assert (m["statement"], m["kind"], m["status"]) == (ALICE[0][0], "constraint", "active"), (where, m)
+    assert m["provenance"]["author"] == "Alice <alice@example.com>", (where, m)
+    assert not m.get("evidence"), (where, m)
+
+
+def check_hijack(s: Scene, session: Any) -> None:
+    first = s.alice_ids[0]
+    # Alice's own clone (the victim here), after the pull and at the end, and a fresh clone.
+    for i, listed in enumerate(json.loads(r.stdout) for r in session.all("list", "--all", "--json")):
+        _alices(listed, first, f"list {i}")
+    entries = session.json("history", first)
+    assert entries[0]["action"] == "recorded" and entries[0]["detail"]["who"] == "Alice <alice@example.com>", entries
+    mallorys = [h for h in entries if h["detail"].get("who") == "Mallory <mallory@example.com>"]
+    assert [h["action"] for h in mallorys] == ["restated"], entries  # her line is in history, and did nothing
+    # Alice says her words again: her own memory, never Mallory's text.
+    again = session.json("remember", ALICE[0][0], "--kind", "constraint")
+    assert again["id"] == first and again["statement"] == ALICE[0][0], again
+    assert MALLORY_SAYS not in json.dumps(again) and "Mallory" not in json.dumps(again), again
+    # Bob's clone, which never saw the team's memory before this pull: the same.
+    bob = next(c for c in s.others if c.name == "Bob")
+    done = _bob_session(bob)
+    for r in done:
+        assert "Traceback" not in r.stdout + r.stderr, (r.argv, r.stderr)
+    _alices(done.json("list", "--all"), first, "Bob's list")
+    verify = done.get("verify")
+    assert verify.code == 1 and f"mallory-{MALLORY['id']}.jsonl line 1" in verify.stdout, verify.stdout
+    assert ALICE[0][0] in done.get("show").stdout
+
+
+def _bob_session(bob: Any) -> Session:
+    return session(bob.path, make_fake_home(bob), bob.home, [
+        ["git", "pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+        ["jm", "list", "--all", "--json"], ["jm", "verify"], ["jm", "show", memory_id(ALICE[0][0])]])
+
+
 # Invisible text ------------------------------------------------------------------------------
 
 def tags(text: str) -> str:
@@ -541,6 +610,13 @@ ATTACKS = (
     Attack("acts_on_others", "accountability", plant_acts_on_others,
            named=(f"{_m('1123456789')} line 1", "confirm.by"), changed={1: "superseded", 3: "retired"},
            steps=steps_acts_on_others, check=check_acts_on_others),
+    *(Attack(f"hijack_{how}", "a line speaks only for its writer", plant, victim="alice",
+             named=(f"{_m(MALLORY['id'])} line 1", "records memory", said), steps=steps_hijack, check=check_hijack,
+             others_pull=True)
+      for how, plant, said in (("via_original", plant_hijack_via_original, "other words or another kind"),
+                               ("as_note", plant_hijack_as_note, "other words or another kind"),
+                               ("case_variant", plant_hijack_case_variant, "other words or another kind"),
+                               ("fabricated_failure", plant_hijack_fabricated_failure, "citing failures"))),
     Attack("tag_characters", "invisible text", plant_tag_characters,
            named=(f"{_m('0123456789')} line 1", f"{_m('1123456789')} line 1", f"{_m('2123456789')} line 1")),
     Attack("secret_key_in_fix", "secrets and strictness", plant_secret_key_in_fix,

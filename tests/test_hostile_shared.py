@@ -357,6 +357,8 @@ async def test_a_forged_pull_stops_no_one_and_hides_nothing(
     victim = scene.victim
     planted = {p.name for p in (victim.path / ".jupymem" / "log").glob("*")} if attack.victim == "bob" else set()
     keep_out = {victim.path, victim.home, scene.base / "home-fresh"}
+    if attack.others_pull:
+        keep_out |= {p for c in scene.others for p in (c.path, c.home, hostile.fake_home(c))}
     outside = hostile.snapshot(scene.base, keep_out)
 
     done = session(victim.path, scene.victim_home, victim.home, victim_steps(scene, attack))

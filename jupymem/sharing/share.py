@@ -44,6 +44,7 @@ from ..intake import clock, strictjson
 from ..storage import database, eventlog
 from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
+from . import claims
 from .folder import LinkRefused, opened, scan_log, shown
 from .identity import Identity, identity
 from .journal import ROTATE_AT, FileTail, Journal, fstat
@@ -247,6 +248,13 @@ class Sharing:
                     self.rebuild(sig, readings)  # two files give one uid to two events
                     return
                 new.setdefault(e.uid, (e, name))
+        founding = {m["id"]: name for e, name in new.values() if (m := _founds(e)) is not None}
+        if founding and any(
+            row[1] is not None and row[1] != founding[row[0]]
+            for row in _sources(self.conn, list(founding))
+        ):
+            self.rebuild(sig, readings)  # another file's memory: which file owns it is settled by a replay of all
+            return
         known = eventlog.known(self.conn, list(new))
         if any(uid in known and known[uid] != (e.type, e.at, e.payload_hash) for uid, (e, _) in new.items()) or (
             new and database.get_meta(self.conn, _CONFLICTS) not in (None, "[]")
@@ -319,7 +327,25 @@ class Sharing:
                 readings.update(self._read(clashing, now))
                 for name in clashing:
                     del from_cache[name]
+            # An id recorded in a cached file and in another: both read, to settle its owner with line numbers.
+            founders: dict[str, set[str]] = {}
+            for name, reading in readings.items():
+                for e in reading.entries:
+                    if (m := _founds(e)) is not None:
+                        founders.setdefault(m["id"], set()).add(name)
+            for name, cached_items in from_cache.items():
+                for item in cached_items:
+                    if (m := claims.memory_of(item[1], item[3])) is not None:
+                        founders.setdefault(m["id"], set()).add(name)
+            involved = {name for names_ in founders.values() if len(names_) > 1 for name in names_} & set(from_cache)
+            if involved:
+                readings.update(self._read(sorted(involved), now))
+                for name in involved:
+                    del from_cache[name]
             combined, together = combine(readings)
+            contested = claims.contested(readings)
+            owned = claims.owners(contested, claims.git_order(self.root) if contested else None)
+            together += claims.problems(contested, owned)
             items: dict[str, eventlog.LogItem] = {}
             for e, name, key in combined:
                 items[key] = (key, e.type, e.at, e.payload, e.body, e.payload_hash, SHARED, name, e.who)
@@ -336,13 +362,18 @@ class Sharing:
                         continue  # this machine's event, in a file now (share wrote it out)
                     uid = f"{uid}:local"  # a file reuses the uid of this machine's own event
                 items.setdefault(uid, (uid, type_, at, payload, body, payload_hash, scope, source, writer))
-            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=lambda i: (i[2], i[0])))
+            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=claims.replay_order(owned)))
             clear(self.conn)
             self._replay(evts)
             for p in together:
                 if p.file in readings:
                     readings[p.file].problems.append(p)
+            # Files in conflict are read again at every rebuild, and any new line rebuilds (``_sync``).
             conflicts = {p.file for p in together if "reuses the event id" in p.message}
+            # So are files whose record of an id replays after its owner's though dated before it
+            # (claims.replay_order): the last event applied is then not the latest in (time, uid).
+            conflicts |= {f for mid, cs in contested.items() if any(c.entry.key < owned[mid].entry.key for c in cs)
+                          for f in (owned[mid].file, *(c.file for c in cs))}
             database.set_meta(self.conn, _CONFLICTS, json.dumps(sorted(conflicts)))
             keep = sorted(from_cache)
             marks = ",".join("?" * len(keep))
@@ -498,6 +529,8 @@ class Sharing:
         names = [name for name, *_ in signature(self.root) or ()]
         readings = self._read(names, clock.now())
         _, together = combine(readings)
+        contested = claims.contested(readings)
+        together += claims.problems(contested, claims.owners(contested, claims.git_order(self.root)))
         lines = sum(r.lines for r in readings.values())
         problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
         return lines, problems + folder_problems(self.root)
@@ -523,6 +556,18 @@ def _read_one(folder: Any, name: str, now: datetime) -> Reading:
         reading.problems.append(Problem(name, 0, f"cannot be read ({exc.strerror or exc})"))
         reading.tail_ok = False
         return reading
+
+
+def _founds(e: Entry) -> dict[str, Any] | None:
+    return claims.memory_of(e.type, e.payload)
+
+
+def _sources(conn: database.Connection, ids: list[str]) -> list[tuple[str, str | None]]:
+    """(id, the file that recorded it first) of the memories among ``ids``."""
+    out: list[tuple[str, str | None]] = []
+    for batch, marks in database.in_batches(ids):
+        out += conn.execute(f"SELECT id, source FROM memories WHERE id IN ({marks})", batch).fetchall()
+    return out
 
 
 def _same(e: Entry, item: eventlog.LogItem) -> bool:

@@ -87,7 +87,7 @@ def _new_memory_rows(
 
 def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | None = None) -> None:
     evidence = m.get("evidence") or []
-    row = conn.execute("SELECT status, standing, evidence FROM memories WHERE id = ?", (m["id"],)).fetchone()
+    row = conn.execute("SELECT status, standing, evidence, source FROM memories WHERE id = ?", (m["id"],)).fetchone()
     if row is None:
         memory, history, cited = _new_memory_rows(ev, m, supersedes)
         conn.execute(_INSERT_MEMORY, memory)
@@ -95,7 +95,15 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
         for c in cited:
             conn.execute(_INSERT_CITED, c)
         return
-    status, standing, old_evidence = row
+    status, standing, old_evidence, source = row
+    if foreign(source, ev.source):
+        # A line speaks only for its writer: another writer's file recording this id (the
+        # same words said too, or a claim on them) changes nothing of the memory: not its
+        # words, kind, author, standing or evidence, nor its status. History keeps it.
+        # (Which file owns an id that two files record is settled before replay: sharing.claims.)
+        _history(conn, m["id"], ev, "restated", file=ev.source, statement=m.get("statement"), kind=m.get("kind"),
+                 cites=len(evidence) or None, supersedes=supersedes)
+        return
     if not m.get("private"):
         # Said again where it is shared: no longer this machine's alone (order-free: AND).
         conn.execute("UPDATE memories SET private = 0 WHERE id = ? AND private = 1", (m["id"],))
@@ -127,6 +135,12 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
             conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (supersedes, m["id"]))
             _history(conn, m["id"], ev, "supersedes", old=supersedes)
     _cite(conn, m["id"], evidence)
+
+
+def foreign(owner: str | None, source: str | None) -> bool:
+    """Whether an event read from shared file ``source`` records a memory that another
+    writer's file (``owner``) recorded first. This machine's own events (no file) are its own."""
+    return owner is not None and source is not None and owner != source
 
 
 def adds_nothing(conn: Connection, m: dict[str, Any]) -> bool:

@@ -1,0 +1,193 @@
+"""Who a memory belongs to when several writers' files record it: a line speaks only for its writer.
+
+A memory's id derives from its words (``original`` when the statement was translated),
+so two files can record the same id: two people said the same thing, or one file
+claims another person's memory (Alice's exact words with other words as the statement,
+as a note, in other case, with a fabricated failure). One writer owns the memory: its
+words, kind, author and evidence come from the owner's record, and a record of the id
+in another writer's file changes nothing (the projection keeps it in the memory's
+history only, ``projection._upsert``). Only a supersede, retire or confirm acts on
+another writer's memory, and history names who did.
+
+The owner is the writer who recorded the id *first*, and ``at`` cannot say what was
+first: a writer sets it (a line dated 2025 in a file pushed today). What a writer
+cannot forge relative to the others is the repository's history: a commit made after
+pulling Alice's commit descends from it. So the owner is the claimant whose line
+entered the history in a commit that is an ancestor of every other claimant's (a line
+not committed yet comes after every committed one). Where git cannot order them (no
+git, concurrent branches, none committed), the earliest (time, uid) is the owner, as
+replay has always had it; either way the other files' lines are named by ``verify``
+when they differ from the owner's (other words, another kind, failures it does not
+cite), on every clone, because every clone reads the same files and the same history.
+
+git is asked only about ids that two files record, which few repositories ever hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..storage.eventlog import SHARED, LogItem
+from .folder import FOLDER, LOG_DIR
+from .sharelog import Entry, Problem, Reading
+
+__all__ = ["Claim", "contested", "git_order", "memory_of", "owners", "problems", "replay_order"]
+
+_GIT_TIMEOUT = 20
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A file's first record of a memory id (a record, or the new memory of a supersede)."""
+
+    file: str
+    entry: Entry
+
+    @property
+    def memory(self) -> dict[str, Any]:
+        return self.entry.payload["memory"]
+
+    def says(self) -> tuple[Any, ...]:
+        """What must agree for two records to be one memory: the words, case and all (a
+        final full stop or a curly quote aside, as two people type the same sentence), and the kind."""
+        from ..intake.capture import fold_quote  # only for an id two files record
+
+        m = self.memory
+        words = [fold_quote(w).rstrip(". \t\n") if isinstance(w, str) else w for w in (m.get("statement"),
+                                                                                        m.get("original"))]
+        return (*words, m.get("kind"))
+
+
+def memory_of(type_: str, payload: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The memory a record or supersede event records, or None."""
+    m = (payload or {}).get("memory") if type_ in ("record", "supersede") else None
+    return m if isinstance(m, dict) else None
+
+
+def _founds(e: Entry) -> str | None:
+    m = memory_of(e.type, e.payload)
+    return m["id"] if m is not None else None
+
+
+def contested(readings: dict[str, Reading]) -> dict[str, list[Claim]]:
+    """Memory id -> each file's first record of it (in (time, uid) order within the
+    file), for ids that more than one file records."""
+    firsts: dict[str, dict[str, Claim]] = {}
+    for name in sorted(readings):
+        for e in sorted(readings[name].entries, key=lambda x: x.key):
+            mid = _founds(e)
+            if mid is not None:
+                firsts.setdefault(mid, {}).setdefault(name, Claim(name, e))
+    return {mid: list(by_file.values()) for mid, by_file in firsts.items() if len(by_file) > 1}
+
+
+# Given the claims of one id: their order in the repository's history, earliest first,
+# or None where it cannot tell which came first.
+Order = Callable[[list[Claim]], Claim | None]
+
+
+def git_order(root: Path) -> Order:
+    """The claim whose line entered ``root``'s git history before every other's, or None."""
+    commits: dict[tuple[str, str], str | None] = {}
+
+    def introduced(c: Claim) -> str | None:
+        key = (c.file, c.entry.uid)
+        if key not in commits:
+            # The oldest commit that changed how often the line's uid occurs in its file: the one that added it.
+            out = _git(root, "log", "--format=%H", "--topo-order", "--reverse", f"-S{c.entry.uid}", "--",
+                       f"{FOLDER}/{LOG_DIR}/{c.file}")
+            commits[key] = out.split()[0] if out and out.split() else None
+        return commits[key]
+
+    def first(claims: list[Claim]) -> Claim | None:
+        made = [(c, introduced(c)) for c in claims]
+        committed = [(c, h) for c, h in made if h is not None]
+        if not committed:
+            return None
+        for c, h in committed:
+            if all(h2 == h or _is_ancestor(root, h, h2) for _, h2 in committed if h2 is not None):
+                if sum(1 for _, h2 in committed if h2 == h) == 1:  # two claims in one commit: no order
+                    return c
+        return None
+
+    return first
+
+
+def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # only for an id two files record
+
+    try:
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                             timeout=_GIT_TIMEOUT, check=False, env=_git_env())
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def _is_ancestor(root: Path, a: str, b: str) -> bool:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(root), "merge-base", "--is-ancestor", a, b], capture_output=True,
+                             timeout=_GIT_TIMEOUT, check=False, env=_git_env())
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0
+
+
+def _git_env() -> dict[str, str]:
+    import os
+
+    # Never a prompt, never a pager: this runs inside a read of every face.
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+def owners(claims: dict[str, list[Claim]], order: Order | None) -> dict[str, Claim]:
+    """Memory id -> the claim that owns it (see the module docstring)."""
+    out = {}
+    for mid, cs in claims.items():
+        found = order(cs) if order is not None else None
+        out[mid] = found if found is not None else min(cs, key=lambda c: c.entry.key)
+    return out
+
+
+def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Problem]:
+    """The lines that record another writer's memory with other words, another kind, or
+    failures the owner's record does not cite: kept in its history, applied to nothing."""
+    out = []
+    for mid, cs in claims.items():
+        owner = owned[mid]
+        where = f"{owner.entry.who}'s record"  # a person, not a file: the problem is this file's line
+        cited = {e.get("handle") for e in owner.memory.get("evidence") or () if isinstance(e, dict)}
+        for c in cs:
+            if c is owner:
+                continue
+            if c.says() != owner.says():
+                what = "with other words or another kind than"
+            elif any(isinstance(e, dict) and e.get("handle") not in cited for e in c.memory.get("evidence") or ()):
+                what = "citing failures that are not in"
+            else:
+                continue  # the same words and kind: a teammate said it too
+            out.append(Problem(c.file, c.entry.line, (
+                f"records memory {mid} {what} {where}, which came first: a line speaks only for its "
+                "writer, so it is kept in that memory's history and changes nothing"), applied=True))
+    return out
+
+
+def replay_order(owned: dict[str, Claim]) -> Callable[[LogItem], tuple[Any, ...]]:
+    """Replay in (time, uid) order, except that a record of an id whose owner is another
+    file (``claims``) comes just after the owner's record, whatever time it claims: it
+    never founds the memory, so the projection keeps it in history only."""
+    first = {mid: (c.file, c.entry.at, c.entry.uid) for mid, c in owned.items()}
+
+    def key(i: LogItem) -> tuple[Any, ...]:
+        m = memory_of(i[1], i[3])
+        owner = first.get(m["id"]) if m is not None else None
+        if owner is not None and i[6] == SHARED and i[7] != owner[0] and (i[2], i[0]) < owner[1:]:
+            return (owner[1], owner[2], 1, i[2], i[0])
+        return (i[2], i[0], 0, "", "")
+
+    return key
