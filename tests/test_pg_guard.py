@@ -243,6 +243,8 @@ def test_a_merge_of_an_unrelated_history_with_a_lower_root_keeps_the_project(tmp
     listed = jm("--json", "list", cwd=repo, env=env)
     assert listed.returncode == 0, listed.stderr.decode()
     assert [m["id"] for m in json.loads(listed.stdout)] == [made["id"]]
+    status = json.loads(jm("--json", "status", cwd=repo, env=env).stdout)
+    assert status["project_id"] == key and "roots changed" in status["message"] and key[:12] in status["message"]
     # The administrator's next admit finds the same project, not a new one at the lower root.
     assert admin.project_for(team.admin_url, roots) == key
     admitted = jm("team", "admit", team.role("ola"), "--database", team.admin_url, cwd=repo, env=env)

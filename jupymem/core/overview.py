@@ -60,6 +60,10 @@ def status(path: Path, settings: Settings) -> RepositoryStatus:
         )
     if proj.team:
         message += f" Memory is in the team database at {engine.where} (project {proj.id})."
+        lowest = registry.root_commit(root)
+        if lowest and lowest != proj.id:  # a merge brought a lower root: the project keeps its key
+            message += (f" The repository's roots changed since the project was made (git now names {lowest[:12]} "
+                        f"first); its memory stays under {proj.id[:12]}, the root it was made with.")
     if proj.disk_full:
         message += " The disk holding the memory home is full: reading works, recording does not until space is freed."
     elif proj.readonly:
