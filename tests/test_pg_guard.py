@@ -123,6 +123,14 @@ def test_a_member_cannot_change_a_row_of_the_log_or_of_what_is_derived_from_it(a
         assert bob.execute("SELECT count(*) FROM private_salts").fetchone()[0] == 0
         guess = capture.memory_id("My scratch schema is tmp_alice.", alice.role)
         assert guess != alice_and_bob["secret"]
+        # A hidden (private) event that acts on her shared memory, and a time far ahead: refused.
+        hidden = uuid.uuid4().hex
+        assert _refused(bob, insert.replace("(uid,", "(scope, uid,").replace("VALUES (", "VALUES ('private', "),
+                        (hidden, "retire", "2026-01-01T00:00:00.000000Z", payload, ph, head[1],
+                         eventlog.event_hash(hidden, "retire", "2026-01-01T00:00:00.000000Z", ph, head[1])))
+        ahead = uuid.uuid4().hex
+        assert _refused(bob, insert, (ahead, "retire", "2999-01-01T00:00:00.000000Z", payload, ph, head[1],
+                                      eventlog.event_hash(ahead, "retire", "2999-01-01T00:00:00.000000Z", ph, head[1])))
         # What he may do is append an attributed event in his own name: the database writes who.
         forged = (BOB_UID, "retire", "2026-01-01T00:00:00.000000Z", payload, ph, head[1], good)
         bob.execute(insert.replace("(uid,", "(author_role, writer, uid,").replace("VALUES (", "VALUES (%s, %s, "),

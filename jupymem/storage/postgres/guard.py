@@ -171,6 +171,13 @@ def migration(schema: str, owner: str, users: str, member: str) -> str:
         IF encode(sha256(convert_to(header, 'UTF8')), 'hex') IS DISTINCT FROM NEW.hash THEN
             RAISE EXCEPTION 'jupymem: event % does not hash to its hash', NEW.uid USING ERRCODE = 'check_violation';
         END IF;
+        -- A time in the log's format, not ahead of the database's clock by more than an hour
+        -- (writers' clocks differ; a time far ahead would sort after every teammate's next event).
+        IF NEW.at !~ '^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}[.][0-9]{{6}}Z$'
+           OR NEW.at > to_char(clock_timestamp() AT TIME ZONE 'UTC' + interval '1 hour', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') THEN
+            RAISE EXCEPTION 'jupymem: event % has a time (%) that is not now or before', NEW.uid, left(NEW.at, 64)
+                USING ERRCODE = 'check_violation';
+        END IF;
         IF NEW.type IN ('record', 'supersede')
            AND (NEW.scope = 'private') IS DISTINCT FROM coalesce(body->'memory'->'private' = 'true'::jsonb, false) THEN
             RAISE EXCEPTION 'jupymem: a private memory is recorded by a private event, and only it'
@@ -206,8 +213,9 @@ def migration(schema: str, owner: str, users: str, member: str) -> str:
     CREATE FUNCTION derive_target(e events, t_memory TEXT) RETURNS void
         LANGUAGE plpgsql SET search_path = {schema}, pg_temp AS $$
     BEGIN
+        -- ... and a private event (which teammates cannot read) acts on its author's private memories only.
         IF EXISTS (SELECT 1 FROM memories m WHERE m.project = e.project AND m.id = t_memory
-                   AND m.private = 1 AND m.author_role <> e.author_role) THEN
+                   AND ((m.private = 1 AND m.author_role <> e.author_role) OR (m.private = 0 AND e.scope = 'private'))) THEN
             RAISE EXCEPTION 'jupymem: event % acts on a memory that is not its author''s to change', e.uid
                 USING ERRCODE = 'insufficient_privilege';
         END IF;
