@@ -304,3 +304,24 @@ def test_the_database_and_python_derive_the_same_rows_from_a_hostile_mix(team: T
         assert eventlog.check_chain(eventlog.events(pg), source="postgres") == len(steps)
     finally:
         pg.close()
+
+
+def test_the_database_holds_the_validators_sizes_whatever_a_client_skips(alice_and_bob: dict[str, Any]) -> None:
+    from jupymem.storage.postgres import guard
+
+    assert guard.MAX_STATEMENT_BYTES == capture.MAX_STATEMENT_BYTES
+    alice = alice_and_bob["alice"]
+    head = alice.chain_head()
+    statement = "Revenue " * (capture.MAX_STATEMENT_BYTES // 8 + 1)
+    memory = {"id": capture.memory_id(statement), "kind": "note", "statement": statement, "standing": "unconfirmed"}
+    payload = json.dumps({"memory": memory}, sort_keys=True, separators=(",", ":"))
+    uid, at = uuid.uuid4().hex, "2026-01-01T00:00:00.000000Z"
+    ph = eventlog.sha256(payload.encode())
+    with _raw(alice_and_bob["bob_url"], alice_and_bob["project"]) as bob:
+        assert _refused(bob, "INSERT INTO events (uid, type, at, payload, payload_hash, prev, hash) VALUES "
+                             "(%s, 'record', %s, %s, %s, %s, %s)",
+                        (uid, at, payload, ph, head[1], eventlog.event_hash(uid, "record", at, ph, head[1])))
+        assert _refused(bob, "INSERT INTO conversation (notebook, role, content, created_at) VALUES ('n', 'user', %s, 't')",
+                        ("x" * (guard.MAX_ROW_BYTES + 1),))
+    assert alice.chain_head() == head
+    alice.close()

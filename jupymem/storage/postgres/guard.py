@@ -36,6 +36,7 @@ from __future__ import annotations
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # a statement is 16 KB at most, its evidence 64 failures of a few KB
 MAX_ROW_BYTES = 1024 * 1024  # a message, a summary or a staged failure
+MAX_STATEMENT_BYTES = 16 * 1024  # capture.MAX_STATEMENT_BYTES, as the database holds it
 MAX_LABEL_CHARS = 120  # role (63) + " (" + label + ")" fits the validator's 200 for a writer
 
 
@@ -233,6 +234,11 @@ def migration(schema: str, owner: str, users: str, member: str) -> str:
         v_standing TEXT;
     BEGIN
         PERFORM derive_target(e, m->>'id');
+        IF octet_length(m->>'statement') > {MAX_STATEMENT_BYTES} OR octet_length(m->>'original') > {MAX_STATEMENT_BYTES}
+           OR char_length(m->>'topic') > 80 OR char_length(m->>'id') > 64 OR char_length(m->>'kind') > 32 THEN
+            RAISE EXCEPTION 'jupymem: event % carries a memory over the validator''s sizes', e.uid
+                USING ERRCODE = 'check_violation';
+        END IF;
         SELECT * INTO v_cur FROM memories x WHERE x.project = e.project AND x.id = m->>'id';
         IF NOT FOUND THEN
             INSERT INTO memories (project, id, kind, topic, statement, original, standing, status, recorder, notebook,
