@@ -394,7 +394,8 @@ def migration(schema: str, owner: str, users: str, member: str) -> str:
         UPDATE chain_heads h SET seq = l.seq, hash = l.hash, at = l.at
             FROM (SELECT seq, hash, at FROM events WHERE project = p ORDER BY seq DESC LIMIT 1) l WHERE h.project = p;
         INSERT INTO meta (project, key, value) VALUES (p, 'generation', '1')
-            ON CONFLICT (project, key) DO UPDATE SET value = (meta.value::bigint + 1)::text;
+            ON CONFLICT (project, key) DO UPDATE
+            SET value = CASE WHEN meta.value ~ '^[0-9]{{1,18}}$' THEN (meta.value::bigint + 1)::text ELSE '1' END;
         RETURN n;
     END $$;
     REVOKE ALL ON FUNCTION rebuild_project(TEXT) FROM PUBLIC;
