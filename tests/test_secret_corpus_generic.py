@@ -17,13 +17,23 @@ rules (``README.md`` says what the layer does not catch), and the misses are lis
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from jupymem.errors import SecretRefused
 from jupymem.intake import capture
+from jupymem.intake.secrets_scan import find_secrets
 from jupymem.storage import validate
 from secret_corpus_generic import CORPUS
-from test_failed_cell_secrets import WAYS, _parts, _texts
+from secret_lookalikes import LOOKALIKES
+from secret_shapes import CLEAN
+from test_failed_cell_secrets import WAYS, _parts, _raised, _texts
+
+TESTS = Path(__file__).parent
+SHARED = Path("/work/shared/data")  # the team's shared gold suites, where this machine has them
 
 Check = Callable[[str], object]
 
@@ -79,3 +89,35 @@ def test_the_measure_sees_what_gets_through():
     found = misses("Join orders on customer_id_2024_v2 after the export.", ("customer_id_2024_v2",))
     assert found[:2] == ["remember", "import-and-pull"]
     assert {"failed-cell:message", "failed-cell:source", "failed-cell:note"} <= set(found)
+
+
+# -- what must stay clean ---------------------------------------------------------------------
+
+
+def _gold_statements() -> list[str]:
+    """Every text of every gold suite (memories, queries) and every statement file of tests/data."""
+    paths = sorted((TESTS / "gold").glob("*.jsonl")) + sorted((TESTS.parent / "benchmarks" / "suites").rglob("*.jsonl"))
+    paths += sorted(SHARED.glob("*.jsonl")) if SHARED.is_dir() else []
+    out = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            out += [v for v in json.loads(line).values() if isinstance(v, str) and len(v) > 20]
+    for path in sorted((TESTS / "data").glob("*.t[xs][tv]")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        out += [line.split("\t", 1)[-1] for line in lines if line.strip() and not line.startswith("# ")]
+    return out
+
+
+def test_no_ordinary_statement_of_any_gold_suite_is_flagged():
+    statements = _gold_statements()
+    assert len(statements) >= 3000
+    assert [t[:120] for t in statements if find_secrets(t)] == []
+
+
+@pytest.mark.parametrize("text", LOOKALIKES + CLEAN, ids=[t[:40] for t in LOOKALIKES + CLEAN])
+def test_look_alikes_pass_every_entrance_and_stay_whole_in_failed_cells(text):
+    assert find_secrets(text) == []
+    for check in ENTRANCES.values():
+        check(text)
+    ev = capture.evidence_from_exception(_raised(ValueError(text)), session="s", source=f"check({text!r})")
+    assert ev is not None and "[REDACTED" not in ev.excerpt + ev.evalue
