@@ -28,6 +28,7 @@ from jupymem.intake import capture
 from jupymem.intake.secrets_scan import find_secrets
 from jupymem.storage import validate
 from secret_corpus_generic import CORPUS
+from secret_corpus_holdout import HOLDOUT
 from secret_lookalikes import LOOKALIKES
 from secret_shapes import CLEAN
 from test_failed_cell_secrets import WAYS, _parts, _raised, _texts
@@ -82,6 +83,15 @@ def test_the_corpus_is_wide():
 def test_nine_in_ten_are_refused_everywhere_and_redacted_in_failed_cells():
     share, missed = caught_share(CORPUS)
     assert share >= 0.90, (f"{share:.1%}", missed)
+
+
+def test_the_holdout_written_after_the_rules_froze_keeps_its_measured_share():
+    # 25 of 44 (56.8%) when written against the frozen rules of e0ce5af, untuned: this is a
+    # floor against regressions, not a target. What it misses (SQL's IDENTIFIED BY, positional
+    # passwords of clients the rules do not list, cookies, Groovy's space syntax) is in the README.
+    share, missed = caught_share(HOLDOUT)
+    assert len(HOLDOUT) >= 40
+    assert len(HOLDOUT) - len(missed) >= 25, (f"{share:.1%}", sorted(missed))
 
 
 def test_the_measure_sees_what_gets_through():
