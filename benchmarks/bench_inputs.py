@@ -38,6 +38,9 @@ SECRET_UNITS = [
     "AKIA0123456789ABCDEF ", "AC0123456789abcdef0123456789abcdef ", "0123456789:", "password ", "the password is ",
     "password: ", "pw is a1 ", "PGPASSWORD=", "DB_PASS=", "mysql -p", "Password=a;", "host=a ", "machine a login b ",
     "a:1:b:c:", "AAAA", "sl.", "\\n",
+    # the generic layer: credential-bearing names in each syntax, URLs, key material
+    'a_token: "x', "?key=a", "tokenkey:", 'key="a_token" value="', ";pwd={a}", "a.b.password = ", "x_pass: ",
+    "<a_password>", '("a_token", "', "https://a/hooks/", "LS0tLS1CRUdJTi", "MII", "auth=('a', '",
 ]
 LANGUAGE_UNITS = ["a.", "a-", "a_", "A1", "a@", "'a ", '"a', "`a", "é"]
 

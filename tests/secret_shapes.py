@@ -256,11 +256,25 @@ _SHAPES: dict[str, tuple[str, str]] = {
     "perplexity": ("perplexity-key", _p("pp", "lx-") + alnum(48)),
     "langsmith": ("langsmith-key", _p("lsv", "2_pt_") + hexs(32) + "_" + hexs(10)),
     "pinecone": ("pinecone-key", _p("pc", "sk_") + alnum(60)),
+    # CI, code quality, networks and design tools (issue 31, part 3)
+    "bitbucket": ("bitbucket-token", _p("AT", "BB") + alnum(32)),
+    "circleci": ("circleci-token", _p("CCI", "PAT_") + alnum(22) + "_" + hexs(40)),
+    "sonarqube": ("sonarqube-token", _p("sq", "u_") + hexs(40)),
+    "tailscale": ("tailscale-key", _p("tskey-", "auth-") + alnum(12) + "CNTRL-" + alnum(33)),
+    "netlify": ("netlify-token", _p("nf", "p_") + alnum(36)),
+    "figma": ("figma-token", _p("fig", "d_") + urlsafe(40)),
+    "okta": ("okta-token", _p("SS", "WS ") + "00" + urlsafe(40)),
+    "discord-bot": ("discord-bot-token", _p("MTE", "0") + "NjE5ODc2NTQzMjEwOTg3" + "." + urlsafe(6) + "." + urlsafe(38)),
+    "azure-devops": ("azure-devops-token", alnum(52) + _p("JQQ", "J99") + alnum(18) + _p("AZ", "DO") + alnum(4)),
+    "render": ("render-key", _p("rn", "d_") + alnum(32)),
+    "buildkite": ("buildkite-token", _p("bk", "ua_") + hexs(40)),
+    "asana": ("asana-token", "2/" + digits(16) + "/" + digits(16) + ":" + hexs(32)),
 }
 
 # Where a token sits inside a URL, the credential is what follows the host or the key.
 _URL_SECRET = {"azure-sas": "sig=", "slack-webhook": "hooks.", "discord-webhook": "discord.com",
-               "teams-webhook": ".webhook.", "azure-shared-access-key": _p("SharedAccess", "Key=")}
+               "teams-webhook": ".webhook.", "azure-shared-access-key": _p("SharedAccess", "Key="),
+               "okta": _p("SS", "WS ")}
 SHAPES: dict[str, tuple[str, str, str]] = {
     name: (kind, token, token[token.index(_URL_SECRET[name]) + len(_URL_SECRET[name]):] if name in _URL_SECRET else token)
     for name, (kind, token) in _SHAPES.items()

@@ -16,6 +16,7 @@ import pytest
 from jupymem.intake import capture, secrets_scan
 from jupymem.errors import SecretRefused
 from jupymem.intake.secrets_scan import find_secrets, redact
+from secret_corpus_generic import CORPUS
 from secret_shapes import CLEAN, FORMS, PROSE, SHAPES, _p, b64, hexs, lines, putty, ssh2, upper
 
 TALK = [
@@ -48,6 +49,8 @@ def test_the_shapes_of_the_review_and_their_families_are_all_here():
 
 def test_every_rule_has_a_shape_or_a_sentence():
     tested = {kind for kind, _, _ in SHAPES.values()} | {kind for kind, _, _ in PROSE}
+    # the generic layer's kinds, by its corpus (test_secret_corpus_generic.py)
+    tested |= {f.kind for text, _ in CORPUS.values() for f in find_secrets(text)}
     rules = {rule.kind for rule in secrets_scan._RULES}
     assert rules - tested <= {"url-credentials", "password", "bearer-token", "basic-auth"}  # test_capture.py
 
@@ -169,6 +172,10 @@ def test_a_shape_split_across_a_sentence_is_not_a_secret_but_a_whole_one_is():
         ("PuTTY-User-Key-File-3:", 0), ("PuTTY-User-Key-File-3: ssh-rsa\n", 0), ("---- BEGIN SSH2 ", 0),
         ("the password is ", 0), ("password: ", 0), ("pw is a1 ", 0), ("machine a login b ", 0), ("Password=a;", 0),
         ("a=b;", 0), ("mysql -p ", 0), ("AAAA", 0), ("sl.", 0), ("0123456789:", 0), ("AKIA0123456789ABCDEF ", 780),
+        # where the generic layer's rules start: names, pairs, URLs, key material
+        ('a_token: "x', 0), ("?key=a", 0), ("?key=", 0), ("tokenkey:", 0), ('key="a_token" value="', 0), (";pwd={a}", 0),
+        ("a.b.password = ", 0), ("x_pass: ", 0), ("<a_password>", 0), ('("a_token", "', 0), ("https://a/hooks/", 0),
+        ("LS0tLS1CRUdJTi", 0), ("MII", 0), ("auth=('a', '", 682),
     ],
 )
 def test_hostile_repetitions_get_the_right_answer(unit, findings):

@@ -12,11 +12,16 @@ Stdlib only, regexes compiled at import.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+
+# What case folding in ``re.IGNORECASE`` makes equal to ASCII letters.
+_FOLD = str.maketrans({"ſ": "s", "\u212a": "k", "ı": "i", "İ": "i"})
 
 # -- what a value looks like ------------------------------------------------------
 
@@ -76,13 +81,13 @@ def _keyish(value: str) -> bool:
 # What a value looks like when it stands in for a secret instead of being one.
 _PLACEHOLDER = re.compile(
     r"""^(?:
-        \$\{[^}]*\}|\$\(?[A-Za-z_]\w*\)?|%\(?\w*\)?s|%[A-Za-z_]\w*%|\{\{?[^}]*\}\}?
+        \$\{[^}]*\}|\#\{[^}]*\}\#?|__[A-Za-z_]\w*__|\$\(?[A-Za-z_]\w*\)?|%\(?\w*\)?s|%[A-Za-z_]\w*%|\{\{?[^}]*\}\}?
       | <[^>]*>|\[[^\]]*\]
       | [*x.•…#?-]{3,}|x+|X+
       | (?:your|my|the|some|example|sample|dummy|fake|placeholder)?[_ -]?
         (?:password|passwd|pass|pwd|secret|token|api[_ -]?key|key|value|here|xxx+)
-        (?:[_ -]?here)?
-      | changeme|redacted|none|null|nil|true|false|undefined|env|getpass
+        (?:[_ -]?here|[_-]?\d{1,3})?
+      | changeme|changeit|redacted|none|null|nil|true|false|undefined|env|getpass
       | empty|blank|unset|required|optional|todo|tbd|prompt|stdin|default
     )$""",
     re.IGNORECASE | re.VERBOSE,
@@ -139,7 +144,6 @@ _NOT_PASSWORDS = frozenset(
     parameter argument omit""".split()
 )
 # An identifier that names a secret is a variable holding one (``password=db_password``).
-_NAMES_A_SECRET = re.compile(r"pass|pwd|pw_|secret|token|key|cred|auth", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
 
@@ -152,7 +156,43 @@ def _word_password(value: str) -> bool:
         return False
     if value.lower() in _NOT_PASSWORDS or _SNAKE.fullmatch(value):
         return False  # a word, or a variable: password = user_input
-    return not (_IDENTIFIER.fullmatch(value) and ("." in value or _NAMES_A_SECRET.search(value)))
+    return not (_IDENTIFIER.fullmatch(value) and ("." in value or _names_a_secret(value)))
+
+
+# The parts of an identifier (``db_password``, ``dbPassword``, ``PGPASSWORD``); a word that only
+# holds one inside (``bluemonkeyseven``, ``S3cr3tPassw0rd``) names nothing.
+_PARTS = re.compile(r"[_.]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SECRET_PARTS = frozenset("pass password passwd pwd pw secret token key cred creds credential credentials auth".split())
+
+
+def _names_a_secret(value: str) -> bool:
+    """Whether an identifier is a variable named for a secret: a part of it is the word."""
+    for part in _PARTS.split(value):
+        low = part.lower()
+        if low in _SECRET_PARTS or low.endswith(("password", "passwd", "token", "secret", "apikey")):
+            return True
+    return False
+
+
+def _alone_on_its_line(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is all that its line holds, but indentation, a YAML
+    list's dash, ``export``, a comment after it, and the quotes and brackets of a
+    string literal or a repr around it."""
+    before = text[max(0, start - 200) : start].rpartition("\n")[2].strip(" \t-'\"`")
+    after = text[end : end + 200].partition("\n")[0].strip(" \t'\"`,)]}")
+    return before in ("", "export") and (not after or after[0] in "#;")
+
+
+def _label_for(name: str) -> tuple[str, str]:
+    """The kind and label of a secret given to ``name``."""
+    low = name.lower()
+    if "pass" in low or "pw" in low:
+        return "password", "a password"
+    if "token" in low:
+        return "token", "a token"
+    if "key" in low:
+        return "api-key", "an API key or secret key"
+    return "secret", "a secret"
 
 
 # The end of a clause: what may follow a password that a sentence ends with.
@@ -179,6 +219,14 @@ def _prose_password(text: str, value: str, end: int) -> bool:
     return value.isalpha() and not _ENGLISH_SUFFIX.search(value.lower())
 
 
+def _decodes_to_digits(value: str) -> bool:
+    """A Discord bot token's first part: a user id (digits) in base64 without padding."""
+    try:
+        return base64.b64decode(value + "=" * (-len(value) % 4), validate=True).isdigit()
+    except (binascii.Error, ValueError):
+        return False
+
+
 # -- the rules ----------------------------------------------------------------------
 
 
@@ -191,7 +239,10 @@ class Rule:
     ignore case). Unless ``inner``, each hint is where a match starts, at the start
     of a word (the pattern begins with ``\b`` and the hint). ``token``: every match
     holds a run of 16 token characters, so the rule is skipped for text that has none. ``group``: the part that is secret
-    (the whole match when None); ``check``: a last look at that part.
+    (the whole match when None); ``check``: a last look at that part. ``gate``: a regex that every match needs,
+    searched in the folded text once a hint occurs (for hints too common alone: "key", "pass").
+    ``judge``: in place of ``group`` and ``check``, looks at the match and its text and returns
+    ``(kind, label, start, end)`` or None (the generic layer's names decide what kind a value is).
     """
 
     kind: str
@@ -203,6 +254,8 @@ class Rule:
     inner: bool = False
     group: str | None = None
     check: Callable[[str], bool] | None = None
+    gate: re.Pattern[str] | None = None
+    judge: Callable[[re.Match[str], str], tuple[str, str, int, int] | None] | None = None
 
 
 def _rule(kind: str, label: str, regex: str, *hints: str, **kw: object) -> Rule:
@@ -382,6 +435,25 @@ _TOKENS: list[Rule] = [
     _rule("perplexity-key", "a Perplexity API key", r"\bpplx-[A-Za-z0-9]{48}\b", "pplx-"),
     _rule("langsmith-key", "a LangSmith API key", r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b", "lsv2_"),
     _rule("pinecone-key", "a Pinecone API key", r"\bpcsk_[A-Za-z0-9_]{50,}", "pcsk_"),
+    # -- CI, code quality, networks and design tools (issue 31, part 3)
+    _rule("bitbucket-token", "a Bitbucket app password", r"\bATBB[A-Za-z0-9_=.-]{32,}", "ATBB"),
+    _rule("circleci-token", "a CircleCI token", r"\bCCI(?:PAT|PRJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}\b", "CCIPAT_", "CCIPRJ_"),
+    _rule("sonarqube-token", "a SonarQube token", r"\bsq[upa]_[a-f0-9]{40}\b", "squ_", "sqp_", "sqa_"),
+    _rule("tailscale-key", "a Tailscale key", r"\btskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}",
+          "tskey-"),
+    _rule("netlify-token", "a Netlify token", r"\bnf[pcoub]_[A-Za-z0-9]{36}\b", "nfp_", "nfc_", "nfo_", "nfu_", "nfb_"),
+    _rule("figma-token", "a Figma token", r"\bfig[dou]_[A-Za-z0-9_-]{40}" + _END, "figd_", "figo_", "figu_"),
+    _rule("okta-token", "an Okta API token", r"\bSSWS[ \t]+(?P<v>00[A-Za-z0-9_-]{40})" + _END, "SSWS", group="v"),
+    # A bot's id in base64 (an 18- or 19-digit snowflake: MT..., Nz..., OD...), a time, an HMAC.
+    _rule("discord-bot-token", "a Discord bot token",
+          r"(?<![\w.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w.-])",
+          "MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", check=lambda v: _decodes_to_digits(v.partition(".")[0])),
+    _rule("azure-devops-token", "an Azure DevOps personal access token",
+          r"\b[A-Za-z0-9]{52}JQQJ99[A-Za-z0-9]{18}AZDO[A-Za-z0-9]{4}\b", "JQQJ99", inner=True),
+    _rule("render-key", "a Render API key", r"\brnd_[A-Za-z0-9]{32}\b", "rnd_"),
+    _rule("buildkite-token", "a Buildkite token", r"\bbkua_[a-f0-9]{40}\b", "bkua_"),
+    _rule("asana-token", "an Asana personal access token", r"(?<![\w/])[12]/\d{10,20}(?:/\d{10,20})?:[a-f0-9]{32}\b",
+          ":", inner=True),
     # -- keyed values whose token has no prefix of its own
     # (after every prefixed rule: a prefixed token next to an AWS key id or a Twilio SID is that token)
     _rule(

@@ -51,22 +51,31 @@ import re
 from typing import Any
 from dataclasses import dataclass
 
-from .secret_rules import (  # noqa: F401 - _RULES and the predicates are used by tests too
-    RULE_KINDS,
+from .secret_generic import GENERIC, credential_class
+from .secret_rules import (  # noqa: F401 - the predicates are used by tests too
+    RULE_KINDS as _SPECIFIC_KINDS,
     Rule,
     _ARMOR,
     _ARMOR_END,
     _KEY_HEADER,
     _KEY_LABEL,
-    _RULES,
+    _RULES as _SPECIFIC,
+    _FOLD,
     _TOKENS,
+    _alone_on_its_line,
     _code_after,
+    _label_for,
     _literal_value,
     _placeholder,
     _prose_password,
     _token_like,
     _word_password,
 )
+
+# The vendor table and the syntaxes first, then the generic layer: where two rules match
+# the same characters the earlier wins, so a prefixed token keeps its name.
+_RULES: list[Rule] = [*_SPECIFIC, *GENERIC]
+RULE_KINDS = _SPECIFIC_KINDS | {r.kind for r in GENERIC}
 
 __all__ = ["ELLIPSIS", "SecretFinding", "find_secrets", "redact", "redact_key_blocks", "open_key_block", "RULE_KINDS"]
 
@@ -194,32 +203,10 @@ def _says_literal(text: str, m: re.Match[str], value_start: int, value_end: int)
     return _alone_on_its_line(text, m.start(), value_end)
 
 
-def _alone_on_its_line(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` is all that its line holds, but indentation, a YAML
-    list's dash, ``export``, a comment after it, and the quotes and brackets of a
-    string literal or a repr around it."""
-    before = text[max(0, start - 200) : start].rpartition("\n")[2].strip(" \t-'\"`")
-    after = text[end : end + 200].partition("\n")[0].strip(" \t'\"`,)]}")
-    return before in ("", "export") and (not after or after[0] in "#;")
-
-
-def _label_for(name: str) -> tuple[str, str]:
-    low = name.lower()
-    if "pass" in low or "pw" in low:
-        return "password", "a password"
-    if "token" in low:
-        return "token", "a token"
-    if "key" in low:
-        return "api-key", "an API key or secret key"
-    return "secret", "a secret"
-
-
 # -- scanning ---------------------------------------------------------------------
 
 # A run of token characters long enough to be a token (every token rule needs one).
 _LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.~:*-]{16,}")
-# What case folding in ``re.IGNORECASE`` makes equal to ASCII letters.
-_FOLD = str.maketrans({"ſ": "s", "\u212a": "k", "ı": "i", "İ": "i"})
 
 
 def _fold(text: str) -> str:
@@ -273,7 +260,8 @@ def _candidates(text: str, folded: str | None = None) -> list[Rule]:
             for hint, index in _PREFIX_HINTS[start]:
                 if hint in text:
                     hits.add(index)
-    return [_RULES[i] for i in sorted(hits)]
+    # a gate: what a rule's matches need beyond a hint, looked at once the hint occurs
+    return [rule for rule in (_RULES[i] for i in sorted(hits)) if rule.gate is None or rule.gate.search(folded)]
 
 
 # A line break written inside a string literal (``\n``, or ``\\n`` in the repr of one) glues its
@@ -332,6 +320,9 @@ def _scan(
         found.append(SecretFinding(kind, label, start, end, masked))
 
     for rule in _RULES if rules is None else rules:
+        if rule.judge is not None:
+            _judged(rule, text, add)
+            continue
         for m in rule.pattern.finditer(text):
             start, end = m.span(rule.group) if rule.group is not None else m.span()
             if rule.check is None or rule.check(text[start:end]):
@@ -344,6 +335,8 @@ def _scan(
             value = m.group(group)
             start, end = m.span(group)
             name = m.group("name")
+            if credential_class(name) is None:
+                continue  # next_page_token, idempotency_key: names of what is no credential
             strict = re.fullmatch(_KEY_NAME, name, re.IGNORECASE) is not None
             if _literal_value(text, value, end, quoted=group != "bare") and (strict or _token_like(value)):
                 add(*_label_for(name), start, end)
@@ -371,6 +364,24 @@ def _scan(
 
     found.sort(key=lambda f: f.start)
     return found
+
+
+def _judged(rule: Rule, text: str, add: Any) -> None:
+    """A generic rule's matches, each judged. A match judged not a secret is searched again from
+    its name's end when its value is quoted: the value may hold the next name
+    (``{'cfg': "DB_PASSWORD_PROD=..."}``); quoted values are short, so this stays linear."""
+    assert rule.judge is not None
+    has_name = "name" in rule.pattern.groupindex
+    has_bare = "bare" in rule.pattern.groupindex
+    pos = 0
+    while (m := rule.pattern.search(text, pos)) is not None:
+        finding = rule.judge(m, text)
+        if finding is not None or not has_name or (has_bare and m.group("bare") is not None):
+            if finding is not None:
+                add(*finding)
+            pos = max(m.end(), m.start() + 1)
+        else:
+            pos = m.end("name")
 
 
 def _value_group(m: re.Match[str]) -> str:
