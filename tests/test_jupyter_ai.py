@@ -10,6 +10,7 @@ message the persona is processing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -130,14 +131,95 @@ def test_persona_composes_jupyternauts_prompt_with_the_block_and_retrieved_memor
 # -- MCP tools over HTTP ------------------------------------------------------------------
 
 
+def _server_token(app: Any) -> str:
+    token = app.identity_provider.token
+    assert token, "the test server must require a token"
+    return str(token)
+
+
+@contextlib.asynccontextmanager
+async def _mcp_server() -> Any:
+    """A real jupyter-server-mcp server on a free loopback port, with jupymem's tools from its entry point."""
+    from jupymem.faces import jupyter_ai_persona  # noqa: F401  (first: see above)
+    from jupyter_server_mcp.extension import MCPExtensionApp
+    from jupyter_server_mcp.mcp_server import MCPServer
+
+    server = MCPServer(name="test", port=0, host="127.0.0.1")
+    ext = MCPExtensionApp()
+    ext.mcp_server_instance = server
+    ext._register_tools(ext._discover_entrypoint_tools(), source="entrypoints")
+    task = asyncio.create_task(server.start_server())
+    await server.wait_until_bound(timeout=20)
+    try:
+        yield f"http://127.0.0.1:{server.port}/mcp"
+    finally:
+        await server.stop_server()
+        await asyncio.wait_for(task, 10)
+
+
+async def _call_tool(url: str, headers: dict[str, str], name: str, **args: Any) -> dict[str, Any]:
+    from fastmcp import Client
+    from fastmcp.client.transports import StreamableHttpTransport
+
+    async with Client(StreamableHttpTransport(url, headers=headers)) as client:
+        result = await client.call_tool(name, args)
+        return dict(json.loads(result.content[0].text))
+
+
+async def test_an_mcp_caller_without_the_servers_token_reaches_no_memory_and_records_nothing(
+    jp_serverapp: Any, jp_root_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
+    async with _mcp_server() as mcp_url:
+        await _unauthenticated_calls(jp_serverapp, jp_root_dir, monkeypatch, mcp_url)
+
+
+async def _unauthenticated_calls(jp_serverapp: Any, jp_root_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                 mcp_url: str) -> None:
+    """The MCP port is outside the Jupyter server's authentication: any local process can
+    reach it. Without the server's token a call reads nothing and writes nothing, whatever
+    other headers it forges; with it, search works and private memories stay out."""
+    root = Path(jp_root_dir).resolve()
+    repo = make_repo(root / "proj")
+    proj = jupymem.init(repo)
+    shared = proj.remember("The churn dashboard uses UTC.", kind="decision")
+    proj.remember("My churn scratch schema is tmp_ola.", kind="note", private=True)
+    before = [m.id for m in proj.list(include_inactive=True)]
+    token = _server_token(jp_serverapp)
+    forged = {"X-Jupyter-Chat-Id": "chat", "X-JupyterAI-Persona-Id": "jupyternaut"}
+    monkeypatch.setenv("JUPYMEM_MCP_WRITES", "1")
+    wrong = [{}, forged, {"Authorization": "token x"}, {"Authorization": f"token {token}x"},
+             {"Authorization": token}, {"Authorization": f"Basic {token}"}, {"Cookie": f"_xsrf=1; token={token}"}]
+    for headers in wrong:
+        for name, args in (("memory_search", {"query": "churn", "path": "proj"}), ("memory_status", {"path": "proj"}),
+                           ("memory_record", {"statement": "Revenue is in USD.", "kind": "constraint", "path": "proj"})):
+            out = await _call_tool(mcp_url, headers, name, **args)
+            assert set(out) == {"error"} and "token" in out["error"], (headers, name, out)
+            assert "churn" not in json.dumps(out).lower()
+    query_token = mcp_url + f"?token={token}"
+    out = await _call_tool(query_token, {}, "memory_search", query="churn", path="proj")
+    assert set(out) == {"error"}
+    assert [m.id for m in proj.list(include_inactive=True)] == before  # nothing recorded
+
+    good = {"Authorization": f"token {token}"}
+    found = await _call_tool(mcp_url, good, "memory_search", query="churn scratch schema dashboard", path="proj")
+    assert found["status"] == "ok" and [h["id"] for h in found["hits"]] == [shared.id]
+    assert "tmp_ola" not in json.dumps(found)  # private memories are never served over MCP
+    bearer = await _call_tool(mcp_url, {"Authorization": f"Bearer {token}"}, "memory_status", path="proj")
+    assert bearer["memory"] is True
+    monkeypatch.delenv("JUPYMEM_MCP_WRITES")
+    off = await _call_tool(mcp_url, good, "memory_record", statement="Revenue is in USD.", kind="fact", path="proj")
+    assert "off" in off["error"] and [m.id for m in proj.list(include_inactive=True)] == before
+
+
 @pytest.fixture
 def jp_server_config() -> dict[str, Any]:
     return {"ServerApp": {"jpserver_extensions": {}}}
 
 
 async def test_mcp_tools_over_http_check_quotes_against_the_message_being_processed(
-    jp_serverapp: Any, jp_root_dir: Path
+    jp_serverapp: Any, jp_root_dir: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    monkeypatch.setenv("JUPYMEM_MCP_WRITES", "1")  # writes are off unless the server turns them on
     from jupymem.faces.jupyter_ai_persona import PERSONA_ID  # isort: skip  (first: see above)
     from fastmcp import Client
     from fastmcp.client.transports import StreamableHttpTransport
@@ -158,7 +240,8 @@ async def test_mcp_tools_over_http_check_quotes_against_the_message_being_proces
     task = asyncio.create_task(server.start_server())
     try:
         await server.wait_until_bound(timeout=20)
-        headers = {"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": PERSONA_ID}
+        headers = {"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": PERSONA_ID,
+                   "Authorization": f"token {_server_token(jp_serverapp)}"}
         transport = StreamableHttpTransport(f"http://127.0.0.1:{server.port}/mcp", headers=headers)
         async with Client(transport) as client:
             names = {t.name for t in await client.list_tools()}

@@ -152,8 +152,10 @@ def _json(value: Any) -> str:
 
 
 def memory_search(
-    ctx: ToolContext, query: str, limit: int = 5, include_inactive: bool = False, **_ignored: Any
+    ctx: ToolContext, query: str, limit: int = 5, include_inactive: bool = False, *, public_only: bool = False,
+    **_ignored: Any,
 ) -> dict[str, Any]:
+    """``public_only``: leave private memories out (an endpoint that cannot tell whose they are)."""
     proj = ctx.project()
     if proj is None:
         return {"status": "abstained", "reason": "this repository has no memory yet"}
@@ -161,7 +163,16 @@ def memory_search(
         n = max(1, min(int(limit), SEARCH_LIMIT))
     except (TypeError, ValueError):
         n = 5
-    return search_result(proj.search(str(query), limit=n, include_inactive=bool(include_inactive)))
+    result = proj.search(str(query), limit=n, include_inactive=bool(include_inactive))
+    if public_only:
+        import dataclasses
+
+        hits = tuple(h for h in result.hits if not h.memory.private)
+        full = result.full if result.full is not None and not result.full.private else None
+        result = dataclasses.replace(result, hits=hits, full=full)
+        if not hits and result.status == "ok":
+            result = dataclasses.replace(result, status="abstained", reason="nothing matches")
+    return search_result(result)
 
 
 def search_result(result: SearchResult) -> dict[str, Any]:

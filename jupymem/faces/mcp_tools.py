@@ -14,11 +14,26 @@ else the server root. The honesty rule is the one ``%%ask`` follows: a record is
 That message is read from the persona that is processing it (the persona
 manager sends its chat and persona ids as headers with every tool call); where
 it cannot be seen, records are ``unconfirmed``.
+
+Who may call them: jupyter-server-mcp serves its tools on a port of its own
+(3001), outside the Jupyter server's authentication, to any process that can
+reach it (on a shared host: any other user). So every call here first checks
+that the request carries the Jupyter server's own token (``Authorization:
+token <token>`` or ``Bearer <token>``, compared in constant time with the
+running server's); without it a call gets one refusal and no memory content,
+and with the server's authentication turned off (no token) every call is
+refused. Chat and persona headers prove nothing: anyone can send them. Private
+memories are never served here (the caller holds the server's token, which says
+nothing of whose private words they may read), and ``memory_record`` writes
+only when ``JUPYMEM_MCP_WRITES=1`` is set for the server. Jupyter AI's persona
+manager sends the token once it is configured to (README, "Assistant endpoints").
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +52,9 @@ TOOLS = [
 ]
 
 _PRIVATE_STATUS = frozenset({"home", "database", "path", "root", "engine"})  # engine: a file path or a server
+WRITES_ENV = "JUPYMEM_MCP_WRITES"  # "1": memory_record may write (off by default)
+REFUSED = ("jupymem's memory tools need the Jupyter server's token with each call (an Authorization header: "
+           "token <the server's token>); this call had none that matches, so nothing was read or written.")
 CHAT_ID_HEADER = "x-jupyter-chat-id"
 PERSONA_ID_HEADER = "x-jupyterai-persona-id"
 
@@ -46,7 +64,9 @@ def memory_search(query: str, path: str = "", limit: int = 5, include_inactive: 
     relative to the Jupyter root; default: the chat's folder): decisions, constraints, corrections,
     preferences, procedures, failure lessons, facts and notes recorded by its people and assistants.
     Returns matching memories, or status 'abstained' when nothing really matches."""
-    return _call(path, lambda ctx: tools.memory_search(ctx, query, limit=limit, include_inactive=include_inactive))
+    # Private memories are never served here (see the module's docstring).
+    return _call(path, lambda ctx: tools.memory_search(ctx, query, limit=limit, include_inactive=include_inactive,
+                                                        public_only=True))
 
 
 def memory_record(statement: str, kind: str = "note", user_quote: str = "", topic: str = "", path: str = "") -> dict[str, Any]:
@@ -55,6 +75,11 @@ def memory_record(statement: str, kind: str = "note", user_quote: str = "", topi
     Record only what the user stated; pass user_quote, the user's exact words from their current
     message that state it: with it the memory is 'supported', without it 'unconfirmed'.
     Never include secrets."""
+    if os.environ.get(WRITES_ENV, "").strip() != "1":
+        if not _authorized():
+            return {"error": REFUSED}
+        return {"error": f"Recording through MCP is off on this server (set {WRITES_ENV}=1 for it to turn it on); "
+                         "nothing was recorded."}
     return _call(
         path,
         lambda ctx: tools.memory_record(ctx, statement, kind=kind or "note", user_quote=user_quote or None,
@@ -81,7 +106,30 @@ def memory_status(path: str = "") -> dict[str, Any]:
 # -- plumbing --------------------------------------------------------------------------
 
 
+def _authorized() -> bool:
+    """Whether this MCP request carries the running Jupyter server's token. Fails closed:
+    no server, no token configured, no header, or a wrong one are all a no."""
+    try:
+        from fastmcp.server.dependencies import get_http_headers
+        from jupyter_server.serverapp import ServerApp
+    except ImportError:
+        return False
+    if not ServerApp.initialized():
+        return False
+    app = ServerApp.instance()
+    expected = getattr(getattr(app, "identity_provider", None), "token", None) or getattr(app, "token", None)
+    if not isinstance(expected, str) or not expected:
+        return False
+    given = (get_http_headers(include={"authorization"}) or {}).get("authorization", "")
+    scheme, _, value = given.strip().partition(" ")
+    if scheme.lower() not in ("token", "bearer") or not value.strip():
+        return False
+    return hmac.compare_digest(value.strip().encode(), expected.encode())
+
+
 def _call(path: str, fn: Any) -> dict[str, Any]:
+    if not _authorized():
+        return {"error": REFUSED}
     try:
         prompt, chat_path = _current_message()
         settings = Settings.from_env()
