@@ -142,9 +142,10 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
         cached = _said.get(key)
     if cached is not None and cached[0] == seen:
         return cached[1]
-    stored = {r[0]: r[1:] for r in proj.conn.execute("SELECT name, size, mtime_ns, ino, lines FROM shared_files")}
-    current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
-    changed = sorted(n for n in current if stored.get(n, (None,))[:3] != current[n])
+    stored = {r[0]: (tuple(r[1:5]), r[5]) for r in proj.conn.execute(
+        "SELECT name, size, mtime_ns, ctime_ns, ino, lines FROM shared_files")}
+    current = share.stats(sig)
+    changed = sorted(n for n in current if stored.get(n, (None, 0))[0] != current[n])
     changed += sorted(set(stored) - set(current))  # files that went away
     lines = 0
     for name in changed:
@@ -154,7 +155,7 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
             now = (sharelog.log_dir(proj.root) / name).read_bytes().count(b"\n")
         except OSError:
             continue
-        lines += max(0, now - (stored[name][3] if name in stored else 0))
+        lines += max(0, now - (stored[name][1] if name in stored else 0))
     out = (lines, len(changed), _sentence(lines, len(changed))) if changed else None
     with _said_lock:
         _said[key] = (seen, out)

@@ -161,7 +161,8 @@ def cmd_status(ctx: Context) -> int:
     from ..core import overview
 
     s = overview.status(ctx.path, ctx.settings)
-    ctx.emit(s.to_dict(), render.status_text(s))
+    # The dict only for --json: a repository of 20,000 shared files makes it 20,000 rows.
+    ctx.emit(s.to_dict() if ctx.json else None, render.status_text(s))
     if not s.git:
         return 2
     return 1 if s.registry == "corrupt" or s.damage else 0

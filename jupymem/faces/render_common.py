@@ -264,5 +264,5 @@ def _sharing_line(sharing: SharingStatus) -> str:
     if sharing.private_memories:
         parts.append(f"{sharing.private_memories} private memories stay here")
     if sharing.local_events:
-        parts.append(f"{sharing.local_events} older events not shared yet (`jupymem share` writes them)")
+        parts.append(f"{sharing.local_events} events not shared yet (`jupymem share` writes them)")
     return "; ".join(parts)

@@ -55,7 +55,10 @@ def after(last: datetime | None, moment: datetime) -> datetime:
 
 
 def parse_at(at: str) -> datetime | None:
-    """An event time as an aware datetime; None when it is not one."""
+    """An event time as an aware datetime; None when it is not one (ASCII digits only:
+    strptime reads any script's digits, which sort after every real time as text)."""
+    if not isinstance(at, str) or not at.isascii():
+        return None
     try:
         return datetime.strptime(at, AT_FORMAT).replace(tzinfo=timezone.utc)
     except (TypeError, ValueError):

@@ -16,6 +16,7 @@ The writer's identity is git's (``identity.py``).
 
 from __future__ import annotations
 
+import codecs
 import os
 import uuid
 from datetime import datetime
@@ -24,12 +25,16 @@ from typing import IO, Any
 from ..errors import InvalidStatement, SharingError
 from ..intake import clock, strictjson
 from ..storage import database, eventlog
+from ..storage.damage import disk_full, os_reason
 from ..storage.eventlog import GENESIS, LOCAL, PRIVATE, SHARED
+from .checkout import MAX_FILE_BYTES
 from .sharelog import MAX_LINE_BYTES, MAX_LINES, check_line, encode
 
-# A writer starts a new file once its file holds this many lines, so that one write of
-# up to MAX_LINES - ROTATE_AT events always fits below the readers' cap.
+# A writer starts a new file once its file holds this many lines or bytes, so that one
+# write of up to MAX_LINES - ROTATE_AT events (or half the bytes) always fits below the
+# readers' caps.
 ROTATE_AT = MAX_LINES // 2
+ROTATE_AT_BYTES = MAX_FILE_BYTES // 2
 
 
 # -- the journal ---------------------------------------------------------------------------
@@ -42,6 +47,12 @@ class FileTail:
     def __init__(self, fh: IO[bytes], name: str, writer: dict[str, Any], lines: int = 0):
         self.fh, self.name, self.writer, self.lines = fh, name, writer, lines
         self.prev: str | None = last_hash(fh)
+        self.size = os.fstat(fh.fileno()).st_size
+
+    @property
+    def full(self) -> bool:
+        """Time for a new file (``ROTATE_AT``)."""
+        return self.lines >= ROTATE_AT or self.size >= ROTATE_AT_BYTES
 
 
 class Journal:
@@ -54,6 +65,7 @@ class Journal:
         self.tail = tail
         self.writer = writer
         self._lines: list[str] = []
+        self._bytes = 0  # of the queued lines
         self._prev: str | None = None  # the last event's hash: the next one chains to it
         self._seq = 0  # the last event's seq (given by this writer only where ``numbers_events``)
         self._last_at: str | None = None
@@ -95,7 +107,7 @@ class Journal:
         """Queue a line for the file (an event that is, or will be, in the database)."""
         if self.tail is None:
             raise InvalidStatement("sharing is off here; nothing can be written to .jupymem/")
-        if self.tail.lines + len(self._lines) >= MAX_LINES:
+        if self.tail.lines + len(self._lines) >= MAX_LINES or self.tail.size + self._bytes >= MAX_FILE_BYTES:
             raise SharingError(
                 f"One write cannot add more than {MAX_LINES - ROTATE_AT:,} events to a shared repository "
                 "(each writer's file holds a bounded number of lines); split it into smaller ones. Nothing was recorded."
@@ -104,9 +116,11 @@ class Journal:
         check_line(fields)  # never write a line that readers would refuse (it would stop the chain)
         assert self.tail.prev is not None  # Sharing.writing never hands out a damaged tail
         line, h = encode(uid, type_, at, payload, self.tail.writer, self.tail.prev)
-        if len(line) * 4 > MAX_LINE_BYTES and len(line.encode("utf-8")) > MAX_LINE_BYTES:
+        size = len(line) if line.isascii() else len(line.encode("utf-8"))
+        if size > MAX_LINE_BYTES:
             raise InvalidStatement("This event is too large for a shared file; nothing was recorded.")
         self._lines.append(line)
+        self._bytes += size
         self.tail.prev = h
 
     def defer(self) -> None:
@@ -118,21 +132,44 @@ class Journal:
         return self._deferred
 
     def flush(self) -> int:
-        """Append and fsync the queued lines; returns how many were written."""
+        """Append and fsync the queued lines; returns how many were written.
+
+        All or nothing: a write the disk refuses part of (full, over quota) is cut back to
+        the bytes the file held before it, so no torn half-line is left for a commit to
+        carry to every clone. Those bytes were written by this call under our lock, so no
+        one can have committed them. The lines go straight to the descriptor (no buffer
+        that closing the file would try, and fail, to write again)."""
         if self.tail is None or not self._lines:
             return 0
-        fh = self.tail.fh
+        fd = self.tail.fh.fileno()
+        data = "".join(self._lines).encode("utf-8")
+        start = os.lseek(fd, 0, os.SEEK_END)
         try:
-            fh.seek(0, os.SEEK_END)
-            fh.write("".join(self._lines).encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        except OSError as exc:  # the transaction rolls back; a cut line sends the next write to a new file
-            raise SharingError(
-                f"Cannot append to .jupymem/log/{self.tail.name} ({exc.strerror or exc}); nothing was recorded."
-            ) from None
+            view = memoryview(data)
+            while view:  # O_APPEND: every write lands at the end
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as exc:  # the transaction rolls back
+            self._lines = []
+            raise SharingError(self._undo(fd, start, exc)) from None
         n, self._lines = len(self._lines), []
         return n
+
+    def _undo(self, fd: int, start: int, exc: OSError) -> str:
+        """Cut the file back to ``start``; the sentence that says what happened."""
+        assert self.tail is not None
+        where = f".jupymem/log/{self.tail.name}"
+        try:
+            os.ftruncate(fd, start)
+            os.fsync(fd)
+        except OSError:  # the file keeps a cut line: the next write goes to a new file
+            self.tail.prev = None
+            return (f"Cannot append to {where} ({os_reason(exc)}), and its last line could not be taken back: "
+                    "`jupymem verify` names it; restore the file with git. Nothing was recorded.")
+        self.tail.prev = last_hash(self.tail.fh)
+        if disk_full(exc):
+            return f"Cannot append to {where}: {os_reason(exc)}. Free some space and record again; nothing was recorded."
+        return f"Cannot append to {where} ({os_reason(exc)}); nothing was recorded."
 
     def _next_at(self) -> str:
         # A burst: strictly after the event before, kept as a datetime so that a bulk write
@@ -144,9 +181,10 @@ class Journal:
         return clock.format_at(self._last)
 
 
-def fstat(fh: IO[bytes]) -> tuple[int, int, int]:
+def fstat(fh: IO[bytes]) -> tuple[int, int, int, int]:
+    """(size, mtime_ns, ctime_ns, inode): what the cache compares to notice a change."""
     st = os.fstat(fh.fileno())
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def last_hash(fh: IO[bytes]) -> str | None:
@@ -162,7 +200,8 @@ def last_hash(fh: IO[bytes]) -> str | None:
     tail = fh.read(chunk)
     if not tail.endswith(b"\n"):
         return None
-    last = tail[:-1].rsplit(b"\n", 1)[-1]
+    # A CR before the end and a byte order mark at the start are git's checkout (checkout.py).
+    last = tail[:-1].rsplit(b"\n", 1)[-1].removesuffix(b"\r").removeprefix(codecs.BOM_UTF8)
     try:
         h = strictjson.loads(last, max_bytes=MAX_LINE_BYTES)["hash"]
     except (strictjson.StrictJSONError, KeyError, TypeError):

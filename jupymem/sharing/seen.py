@@ -33,9 +33,10 @@ def tables(
     what stays on this machine."""
     who_writes = identity(root, home)
     rows = conn.execute("SELECT name, lines, applied, problems, due FROM shared_files ORDER BY name").fetchall()
-    files, found_all = [], []
+    files: list[SharedFile] = []
+    found_all: list[str] = []
     for name, lines, applied, found_json, due in rows:
-        found = json.loads(found_json)
+        found = json.loads(found_json) if found_json != "[]" else []
         files.append(SharedFile(name=name, lines=lines, applied=applied, problems=len(found), waiting_until=due))
         found_all.extend(found)
     found_all.extend(problems)

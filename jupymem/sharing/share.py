@@ -35,19 +35,20 @@ import contextlib
 import fcntl
 import json
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Container, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, IO, Any
+from typing import TYPE_CHECKING, IO, Any, NamedTuple
 
 from ..intake import clock, strictjson
 from ..storage import database, eventlog
 from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
-from . import claims
+from . import checkout, claims
 from .folder import LinkRefused, opened, scan_log, shown
 from .identity import Identity, identity
-from .journal import ROTATE_AT, FileTail, Journal, fstat
+from .journal import ROTATE_AT, ROTATE_AT_BYTES, FileTail, Journal, fstat
 from ..storage.projection import Batch, clear
 from .sharelog import (
     FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from ..reports import SharingState
 
 __all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharing", "folder_problems", "has_log",
-           "identity", "signature", "state"]
+           "identity", "signature", "state", "stats"]
 
 CONFIG = "config.json"
 ON: SharingState = "on"
@@ -105,44 +106,71 @@ def has_log(root: Path) -> bool:
     """Whether the repository holds a shared log (then reading it builds a local cache)."""
     try:
         with opened(root) as folder:
-            return folder is not None and bool(scan_log(folder, SUFFIX)[0])
+            return folder is not None and bool(scan_log(folder, SUFFIX, first=True)[0])
     except (LinkRefused, OSError):
         return False
 
 
-Signature = tuple[tuple[str, int, int, int], ...]
+Signature = tuple[tuple[str, int, int, int, int], ...]
+Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode: what tells a file changed
 
 
-def signature(root: Path) -> Signature | None:
-    """(name, size, mtime_ns, inode) of every log file, or None without a (real) log folder.
+def stats(sig: Signature | None) -> dict[str, Stat]:
+    """A signature as {name: its stat}."""
+    return {name: (size, mtime, ctime, ino) for name, size, mtime, ctime, ino in sig or ()}
+
+
+class Applied(NamedTuple):
+    """What the cache applied of one file (a row of ``shared_files``)."""
+
+    stat: Stat
+    lines: int
+    applied: int
+    due: str | None
+    tail_ok: int
+
+
+def signature(root: Path, known: Container[str] = ()) -> Signature | None:
+    """(name, size, mtime_ns, ctime_ns, inode) of every log file, or None without a (real) log folder.
 
     Regular files only, reached without following a link (``folder``): a link could
-    point anywhere on this machine. What is refused is named by ``folder_problems``."""
+    point anywhere on this machine. What is refused is named by ``folder_problems``.
+    ``known``: names already found fit to show (``folder.scan_log``)."""
+    return _scan(root, known)[0]
+
+
+def _scan(root: Path, known: Container[str] = ()) -> tuple[Signature | None, list[str]]:
+    """The signature, and what ``folder_problems`` says of the same listing."""
     try:
         with opened(root) as folder:
             if folder is None:
-                return None
-            files, _ = scan_log(folder, SUFFIX)
+                return None, []
+            files, refused = scan_log(folder, SUFFIX, known)
             if not files and folder.log() is None:
-                return None
-    except LinkRefused:
-        return None
+                return None, _refused_problems(refused)
+    except LinkRefused as exc:
+        return None, [exc.message]
     except OSError as exc:
         raise SharingError(f"Cannot read {FOLDER}/log ({exc.strerror or exc}); check its permissions.") from None
-    return tuple(sorted(files))
+    return tuple(sorted(files)), _refused_problems(refused)
 
 
-def folder_problems(root: Path) -> list[str]:
-    """What under ``.jupymem/`` is not read because it is a link or not a regular file."""
+def folder_problems(root: Path, known: Container[str] = ()) -> list[str]:
+    """What under ``.jupymem/`` is not read because it is a link or not a regular file
+    (``known``: as ``signature`` takes it)."""
     try:
         with opened(root) as folder:
             if folder is None:
                 return []
-            _, refused = scan_log(folder, SUFFIX)
+            _, refused = scan_log(folder, SUFFIX, known)
     except LinkRefused as exc:
         return [exc.message]
     except OSError:
         return []
+    return _refused_problems(refused)
+
+
+def _refused_problems(refused: list[str]) -> list[str]:
     return [str(Problem(shown(name), 0, "is a symbolic link, not a regular file, or a name that must not be shown, so "
                                        "it is not read")) for name in refused]
 
@@ -160,6 +188,8 @@ class Sharing:
         self._lock = threading.RLock()
         self._seen: Any = _UNSEEN  # the signature this process last found applied
         self._due: str | None = None  # the earliest time a waiting line comes due
+        self._names: tuple[Any, frozenset[str]] | None = None  # (self._seen, its names)
+        self._refused: tuple[float, list[str]] = (-1.0, [])  # (when, what follow's scan found refused)
 
     @property
     def folder(self) -> Path:
@@ -170,10 +200,28 @@ class Sharing:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def folder_problems(self) -> list[str]:
+        """``folder_problems``, from the scan ``follow`` just made when it made one (a
+        status follows first: one listing of the folder, not two)."""
+        at, problems = self._refused
+        if time.monotonic() - at < _RESCAN_AFTER:
+            return list(problems)
+        return folder_problems(self.root, self.known())
+
+    def known(self) -> Container[str]:
+        """The files this cache has read (their names were checked then)."""
+        seen = self._seen
+        if seen is _UNSEEN or seen is None:
+            return {r[0] for r in self.conn.execute("SELECT name FROM shared_files")}
+        if self._names is None or self._names[0] is not seen:
+            self._names = (seen, frozenset(name for name, *_ in seen))
+        return self._names[1]
+
     def follow(self) -> None:
         """Bring the cache in step with the files (see the module docstring). Cheap when
         nothing changed: a scandir and a stat per file, no query."""
-        sig = signature(self.root)
+        sig, refused = _scan(self.root, self.known())
+        self._refused = (time.monotonic(), refused)
         if sig == self._seen and (self._due is None or clock.now_at() < self._due):
             return
         with self._lock:
@@ -188,20 +236,20 @@ class Sharing:
     def _next_due(self) -> str | None:
         return self.conn.execute("SELECT min(due) FROM shared_files").fetchone()[0]
 
-    def _stored(self) -> dict[str, tuple[Any, ...]]:
-        """What was applied of each file: (size, mtime_ns, ino, lines, applied, due, tail_ok)."""
-        return {r[0]: tuple(r[1:]) for r in self.conn.execute(
-            "SELECT name, size, mtime_ns, ino, lines, applied, due, tail_ok FROM shared_files")}
+    def _stored(self) -> dict[str, Applied]:
+        """What was applied of each file."""
+        return {r[0]: Applied(tuple(r[1:5]), *r[5:]) for r in self.conn.execute(
+            "SELECT name, size, mtime_ns, ctime_ns, ino, lines, applied, due, tail_ok FROM shared_files")}
 
     def _in_step(self, sig: Signature | None) -> bool:
         stored = self._stored()
-        current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
+        current = stats(sig)
         if sig is None and not stored:
             return not self.has_shared_events()
         now = clock.now_at()
         return (
-            {name: row[:3] for name, row in stored.items()} == current
-            and not any(row[5] is not None and row[5] <= now for row in stored.values())
+            {name: row.stat for name, row in stored.items()} == current
+            and not any(row.due is not None and row.due <= now for row in stored.values())
             and database.get_meta(self.conn, _ROOT) in (None, str(self.root))
         )
 
@@ -218,7 +266,7 @@ class Sharing:
         if self._in_step(sig):
             return  # applied by another process while we waited for the lock
         stored = self._stored()
-        current = {name: (size, mtime, ino) for name, size, mtime, ino in sig or ()}
+        current = stats(sig)
         same_clone = database.get_meta(self.conn, _ROOT) in (None, str(self.root))
         # A first contact with the files replays everything in order too: events recorded
         # here before (an import, say) may not be in (time, uid) order yet.
@@ -229,15 +277,16 @@ class Sharing:
         now_at = clock.format_at(now)
         changed = sorted(
             name for name in current
-            if name not in stored or stored[name][:3] != current[name] or (stored[name][5] or "~") <= now_at
+            if name not in stored or stored[name].stat != current[name] or (stored[name].due or "~") <= now_at
         )
         readings = self._read(changed, now)
         new: dict[str, tuple[Entry, str]] = {}
         for name in changed:
-            valid = {e.uid for e in readings[name].entries}
-            applied = {r[0] for r in self.conn.execute(
-                "SELECT uid FROM events WHERE scope = ? AND source = ?", (SHARED, name))}
-            if not applied <= valid:  # something we applied is gone, no longer valid, or in conflict
+            valid = {e.uid: (e.type, e.at, e.payload_hash) for e in readings[name].entries}
+            applied = {r[0]: tuple(r[1:]) for r in self.conn.execute(
+                "SELECT uid, type, at, payload_hash FROM events WHERE scope = ? AND source = ?", (SHARED, name))}
+            # Something we applied is gone, no longer valid, in conflict, or now says something else.
+            if any(valid.get(uid) != event for uid, event in applied.items()):
                 self.rebuild(sig, readings)
                 return
             for e in readings[name].entries:
@@ -303,9 +352,9 @@ class Sharing:
             stored = self._stored()
             conflicted = set(json.loads(database.get_meta(self.conn, _CONFLICTS) or "[]"))
             cached = {
-                name for name, size, mtime, ino in sig or ()
-                if name not in readings and same_clone and name not in conflicted
-                and stored.get(name, ())[:3] == (size, mtime, ino) and stored[name][3] == stored[name][4]
+                name for name, stat in stats(sig).items()
+                if name not in readings and same_clone and name not in conflicted and name in stored
+                and stored[name].stat == stat and stored[name].lines == stored[name].applied
             }
             from_cache: dict[str, list[eventlog.LogItem]] = {}
             for name in sorted(cached):
@@ -378,9 +427,9 @@ class Sharing:
             keep = sorted(from_cache)
             marks = ",".join("?" * len(keep))
             self.conn.execute(f"DELETE FROM shared_files WHERE name NOT IN ({marks})", keep)
-            for name, size, mtime, ino in sig or ():
+            for name, stat in stats(sig).items():
                 if name not in from_cache:
-                    self._store_file(name, (size, mtime, ino), readings[name])
+                    self._store_file(name, stat, readings[name])
             self._note_seen(names)
             database.set_meta(self.conn, _ROOT, str(self.root))
             self._seen = sig
@@ -399,7 +448,7 @@ class Sharing:
         seen.update((name, batch) for name in new)
         database.set_meta(self.conn, SEEN, json.dumps(seen, sort_keys=True))
 
-    def _store_file(self, name: str, st: tuple[int, int, int], reading: Reading) -> None:
+    def _store_file(self, name: str, st: Stat, reading: Reading) -> None:
         applied = self.conn.execute(
             "SELECT count(*) FROM events WHERE scope = ? AND source = ?", (SHARED, name)
         ).fetchone()[0]
@@ -410,8 +459,8 @@ class Sharing:
             problems = [*problems[:MAX_SHOWN_PROBLEMS],
                         f"{FOLDER}/{LOG_DIR}/{name}: {more:,} more problems; `jupymem verify` names every one."]
         self.conn.execute(
-            "INSERT OR REPLACE INTO shared_files (name, size, mtime_ns, ino, lines, applied, problems, tail_ok, due)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO shared_files (name, size, mtime_ns, ctime_ns, ino, lines, applied, problems,"
+            " tail_ok, due) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (name, *st, reading.lines, applied, json.dumps(problems, ensure_ascii=False), int(reading.tail_ok),
              reading.due),
         )
@@ -428,7 +477,7 @@ class Sharing:
         (and fsynced) just before the transaction commits. A file whose end is not a line
         this writer can follow (cut short, edited, full, replaced by a link) is left as it
         is, and the write goes to a new file."""
-        if self.state() != ON:
+        if self.state() != ON or self.held_back() is not None:
             who_writes = identity(self.root)
             self.follow()
             with database.transaction(self.conn):
@@ -446,7 +495,7 @@ class Sharing:
                         # Our lines are in the database too: the file's record follows them,
                         # so the next read finds nothing to do (and reads no file).
                         self.conn.execute(
-                            "UPDATE shared_files SET size = ?, mtime_ns = ?, ino = ?, lines = lines + ?,"
+                            "UPDATE shared_files SET size = ?, mtime_ns = ?, ctime_ns = ?, ino = ?, lines = lines + ?,"
                             " applied = applied + ?, tail_ok = 1 WHERE name = ?",
                             (*fstat(fh), written, written, tail.name),
                         )
@@ -456,6 +505,19 @@ class Sharing:
                         self._seen = _UNSEEN  # the next read applies what was written
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def held_back(self) -> str | None:
+        """Why new events stay on this machine though sharing is on: a git attribute
+        under which git would rewrite what jupymem appends (``checkout.rewritten_on_commit``),
+        or None."""
+        name = self.writer_file() or file_name("0" * 10, None)
+        try:
+            with opened(self.root) as folder:
+                if folder is None:
+                    return None
+                return checkout.rewritten_on_commit(self.root, folder, f"{FOLDER}/{LOG_DIR}/{name}")
+        except (LinkRefused, OSError):
+            return None  # the write itself says what is wrong with the folder
 
     def _open_tail(self) -> tuple[IO[bytes], FileTail]:
         """This writer's file, open and locked, in step with the cache, ready to append to."""
@@ -479,7 +541,7 @@ class Sharing:
                 self.follow()
                 row = self.conn.execute("SELECT lines, tail_ok FROM shared_files WHERE name = ?", (name,)).fetchone()
                 tail = FileTail(fh, name, writer, row[0] if row else 0)
-                if tail.prev is not None and (row is None or row[1]) and tail.lines < ROTATE_AT:
+                if tail.prev is not None and (row is None or row[1]) and not tail.full:
                     return fh, tail
             except BaseException:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
@@ -494,7 +556,7 @@ class Sharing:
         stats (a full scandir here could hide a file that changed meanwhile)."""
         if self._seen is _UNSEEN or self._seen is None:
             return _UNSEEN
-        entries = {n: (n, size, mtime, ino) for n, size, mtime, ino in self._seen}
+        entries = {n: (n, *stat) for n, stat in stats(self._seen).items()}
         entries[name] = (name, *fstat(fh))
         return tuple(sorted(entries.values()))
 
@@ -506,8 +568,9 @@ class Sharing:
         with database.transaction(self.conn):
             name = None if new else database.get_meta(self.conn, key)
             if name is not None:
-                row = self.conn.execute("SELECT tail_ok, lines FROM shared_files WHERE name = ?", (name,)).fetchone()
-                if row is not None and (not row[0] or row[1] >= ROTATE_AT):
+                row = self.conn.execute(
+                    "SELECT tail_ok, lines, size FROM shared_files WHERE name = ?", (name,)).fetchone()
+                if row is not None and (not row[0] or row[1] >= ROTATE_AT or row[2] >= ROTATE_AT_BYTES):
                     name = None
             who_writes = identity(self.root)
             if name is None:
@@ -533,10 +596,12 @@ class Sharing:
         together += claims.problems(contested, claims.owners(contested, claims.git_order(self.root)))
         lines = sum(r.lines for r in readings.values())
         problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
-        return lines, problems + folder_problems(self.root)
+        attributes = checkout.attribute_problems(self.root, [f"{FOLDER}/{LOG_DIR}/{name}" for name in names])
+        return lines, problems + folder_problems(self.root) + attributes
 
 
 _UNSEEN = object()
+_RESCAN_AFTER = 0.5  # seconds: a scan older than this is not reused for what status says
 
 
 def _read_one(folder: Any, name: str, now: datetime) -> Reading:

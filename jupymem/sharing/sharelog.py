@@ -50,6 +50,8 @@ from typing import IO, Any
 from ..errors import InvalidStatement, JupymemError
 from ..intake import clock, strictjson
 from ..storage.eventlog import GENESIS, canonical, sha256
+from . import checkout
+from .checkout import MAX_FILE_BYTES, LineReader
 from .folder import FOLDER, LOG_DIR
 
 __all__ = [
@@ -76,7 +78,9 @@ _NAME = re.compile(r"^(?:[a-z0-9][a-z0-9-]*-)?(?P<id>[0-9a-f]{10})\.jsonl$")
 _UID = re.compile(r"^[0-9a-f]{32}$")
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 _WRITER_ID = re.compile(r"^[0-9a-f]{10}$")
-_AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+# ASCII digits only: ``\d`` takes any script's digits, which strptime reads as numbers
+# while text comparison sorts them after every real time (a line that waits forever).
+_AT = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$")
 
 
 # -- writers and file names ------------------------------------------------------------
@@ -218,30 +222,58 @@ class _Line:
     payload_hash: str
 
 
-def _raw_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes | None, int, bool]]:
+class _Lines:
     """(number, the line without its newline or None when too long, its size, whether it
-    ended in a newline), never holding more than one bounded line in memory."""
-    number = 0
-    while True:
-        raw = fh.readline(MAX_LINE_BYTES + 1)
-        if not raw:
-            return
-        number += 1
-        if raw.endswith(b"\n"):
-            yield number, raw[:-1], len(raw) - 1, True
-            continue
-        if len(raw) <= MAX_LINE_BYTES:
-            yield number, raw, len(raw), False  # the end of the file, without a newline
-            return
-        size = len(raw)
-        ended = False
-        while True:  # skip the rest of an oversized line, a megabyte at a time
-            chunk = fh.readline(1 << 20)
-            size += len(chunk)
-            if not chunk or chunk.endswith(b"\n"):
-                ended = chunk.endswith(b"\n")
-                break
-        yield number, None, size - ended, ended
+    ended in a newline), never holding more than one bounded line in memory, and reading
+    at most ``MAX_FILE_BYTES`` of the file (``over`` says the budget ran out). A CR before
+    a line's end is git's checkout (``eol=crlf``), never ours: canonical JSON holds none."""
+
+    def __init__(self, fh: LineReader):
+        self.fh = fh
+        self.budget = MAX_FILE_BYTES
+        self.over = False
+
+    def _readline(self, size: int) -> bytes:
+        raw = self.fh.readline(min(size, self.budget + 1))
+        self.budget -= len(raw)
+        if self.budget < 0:
+            self.over = True
+            return b""
+        return raw
+
+    def __iter__(self) -> Iterator[tuple[int, bytes | None, int, bool]]:
+        number = 0
+        while True:
+            raw = self._readline(MAX_LINE_BYTES + 2)
+            if not raw:
+                return
+            number += 1
+            if raw.endswith(b"\n"):
+                body = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+                yield number, body, len(body), True
+                continue
+            if len(raw) <= MAX_LINE_BYTES + 1:
+                yield number, raw, len(raw), False  # the end of the file, without a newline
+                return
+            size = len(raw)
+            ended = False
+            while True:  # skip the rest of an oversized line, a megabyte at a time
+                chunk = self._readline(1 << 20)
+                size += len(chunk)
+                if not chunk or chunk.endswith(b"\n"):
+                    ended = chunk.endswith(b"\n")
+                    break
+            if self.over:
+                return
+            yield number, None, size - ended, ended
+
+    def count_rest(self) -> int:
+        """How many more lines the file holds, counted a megabyte at a time (none is
+        parsed), within the budget."""
+        n = 0
+        while chunk := self._readline(1 << 20):
+            n += chunk.count(b"\n")
+        return n
 
 
 def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Reading:
@@ -257,14 +289,17 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Readin
     waiting: dict[str, list[_Line]] = {}  # prev not seen yet -> lines that follow it
     seen: dict[str, tuple[str, int]] = {}  # uid -> (hash, line)
     last_hash: str | None = None  # of the last complete line in file order
-    for number, raw, size, ended in _raw_lines(fh):
+    lines = _Lines(checkout.open_lines(fh))
+    for number, raw, size, ended in lines:
         if number > MAX_LINES:
-            rest = 1 + _count_lines(fh)
+            rest = 1 + lines.count_rest()
             reading.lines += rest
+            more = " and the rest of the file" if lines.over else ""
             reading.problems.append(Problem(
                 name, number, f"is past the {MAX_LINES:,} lines one writer's file may hold, so it and the "
-                f"{rest - 1:,} lines after it are not read (jupymem starts a new file long before that)"))
+                f"{rest - 1:,} lines after it{more} are not read (jupymem starts a new file long before that)"))
             reading.tail_ok = False
+            lines.over = False  # said with the lines past the cap
             break
         if not ended:
             if raw is not None and not raw.strip():
@@ -278,6 +313,10 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Readin
         reading.lines += 1
         last_hash = None
         parsed, why = _parse(raw, size)
+        if why and raw is not None and (undone := checkout.unexpand_ident(raw)) != raw:
+            again, why_again = _parse(undone, len(undone))  # git's `ident` expanded a $Id$ the line holds
+            if not why_again:
+                parsed, why = again, why_again
         if why:
             p = Problem(name, number, why)
             reading.problems.append(p)
@@ -294,8 +333,13 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Readin
             waiting.setdefault(parsed.prev, []).append(parsed)
             continue
         _take(reading, parsed, writer_id, now, valid, caused_by, waiting, seen, in_order=True)
-    for lines in waiting.values():  # never reached: their line was removed or altered
-        for ln in lines:
+    if lines.over:
+        reading.problems.append(Problem(
+            name, 0, f"is larger than the {checkout.MAX_FILE_BYTES // (1 << 20)} MB one writer's file may hold, so "
+            "what lies past that is not read (jupymem starts a new file long before that)"))
+        reading.tail_ok = False
+    for waiters in waiting.values():  # never reached: their line was removed or altered
+        for ln in waiters:
             if ln.prev in caused_by:
                 _follows(caused_by, ln)
                 continue
@@ -311,14 +355,6 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Readin
     dues = [p.due for p in reading.problems if p.due]
     reading.due = min(dues) if dues else None
     return reading
-
-
-def _count_lines(fh: IO[bytes]) -> int:
-    """How many more lines the file holds, counted a megabyte at a time (none is parsed)."""
-    n = 0
-    while chunk := fh.read(1 << 20):
-        n += chunk.count(b"\n")
-    return n
 
 
 def read_file(path: Path, now: datetime | None = None) -> Reading:

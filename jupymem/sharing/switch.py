@@ -17,10 +17,10 @@ from ..errors import InvalidImport, JupymemError, SharingError
 from ..reports import ShareResult, SharingStatus
 from ..storage import eventlog
 from ..storage.eventlog import LOCAL, PRIVATE, SHARED
-from . import seen
+from . import checkout, seen
 from .identity import identity
 from .folder import opened
-from .share import CONFIG, NONE, OFF, ON, Sharing, _filesystem, folder_problems, state
+from .share import CONFIG, NONE, OFF, ON, Sharing, _filesystem, state
 from .sharelog import FOLDER
 
 README = """\
@@ -35,8 +35,9 @@ Commit it like any other file; after a pull, merge or checkout every jupymem fac
   Each line is one event (record, supersede, retire, confirm) with its time, a unique id,
   the writer's git identity and a hash chaining it to the line before it. Two people
   recording at once write different files, so merges never conflict.
-- `.gitattributes` marks these files `merge=union`, in case one writer's file was appended
-  to on two branches.
+- `.gitattributes` tells git to keep these files byte for byte (no line-end, encoding or
+  filter conversion at checkout) and marks the logs `merge=union`, in case one writer's
+  file was appended to on two branches.
 - `config.json` says whether sharing is on (`jupymem share`) or off (`jupymem share --off`:
   the files stay as history, new memories stay on each machine).
 
@@ -56,7 +57,7 @@ branch names every line jupymem would refuse. The hash chain shows that a line w
 altered after it was written; it does not prove who wrote it (there are no signatures).
 """
 
-GITATTRIBUTES = "*.jsonl merge=union\n"
+GITATTRIBUTES = checkout.ATTRIBUTES
 
 
 def enable(sharing: Sharing) -> ShareResult:
@@ -69,6 +70,11 @@ def enable(sharing: Sharing) -> ShareResult:
         for name, text in (("README.md", README), (".gitattributes", GITATTRIBUTES)):
             if folder.create(name, text.encode("utf-8")):
                 created.append(f"{FOLDER}/{name}")
+        # What an earlier `share` wrote is brought up to date; anything else is a person's
+        # (or a pull's) and stays, for `verify` to name what it does.
+        if folder.read(".gitattributes", 4096) in tuple(t.encode() for t in checkout.OLD_ATTRIBUTES):
+            folder.replace(".gitattributes", GITATTRIBUTES.encode("utf-8"))
+            created.append(f"{FOLDER}/.gitattributes (updated)")
         _write_config(folder, ON)
     if was == NONE:
         created.append(f"{FOLDER}/{CONFIG}")
@@ -92,6 +98,9 @@ def enable(sharing: Sharing) -> ShareResult:
         said.append(f"Wrote {written} events of this clone's history to {where}.")
     if kept:
         said.append(f"{kept} older events stay on this machine: they fail today's checks.")
+    why = sharing.held_back()
+    if why is not None:
+        said.append(held_back_text(why) + ".")
     said.append("Private memories (remember --private) stay on this machine.")
     if identity(sharing.root) is None:
         said.append("git knows no user.name/user.email here, so your lines name nobody: "
@@ -167,7 +176,19 @@ def import_events(sharing: Sharing, evts: list[eventlog.Event], source: str = "i
 
 def status(sharing: Sharing) -> SharingStatus:
     """What every face shows of sharing (``seen.tables``), with what the folder says."""
-    return seen.tables(sharing.conn, sharing.root, sharing.state(), folder_problems(sharing.root))
+    now = sharing.state()
+    problems = sharing.folder_problems()
+    if now == ON and sharing.conn.execute("SELECT 1 FROM events WHERE scope = ? LIMIT 1", (LOCAL,)).fetchone():
+        why = sharing.held_back()  # asked only when something stayed here
+        if why is not None:
+            problems.append(held_back_text(why))
+    return seen.tables(sharing.conn, sharing.root, now, problems)
+
+
+def held_back_text(why: str) -> str:
+    return (f"New memories stay on this machine: the git attribute `{why}` applies to {FOLDER}/log, and under it "
+            "git would rewrite what jupymem writes there when it is committed (`jupymem verify` names it). Remove "
+            f"it (keep {FOLDER}/.gitattributes as `jupymem share` writes it), then run `jupymem share` to write them out")
 
 
 def _write_config(folder: Any, value: str) -> None:

@@ -224,6 +224,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE shared_files ADD COLUMN due TEXT;
     ALTER TABLE memories ADD COLUMN source TEXT;
     """,
+    # 5: a shared file's ctime beside its mtime: a rewrite of the same size that puts the
+    # old mtime back (touch -m, a restore tool) still changes the ctime, which no one sets.
+    """
+    ALTER TABLE shared_files ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -58,7 +58,7 @@ MAX_EVIDENCE = 64  # the staging window: a memory cannot cite more than one sess
 _MEMORY_ID = re.compile(r"m-[0-9a-f]{12}")
 _HANDLE = re.compile(r"ev-[0-9a-f]{8}")
 _UID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.:-]{7,127}")
-_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z")
+_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z")  # ASCII digits only
 
 _EVENT_KEYS = {"uid", "type", "at", "payload"}
 _CHAIN_KEYS = {"seq", "payload_hash", "prev", "hash", "writer"}  # an exported line carries these too

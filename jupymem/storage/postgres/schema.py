@@ -426,4 +426,9 @@ MIGRATIONS += (_own_work(),)
 # (``guard``, where the migration and its reasons are).
 MIGRATIONS += (guard.migration(SCHEMA, OWNER_ROLE, USER_ROLE, _MEMBER),)
 
+# 9: SQLite's migration 5: a shared file's ctime beside its mtime (``share.signature``).
+MIGRATIONS += ("""
+    ALTER TABLE shared_files ADD COLUMN ctime_ns BIGINT NOT NULL DEFAULT 0;
+    """,)
+
 SCHEMA_VERSION = len(MIGRATIONS)
