@@ -495,6 +495,84 @@ def _bob_session(bob: Any) -> Session:
         ["jm", "list", "--all", "--json"], ["jm", "verify"], ["jm", "show", memory_id(ALICE[0][0])]])
 
 
+# What git does at checkout -------------------------------------------------------------------
+# A committed .gitattributes decides how git writes the log into every clone made after it.
+# The victim's own clone keeps its files as they were (a pull rewrites only what changed);
+# a teammate who clones afresh gets them converted. Both must hold the team's memory.
+
+CARRIER_STATEMENT = "Carol's first note: forecasts are weekly"
+
+
+def plant_log_attributes_crlf(s: Scene) -> None:
+    (s.mallory_log() / ".gitattributes").write_text("*.jsonl text eol=crlf\n")
+
+
+def plant_log_attributes_utf16(s: Scene) -> None:
+    (s.mallory_log() / ".gitattributes").write_text("*.jsonl working-tree-encoding=UTF-16LE\n")
+    # Her working tree as a checkout under it would be (git would refuse to add UTF-8 as UTF-16).
+    for path in s.mallory_log().glob("*.jsonl"):
+        path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16-le"))
+
+
+def plant_log_attributes_hidden(s: Scene) -> None:
+    (s.mallory_log() / ".gitattributes").write_text("*.jsonl -diff\n")
+
+
+def plant_root_attributes(s: Scene) -> None:
+    # At the repository's root: .jupymem/.gitattributes, deeper, overrides it.
+    (s.mallory.path / ".gitattributes").write_text(".jupymem/log/*.jsonl text eol=crlf working-tree-encoding=UTF-16LE\n")
+
+
+def plant_root_attributes_and_old_folder_ones(s: Scene) -> None:
+    # The folder's .gitattributes as an older `share` wrote it (no -text), and the root's.
+    (s.mallory.path / ".jupymem" / ".gitattributes").write_text("*.jsonl merge=union\n")
+    (s.mallory.path / ".gitattributes").write_text(".jupymem/log/*.jsonl text eol=crlf\n")
+
+
+def plant_byte_order_mark(s: Scene) -> None:
+    # An editor saved Alice's file with a UTF-8 byte order mark.
+    path = s.mallory_log() / s.alice_file
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+
+
+def plant_other_digits(s: Scene) -> None:
+    at_ = at(-60).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    Forger(s.mallory.path).record("Revenue is reported in USD", "constraint", at_=at_).write()
+
+
+def fresh_clone(*named: str) -> Callable[[Scene, Any], None]:
+    """A check: Carol clones the remote afresh (git converts the files as the attributes
+    say), and her clone holds the team's memory; her verify names ``named``."""
+
+    def check(s: Scene, _done: Any) -> None:
+        import team
+
+        path = s.base / "carol"
+        team.git(s.base, "clone", "-q", str(s.base / "remote.git"), str(path))
+        team.git(path, "config", "user.name", "Carol")
+        team.git(path, "config", "user.email", "carol@example.com")
+        carol = team.Clone(path.resolve(), s.base / "home-carol", "Carol", "carol@example.com")
+        done = session(carol.path, make_fake_home(carol), carol.home, [
+            ["jm", "list", "--all", "--json"], ["jm", "block"], ["jm", "verify"],
+            ["jm", "remember", CARRIER_STATEMENT, "--json"], ["jm", "status"], ["jm", "list", "--json"]])
+        for r in done:
+            assert "Traceback" not in r.stdout + r.stderr, (r.argv, r.stderr)
+            assert r.code in ((0, 1) if r.argv[0] == "verify" else (0,)), (r.argv, r.code, r.stderr)
+        listed = {m["id"]: m for m in done.json("list", "--all")}
+        for i, memory_id_ in enumerate(s.alice_ids):
+            assert memory_id_ in listed, f"a fresh clone lost Alice's {ALICE[i][0]!r}"
+            assert listed[memory_id_]["statement"] == ALICE[i][0]
+        assert ALICE[0][0] in done.get("block").stdout
+        said = done.get("verify").stdout
+        for n in named:
+            assert n in said, f"a fresh clone's verify does not name {n!r}:\n{said}"
+        if not named:
+            assert done.get("verify").code == 0, said
+        assert CARRIER_STATEMENT in {m["statement"] for m in done.json("list")}
+
+    return check
+
+
 # Invisible text ------------------------------------------------------------------------------
 
 def tags(text: str) -> str:
@@ -617,6 +695,18 @@ ATTACKS = (
                                ("as_note", plant_hijack_as_note, "other words or another kind"),
                                ("case_variant", plant_hijack_case_variant, "other words or another kind"),
                                ("fabricated_failure", plant_hijack_fabricated_failure, "citing failures"))),
+    Attack("log_attributes_crlf", "what git does at checkout", plant_log_attributes_crlf,
+           check=fresh_clone("`eol=crlf`", "`text`")),
+    Attack("log_attributes_utf16", "what git does at checkout", plant_log_attributes_utf16,
+           check=fresh_clone("`working-tree-encoding=UTF-16LE`")),
+    Attack("log_attributes_hidden", "what git does at checkout", plant_log_attributes_hidden,
+           check=fresh_clone("`-diff`", "hides the file's changes from review")),
+    Attack("root_attributes", "what git does at checkout", plant_root_attributes, check=fresh_clone()),
+    Attack("root_attributes_old_folder", "what git does at checkout", plant_root_attributes_and_old_folder_ones,
+           check=fresh_clone("`eol=crlf`")),
+    Attack("byte_order_mark", "what git does at checkout", plant_byte_order_mark, check=fresh_clone()),
+    Attack("other_digits", "time as a weapon", plant_other_digits,
+           named=(f"{_m('0123456789')} line 1", "not a UTC timestamp")),
     Attack("tag_characters", "invisible text", plant_tag_characters,
            named=(f"{_m('0123456789')} line 1", f"{_m('1123456789')} line 1", f"{_m('2123456789')} line 1")),
     Attack("secret_key_in_fix", "secrets and strictness", plant_secret_key_in_fix,

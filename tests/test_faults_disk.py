@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 import jupymem
-from conftest import make_repo
+from conftest import loaded_shell, make_repo
 from faults import jm, ok, quiesce, refused
-from jupymem.errors import StorageError
+from jupymem.errors import SharingError, StorageError
 
 
 @contextlib.contextmanager
@@ -128,6 +128,50 @@ def test_a_shared_folder_on_a_full_disk_says_disk_full_not_permissions(tmp_path:
         filler.unlink()
         ok(jm("share", cwd=repo))  # the folder the refused attempt began is completed
         assert json.loads(jm("status", "--json", cwd=repo).stdout)["sharing"]["state"] == "on"
+
+
+def _long(n: int) -> str:
+    # Longer than a page: the append needs a block the full disk no longer has, so the
+    # disk takes part of it (what was left of the file's last page) and refuses the rest.
+    return f"Statement {n}: " + " ".join(f"the warehouse export column{i} is nullable" for i in range(150))
+
+
+def test_a_shared_append_the_disk_refuses_is_taken_back_and_said_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from IPython.core.error import UsageError
+
+    with small_disk(tmp_path / "disk") as disk:
+        repo = make_repo(disk / "repo")
+        ok(jm("remember", "Recorded before sharing", cwd=repo))
+        ok(jm("share", cwd=repo))
+        (log,) = (repo / ".jupymem" / "log").glob("*.jsonl")
+        before = log.read_bytes()
+        filler = fill(disk)
+        # The command line: one line, exit 2, the file as it was, no new file.
+        err = refused(jm("remember", _long(1), cwd=repo), 2)
+        assert "the disk is full" in err and "nothing was recorded" in err, err
+        assert log.read_bytes() == before
+        assert [p.name for p in log.parent.glob("*.jsonl")] == [log.name]
+        # The Python API and a notebook: the same, and the file still as it was.
+        proj = jupymem.project(repo)
+        assert proj is not None
+        with pytest.raises(SharingError, match="the disk is full"):
+            proj.remember(_long(2))
+        monkeypatch.chdir(repo)
+        with loaded_shell() as ip:
+            capsys.readouterr()
+            result = ip.run_cell(f"%%remember\n{_long(3)}")
+            out = capsys.readouterr()
+        assert isinstance(result.error_in_exec, UsageError) and "the disk is full" in str(result.error_in_exec)
+        assert "Traceback" not in out.out + out.err and "OSError" not in out.out + out.err
+        assert log.read_bytes() == before
+        assert not [m for m in proj.list() if m.statement.startswith("Statement ")]
+        # Room again: the next record lands in the same file, and every clone verifies it.
+        filler.unlink()
+        ok(jm("remember", _long(4), cwd=repo))
+        assert log.read_bytes().startswith(before) and [p.name for p in log.parent.glob("*.jsonl")] == [log.name]
+        assert "verify: ok" in ok(jm("verify", cwd=repo))
 
 
 def test_the_registry_on_a_full_disk_is_disk_full(tmp_path: Path) -> None:

@@ -356,7 +356,9 @@ async def test_a_forged_pull_stops_no_one_and_hides_nothing(
     scene = build_scene(attack, Path(jp_root_dir) / "team", template)
     victim = scene.victim
     planted = {p.name for p in (victim.path / ".jupymem" / "log").glob("*")} if attack.victim == "bob" else set()
-    keep_out = {victim.path, victim.home, scene.base / "home-fresh"}
+    # What a fresh clone's check (hostile.fresh_clone) makes is Carol's, not the victim's.
+    keep_out = {victim.path, victim.home, scene.base / "home-fresh",
+                *(scene.base / name for name in ("carol", "home-carol", "fakehome-carol"))}
     if attack.others_pull:
         keep_out |= {p for c in scene.others for p in (c.path, c.home, hostile.fake_home(c))}
     outside = hostile.snapshot(scene.base, keep_out)
