@@ -220,14 +220,17 @@ class Sharing:
     def follow(self) -> None:
         """Bring the cache in step with the files (see the module docstring). Cheap when
         nothing changed: a scandir and a stat per file, no query."""
-        sig, refused = _scan(self.root, self.known())
+        # A process's first read takes the cache's rows once: their names spare the
+        # listing a scan of each name, and they are what the listing is compared with.
+        stored = self._stored() if self._seen is _UNSEEN or self._seen is None else None
+        sig, refused = _scan(self.root, stored if stored is not None else self.known())
         self._refused = (time.monotonic(), refused)
         if sig == self._seen and (self._due is None or clock.now_at() < self._due):
             return
         with self._lock:
             # Read first: another process may already have applied this (or there is
             # nothing shared at all); only a real change takes the write lock.
-            if not self._in_step(sig):
+            if not self._in_step(sig, stored):
                 with database.transaction(self.conn):
                     self._sync(sig)
             self._seen = sig
@@ -241,8 +244,8 @@ class Sharing:
         return {r[0]: Applied(tuple(r[1:5]), *r[5:]) for r in self.conn.execute(
             "SELECT name, size, mtime_ns, ctime_ns, ino, lines, applied, due, tail_ok FROM shared_files")}
 
-    def _in_step(self, sig: Signature | None) -> bool:
-        stored = self._stored()
+    def _in_step(self, sig: Signature | None, stored: dict[str, Applied] | None = None) -> bool:
+        stored = self._stored() if stored is None else stored
         current = stats(sig)
         if sig is None and not stored:
             return not self.has_shared_events()
