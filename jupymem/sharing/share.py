@@ -604,7 +604,9 @@ class Sharing:
 
 
 _UNSEEN = object()
-_RESCAN_AFTER = 0.5  # seconds: a scan older than this is not reused for what status says
+# Seconds: a scan older than this is not reused for what status says (a status follows
+# first, so it normally finds one made a moment ago; verify always lists afresh).
+_RESCAN_AFTER = 5.0
 
 
 def _read_one(folder: Any, name: str, now: datetime) -> Reading:
