@@ -347,6 +347,17 @@ def cmd_team(ctx: Context) -> int:
     return 0
 
 
+def cmd_mcp(ctx: Context) -> int:
+    from ..storage.registry import require_git_root
+    from .mcp_server import serve
+
+    where = Path(ctx.args.repo).expanduser() if ctx.args.repo else ctx.path
+    if not where.exists():
+        raise JupymemError(f"{where} does not exist; give --repo a directory inside a git repository.")
+    # A server stays up: searches use the encoders it loads in the background.
+    return serve(require_git_root(where), ctx.settings.with_(interactive=True))
+
+
 def cmd_eval(ctx: Context) -> int:
     from ..measure.evaluate import eval_command
 
