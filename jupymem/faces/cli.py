@@ -347,6 +347,21 @@ def cmd_team(ctx: Context) -> int:
     return 0
 
 
+def cmd_instructions(ctx: Context) -> int:
+    from ..assistants import instructions
+
+    report = instructions.run(_root(ctx), ctx.settings, check=ctx.args.check, rules=getattr(ctx.args, "import"))
+    ctx.emit(report.to_dict(), render.instructions_text(report))
+    return 1 if report.checked and report.stale else 0
+
+
+def _root(ctx: Context) -> Path:
+    from ..storage.registry import require_git_root
+
+    ctx._check_path()
+    return require_git_root(ctx.path)
+
+
 def cmd_mcp(ctx: Context) -> int:
     from ..storage.registry import require_git_root
     from .mcp_server import serve

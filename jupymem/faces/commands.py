@@ -150,6 +150,13 @@ ACTIONS: tuple[Action, ...] = (
         Opt("--to", "a postgresql:// URL (the team database; the password from PGPASSWORD, ~/.pgpass or a service "
             "file) or `sqlite` (back to a file of the repository's own)", metavar="URL|sqlite"),
     )),
+    Action("instructions", "Write the block into AGENTS.md (and CLAUDE.md, .github/copilot-instructions.md where they "
+           "exist) as jupymem's section, only when memory changed; private memories never go there.", (
+        Opt("--check", "write nothing; exit 1 (in a shell) when a section is not in step with memory: for CI and "
+            "pre-commit", form="flag"),
+        Opt("--import", "first record the rules already written in those files as memories (each once, citing file "
+            "and line), then write the section", form="flag"),
+    )),
     Action("browse", "Browse memory with widgets (for front ends without the sidebar).", faces=frozenset({MAGIC})),
     Action("quiet", "Stop (or with `off`, resume) naming each staged failure under its traceback.", (
         Opt("state", "on (default) or off", choices=("on", "off"), default="on", optional=True),
