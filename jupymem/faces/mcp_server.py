@@ -81,6 +81,12 @@ async def _run(server: Any, protocol: tuple[Any, Any]) -> None:
 
 def build(root: Path, settings: Settings) -> Any:
     """The MCP server (the SDK's low-level ``Server``) for ``root``'s memory."""
+    # The SDK imports jsonschema, and jsonschema imports rfc3987_syntax where it is installed
+    # (jupyter_server's event schemas bring it): 39 grammars compiled, two seconds of CPU
+    # before the server can answer, where clients give a server ten seconds to start (Codex's
+    # default). Without it jsonschema leaves the "iri" formats unchecked, which nothing here
+    # uses (the tools' arguments are checked by ``served.check_arguments``).
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
     try:
         import anyio
         from mcp import types
