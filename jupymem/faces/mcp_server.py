@@ -86,7 +86,7 @@ def build(root: Path, settings: Settings) -> Any:
     # before the server can answer, where clients give a server ten seconds to start (Codex's
     # default). Without it jsonschema leaves the "iri" formats unchecked, which nothing here
     # uses (the tools' arguments are checked by ``served.check_arguments``).
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
         import anyio
         from mcp import types
