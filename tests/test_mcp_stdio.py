@@ -28,10 +28,10 @@ SECRET = "ghp_" + "Q7rT2mVx9LkP4sWz8NcB6yHd3FgJ1aE5uK0o"  # a GitHub token's sha
 
 
 def _run(argv: list[str], cwd: Path, body: Callable[[ClientSession], Awaitable[None]],
-         elicit: Any = None) -> None:
+         elicit: Any = None, env: dict[str, str] | None = None) -> None:
     """Start ``argv`` as an MCP stdio server in ``cwd`` and run ``body`` with a session on it."""
     params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(cwd),
-                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                   env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
     async def main() -> None:
         with open(os.devnull, "w") as errlog:  # the server's stderr: its log, not the test's output
@@ -129,7 +129,7 @@ def test_a_real_client_lists_the_tools_records_searches_and_reads_the_block(repo
     assert not any(SECRET in s for s in statements) and len(statements) == 3
 
 
-def test_the_person_decides_what_counts_as_their_words(repo: Path) -> None:
+def test_the_person_decides_what_counts_as_their_words(repo: Path, tmp_path: Path) -> None:
     assert jm("init", cwd=repo).returncode == 0
     answers = iter([("decline", None), ("accept", "I said we join on customer_id only"), ("cancel", None)])
 
@@ -149,7 +149,10 @@ def test_the_person_decides_what_counts_as_their_words(repo: Path) -> None:
             "statement": "Plots use the viridis palette.", "user_quote": "plots use viridis"}))
         assert dismissed["standing"] == "unconfirmed" and "did not confirm" in dismissed["note"]
 
-    _run(_server(), repo, body, elicit=person)
+    # Started where Claude Code's desktop app starts servers (the home folder), told the project.
+    home = tmp_path / "home"
+    home.mkdir()
+    _run(_server(), home, body, elicit=person, env={"CLAUDE_PROJECT_DIR": str(repo)})
     statements = {m["statement"] for m in json.loads(jm("list", "--json", cwd=repo).stdout)}
     assert statements == {"Join orders to customers on email.", "Plots use the viridis palette."}
 

@@ -366,7 +366,10 @@ def cmd_mcp(ctx: Context) -> int:
     from ..storage.registry import require_git_root
     from .mcp_server import serve
 
-    where = Path(ctx.args.repo).expanduser() if ctx.args.repo else ctx.path
+    # Claude Code starts a project's servers where it was started (a subfolder, or the home
+    # folder in its desktop app) and tells them the project in CLAUDE_PROJECT_DIR.
+    given = ctx.args.repo or getattr(ctx.args, "path", None) or os.environ.get("CLAUDE_PROJECT_DIR")
+    where = Path(given).expanduser() if given else ctx.path
     if not where.exists():
         raise JupymemError(f"{where} does not exist; give --repo a directory inside a git repository.")
     # A server stays up: searches use the encoders it loads in the background.

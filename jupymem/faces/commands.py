@@ -185,7 +185,8 @@ ACTIONS: tuple[Action, ...] = (
     ), faces=frozenset({CLI})),
     Action("mcp", "Serve this repository's memory to coding agents (Claude Code, VS Code, Cursor, Codex) as a stdio "
            "MCP server: memory_search, memory_record, memory_status and the block (needs jupymem[mcp]).", (
-        Opt("--repo", "the repository to serve (default: --path, else the working directory)", metavar="PATH"),
+        Opt("--repo", "the repository to serve (default: --path, else $CLAUDE_PROJECT_DIR, else the working "
+            "directory)", metavar="PATH"),
     ), faces=frozenset({CLI})),
     Action("eval", "Score retrieval on a gold suite (Recall@10, MRR, nDCG@10, abstention): plain FTS5 BM25, "
            "the lexical leg and hybrid.",
