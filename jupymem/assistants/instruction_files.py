@@ -245,7 +245,8 @@ def write(f: File, text: str) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            os.fchmod(fd, mode)
+            if hasattr(os, "fchmod"):  # POSIX (and Windows from Python 3.13)
+                os.fchmod(fd, mode)
             os.write(fd, text.encode("utf-8"))
             os.fsync(fd)
         finally:
