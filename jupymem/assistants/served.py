@@ -181,10 +181,13 @@ def run(ctx: tools.ToolContext, name: str, args: Mapping[str, Any], asked: str =
 
 def question(repository: str, args: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """(the message, the form) that asks the person whether these are their words."""
+    from ..intake.text import one_line
+
     kind = args.get("kind") or "note"
+    # On one line: a statement's own line breaks could lay out a question of the model's making.
     message = (
         f"An assistant wants to keep this in {repository}'s memory as your own statement:\n\n"
-        f"  {kind}: {args['statement']}\n\n"
+        f"  {kind}: {one_line(args['statement'])}\n\n"
         "It says these are your words. Accept them (correct them if you said it otherwise) to record it as yours; "
         "decline to record nothing; dismiss to keep it as the assistant's unconfirmed note."
     )
