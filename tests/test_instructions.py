@@ -257,3 +257,24 @@ def test_a_read_only_file_is_not_written_and_nothing_is_imported(repo: Path) -> 
         run(repo, "--check", code=1)  # checking needs no write
     assert agents.read_text() == "- Never write to data/raw at any time.\n"
     assert [m["statement"] for m in memories(repo)] == ["Use pandas 2 for every frame."]
+
+
+def test_rules_other_entrances_refuse_are_refused_here_too(repo: Path) -> None:
+    long_item = "- Never " + "really " * 80 + "do this.\n"
+    (repo / "AGENTS.md").write_text(
+        "- Nunca escribas en la carpeta data/raw, es de solo lectura.\n"  # no model to translate it
+        "- Never write to data/raw; it is read-only.\n"
+        "- Keep\u202e this line reversed for readers.\n"  # a bidi control: hidden text
+        + long_item
+    )
+    said = run(repo, "--import")
+    assert "Refused AGENTS.md:1" in said and "JUPYMEM_MODEL" in said
+    assert "Refused AGENTS.md:3" in said
+    assert "1 list item too long to be a rule" in said
+    assert [m["statement"] for m in memories(repo)] == ["Never write to data/raw; it is read-only."]
+
+
+def test_a_document_of_bullets_is_not_a_list_of_rules(repo: Path) -> None:
+    (repo / "AGENTS.md").write_text("".join(f"- Step {i} of the long procedure here.\n" for i in range(600)))
+    assert "is a document" in run(repo, "--import", code=2)
+    assert not json.loads(jm("status", "--json", cwd=repo).stdout)["memory"]
