@@ -284,7 +284,8 @@ def instructions_text(report: Any) -> str:
             lines.append(f"Refused {r.file}:{r.line}: {_one_line(r.reason)}")
     for f in report.files:
         was = f" (was {f.revision})" if f.revision and f.state != "up to date" else ""
-        lines.append(f"{f.file}: {'created' if f.created and f.state == 'written' else f.state}{was}")
+        state = {"written": "created", "stale": "missing"}.get(f.state, f.state) if f.created else f.state
+        lines.append(f"{f.file}: {state}{was}")
     if report.message:
         lines.append(_one_line(report.message))
     return "\n".join(lines)
