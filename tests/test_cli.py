@@ -374,6 +374,9 @@ _NOT_FOR_READING = {
     "jupymem.intake.language", "jupymem.storage.validate", "jupymem.storage.maintenance",
     "jupymem.storage.recovery", "jupymem.measure.evaluate", "jupymem.measure.bench",
     "jupymem.faces.render_html",  # a terminal is shown text
+    # `jupymem mcp` and `jupymem instructions` (the MCP SDK is imported by mcp_server alone)
+    "jupymem.faces.mcp_server", "jupymem.assistants.served", "jupymem.assistants.instructions",
+    "jupymem.assistants.instruction_files", "jupymem.assistants.instruction_rules",
 }
 
 

@@ -242,7 +242,8 @@ def memory_record(
     if proj is None:
         raise NoMemory(
             "This repository has no memory yet, and an unconfirmed record does not start one. Record "
-            "it with the user's exact words as user_quote, or ask them to run %memory init."
+            "it with the user's exact words as user_quote, or ask them to run `jupymem init` (in a notebook: "
+            "%memory init)."
         )
     prov = replace(ctx.provenance, recorder="assistant", quote=user_quote if standing == SUPPORTED else None)
     done = proj.record(statement, kind or "note", topic or None, cited, provenance=prov, standing=standing)
@@ -371,6 +372,21 @@ def record_declaration(ctx: ToolContext, prompt: str) -> Memory | None:
     m = proj.remember(statement, kind=kind, provenance=prov, standing=SUPPORTED)
     ctx.recorded.append(m)
     return m
+
+
+# -- memory_status ------------------------------------------------------------------
+
+# Local paths (memory home, database file, the engine's address) are no business of a
+# model provider: every MCP face leaves them out.
+_PRIVATE_STATUS = frozenset({"home", "database", "path", "root", "engine"})
+
+
+def memory_status(ctx: ToolContext, **_ignored: Any) -> dict[str, Any]:
+    """What jupymem knows about the repository: whether it has memory, how many memories
+    of each kind, the block's size. Never writes anything."""
+    from ..core.overview import status
+
+    return {k: v for k, v in status(ctx.path, ctx.settings).to_dict().items() if k not in _PRIVATE_STATUS}
 
 
 _TOOLS: dict[str, Callable[..., dict[str, Any]]] = {

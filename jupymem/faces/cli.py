@@ -348,6 +348,35 @@ def cmd_team(ctx: Context) -> int:
     return 0
 
 
+def cmd_instructions(ctx: Context) -> int:
+    from ..assistants import instructions
+
+    report = instructions.run(_root(ctx), ctx.settings, check=ctx.args.check, rules=getattr(ctx.args, "import"))
+    ctx.emit(report.to_dict(), render.instructions_text(report))
+    return 1 if report.checked and report.stale else 0
+
+
+def _root(ctx: Context) -> Path:
+    from ..storage.registry import require_git_root
+
+    ctx._check_path()
+    return require_git_root(ctx.path)
+
+
+def cmd_mcp(ctx: Context) -> int:
+    from ..storage.registry import require_git_root
+    from .mcp_server import serve
+
+    # Claude Code starts a project's servers where it was started (a subfolder, or the home
+    # folder in its desktop app) and tells them the project in CLAUDE_PROJECT_DIR.
+    given = ctx.args.repo or getattr(ctx.args, "path", None) or os.environ.get("CLAUDE_PROJECT_DIR")
+    where = Path(given).expanduser() if given else ctx.path
+    if not where.exists():
+        raise JupymemError(f"{where} does not exist; give --repo a directory inside a git repository.")
+    # A server stays up: searches use the encoders it loads in the background.
+    return serve(require_git_root(where), ctx.settings.with_(interactive=True))
+
+
 def cmd_eval(ctx: Context) -> int:
     from ..measure.evaluate import eval_command
 

@@ -150,6 +150,13 @@ ACTIONS: tuple[Action, ...] = (
         Opt("--to", "a postgresql:// URL (the team database; the password from PGPASSWORD, ~/.pgpass or a service "
             "file) or `sqlite` (back to a file of the repository's own)", metavar="URL|sqlite"),
     )),
+    Action("instructions", "Write the block into AGENTS.md (and CLAUDE.md, .github/copilot-instructions.md where they "
+           "exist) as jupymem's section, only when memory changed; private memories never go there.", (
+        Opt("--check", "write nothing; exit 1 (in a shell) when a section is not in step with memory: for CI and "
+            "pre-commit", form="flag"),
+        Opt("--import", "first record the rules already written in those files as memories (each once, citing file "
+            "and line), then write the section", form="flag"),
+    )),
     Action("browse", "Browse memory with widgets (for front ends without the sidebar).", faces=frozenset({MAGIC})),
     Action("quiet", "Stop (or with `off`, resume) naming each staged failure under its traceback.", (
         Opt("state", "on (default) or off", choices=("on", "off"), default="on", optional=True),
@@ -175,6 +182,11 @@ ACTIONS: tuple[Action, ...] = (
             "(its password from PGPASSWORD, ~/.pgpass or a service file)", metavar="URL"),
         Opt("--password-stdin", "user: the role's password from standard input (else it logs in without one: "
             "peer or certificate authentication)", form="flag"),
+    ), faces=frozenset({CLI})),
+    Action("mcp", "Serve this repository's memory to coding agents (Claude Code, VS Code, Cursor, Codex) as a stdio "
+           "MCP server: memory_search, memory_record, memory_status and the block (needs jupymem[mcp]).", (
+        Opt("--repo", "the repository to serve (default: --path, else $CLAUDE_PROJECT_DIR, else the working "
+            "directory)", metavar="PATH"),
     ), faces=frozenset({CLI})),
     Action("eval", "Score retrieval on a gold suite (Recall@10, MRR, nDCG@10, abstention): plain FTS5 BM25, "
            "the lexical leg and hybrid.",

@@ -266,6 +266,14 @@ class MemoryMagics(Magics):
         report = state(self.shell).project(create=True).share(on=not args.off)
         _display(report.message)
 
+    def _instructions(self, args: Any) -> None:
+        from ..assistants import instructions
+        from ..storage.registry import require_git_root
+
+        root = require_git_root(current_path(self.shell))
+        report = instructions.run(root, state(self.shell).settings(), check=args.check, rules=getattr(args, "import"))
+        _display(_render().instructions_text(report))
+
     def _browse(self, args: Any) -> None:
         from IPython.display import display
 

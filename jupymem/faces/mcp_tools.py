@@ -51,7 +51,6 @@ TOOLS = [
     "jupymem.faces.mcp_tools:memory_status",
 ]
 
-_PRIVATE_STATUS = frozenset({"home", "database", "path", "root", "engine"})  # engine: a file path or a server
 WRITES_ENV = "JUPYMEM_MCP_WRITES"  # "1": memory_record may write (off by default)
 REFUSED = ("jupymem's memory tools need the Jupyter server's token with each call (an Authorization header: "
            "token <the server's token>); this call had none that matches, so nothing was read or written.")
@@ -94,13 +93,7 @@ memory_record.__doc__ = (memory_record.__doc__ or "").replace("{kinds}", ", ".jo
 def memory_status(path: str = "") -> dict[str, Any]:
     """What jupymem knows about the git repository holding `path`: whether it has memory, how many
     memories of each kind, and the size of the memory block. Never writes anything."""
-    from ..core.overview import status
-
-    def public(ctx: tools.ToolContext) -> dict[str, Any]:
-        # Local paths (memory home, database file) are no business of a model provider.
-        return {k: v for k, v in status(ctx.path, ctx.settings).to_dict().items() if k not in _PRIVATE_STATUS}
-
-    return _call(path, public)
+    return _call(path, tools.memory_status)
 
 
 # -- plumbing --------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from .render_html import (  # noqa: F401
     search_html, staged_html, status_html,
 )
 from .render_text import (
-    block_text, evidence_text, gc_text, history_text, import_text, migrate_text, memories_text, memory_line, memory_text,
+    block_text, evidence_text, gc_text, history_text, import_text, instructions_text, migrate_text, memories_text, memory_line, memory_text,
     recorded_text, said_text, search_text, similar_text, staged_text, status_text, verify_text,
 )
 
@@ -59,6 +59,7 @@ __all__ = [
     "gc_text",
     "import_text",
     "migrate_text",
+    "instructions_text",
     "block_text",
     "block_html",
     "confidence_word",

@@ -102,10 +102,14 @@ def _verb(done: Recorded) -> str:
 def _provenance(m: Memory) -> str:
     p = m.provenance
     parts = [f"recorded by {p.recorder}" + (f" ({p.author})" if p.author else "")]
-    if p.notebook:
-        parts.append(f"notebook {p.notebook}")
-    if p.cell_id:
-        parts.append(f"cell {p.cell_id}")
+    line = p.cell_id[1:] if p.cell_id and p.cell_id[:1] == "L" and p.cell_id[1:].isdigit() else None
+    if p.notebook and line and not p.notebook.endswith(".ipynb"):  # a rule imported from an instruction file
+        parts.append(f"{p.notebook} line {line}")
+    else:
+        if p.notebook:
+            parts.append(f"notebook {p.notebook}")
+        if p.cell_id:
+            parts.append(f"cell {p.cell_id}")
     if p.execution_count is not None:
         parts.append(f"execution [{p.execution_count}]")
     if p.session:

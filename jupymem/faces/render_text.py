@@ -266,3 +266,26 @@ def migrate_text(report: Any) -> str:
 def block_text(block: Block) -> str:
     """The block exactly as assistants receive it: never altered, never decorated."""
     return block.text
+
+
+def instructions_text(report: Any) -> str:
+    """What ``jupymem instructions`` did: the rules imported (with ``--import``), then each file."""
+    lines = []
+    if report.imports:
+        n = len(report.imported)
+        lines.append(f"Imported {n} rule{'' if n == 1 else 's'} as memories" + (":" if n else "."))
+        lines += [f"  {i.file}:{i.line}  {i.id} {i.kind}: {_clip(_one_line(i.statement), LINE_CHARS)}" for i in report.imported]
+        if report.known:
+            lines.append(f"{report.known} already in memory (not recorded again).")
+        if report.too_long:
+            lines.append(f"{report.too_long} list item{'s' if report.too_long != 1 else ''} too long to be a rule "
+                         "(left out).")
+        for r in report.refused:
+            lines.append(f"Refused {r.file}:{r.line}: {_one_line(r.reason)}")
+    for f in report.files:
+        was = f" (was {f.revision})" if f.revision and f.state != "up to date" else ""
+        state = {"written": "created", "stale": "missing"}.get(f.state, f.state) if f.created else f.state
+        lines.append(f"{f.file}: {state}{was}")
+    if report.message:
+        lines.append(_one_line(report.message))
+    return "\n".join(lines)
