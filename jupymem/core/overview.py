@@ -132,6 +132,7 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
     Without writing: the files' signature against the ``shared_files`` table. Only the
     files that changed are read (their newlines counted), and once per signature."""
     from ..sharing import share, sharelog  # a read-only home only
+    from ..sharing.checkout import MAX_FILE_BYTES
 
     try:
         sig = share.signature(proj.root)
@@ -152,7 +153,8 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
         if name not in current:
             continue  # a file that went away: changed, no new lines
         try:
-            now = (sharelog.log_dir(proj.root) / name).read_bytes().count(b"\n")
+            with (sharelog.log_dir(proj.root) / name).open("rb") as fh:  # as far as a reader reads
+                now = fh.read(MAX_FILE_BYTES).count(b"\n")
         except OSError:
             continue
         lines += max(0, now - (stored[name][1] if name in stored else 0))
