@@ -11,6 +11,7 @@ teammates added since it was built are counted and said not to be shown
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import fields, replace
 from pathlib import Path
@@ -153,7 +154,9 @@ def _not_shown(proj: Any) -> tuple[int, int, str] | None:
         if name not in current:
             continue  # a file that went away: changed, no new lines
         try:
-            with (sharelog.log_dir(proj.root) / name).open("rb") as fh:  # as far as a reader reads
+            # As a reader reads: never through a link, and at most as far as a reader goes.
+            fd = os.open(sharelog.log_dir(proj.root) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as fh:
                 now = fh.read(MAX_FILE_BYTES).count(b"\n")
         except OSError:
             continue
