@@ -27,6 +27,7 @@ from jupymem.errors import SecretRefused
 from jupymem.intake import capture
 from jupymem.intake.secrets_scan import find_secrets
 from jupymem.storage import validate
+from secret_corpus_classes import CLASSES
 from secret_corpus_generic import CORPUS
 from secret_corpus_holdout import HOLDOUT
 from secret_lookalikes import LOOKALIKES
@@ -85,13 +86,23 @@ def test_nine_in_ten_are_refused_everywhere_and_redacted_in_failed_cells():
     assert share >= 0.90, (f"{share:.1%}", missed)
 
 
-def test_the_holdout_written_after_the_rules_froze_keeps_its_measured_share():
-    # 25 of 44 (56.8%) when written against the frozen rules of e0ce5af, untuned: this is a
-    # floor against regressions, not a target. What it misses (SQL's IDENTIFIED BY, positional
-    # passwords of clients the rules do not list, cookies, Groovy's space syntax) is in the README.
+def test_the_first_holdout_is_caught_whole_since_the_rules_learned_its_misses():
+    # 25 of 44 (56.8%) when written against the frozen rules of e0ce5af, untuned. Its 19 misses
+    # were then read as classes (secret_corpus_classes) and the rules improved on them: 44 of 44
+    # since. That is no longer a holdout's figure (the rules have seen it), only a floor against
+    # regressions; secret_corpus_holdout2 measures what the improved rules were not shown.
     share, missed = caught_share(HOLDOUT)
     assert len(HOLDOUT) >= 40
-    assert len(HOLDOUT) - len(missed) >= 25, (f"{share:.1%}", sorted(missed))
+    assert missed == {}, (f"{share:.1%}", sorted(missed))
+
+
+def test_the_classes_of_the_holdouts_misses_are_caught_in_every_case():
+    # secret_corpus_classes: the first holdout's 19 misses widened to their classes (SQL, clients
+    # the table did not list, configuration commands, protocol lines, PowerShell, blank-separated
+    # names, constructors, headers, cookies), written with the rules that read them: all of it.
+    share, missed = caught_share(CLASSES)
+    assert len(CLASSES) >= 70
+    assert missed == {}, (f"{share:.1%}", missed)
 
 
 def test_the_measure_sees_what_gets_through():
