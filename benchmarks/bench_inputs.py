@@ -41,6 +41,10 @@ SECRET_UNITS = [
     # the generic layer: credential-bearing names in each syntax, URLs, key material
     'a_token: "x', "?key=a", "tokenkey:", 'key="a_token" value="', ";pwd={a}", "a.b.password = ", "x_pass: ",
     "<a_password>", '("a_token", "', "https://a/hooks/", "LS0tLS1CRUdJTi", "MII", "auth=('a', '",
+    # command lines, SQL, protocol lines, calls, headers and cookies (secret_commands, secret_calls)
+    "psexec -p ", "git config a.password ", "-u a -p ", "/u:a /p:", "net user ", "CREATE USER a PASSWORD '",
+    "IDENTIFIED BY ", "AUTH a ", "USER a\nPASS ", "a1 LOGIN a ", "ConvertTo-SecureString '", "storePassword 'a'\n",
+    "{ password ", "Cookie: sid=", "cookies={'sid': '", "NetworkCredential('a', '", "Authorization: X ",
 ]
 LANGUAGE_UNITS = ["a.", "a-", "a_", "A1", "a@", "'a ", '"a', "`a", "é"]
 

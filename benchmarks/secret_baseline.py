@@ -3,9 +3,10 @@
     from secret_baseline import load_scan
     old_find = load_scan("462b06f").find_secrets
 
-The revision's ``secrets_scan.py`` and ``secret_rules.py`` (and ``secret_generic.py`` when
-it has one) are copied out of git into a temporary package and imported from there, so
-both scans run in one process, on the same input, in the same minutes.
+The revision's ``secrets_scan.py`` and ``secret_rules.py`` (and the generic layer's modules,
+``secret_generic.py``, ``secret_calls.py``, ``secret_commands.py``, where it has them) are
+copied out of git into a temporary package and imported from there, so both scans run in one
+process, on the same input, in the same minutes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
-_FILES = ("secrets_scan.py", "secret_rules.py", "secret_generic.py")
+_FILES = ("secrets_scan.py", "secret_rules.py", "secret_generic.py", "secret_calls.py", "secret_commands.py")
+_OPTIONAL = frozenset(_FILES[2:])  # older revisions have fewer
 
 
 def load_scan(rev: str) -> ModuleType:
@@ -33,7 +35,7 @@ def load_scan(rev: str) -> ModuleType:
         proc = subprocess.run(["git", "show", f"{rev}:jupymem/intake/{name}"], cwd=ROOT, capture_output=True, check=False)
         if proc.returncode == 0:
             (where / name).write_bytes(proc.stdout)
-        elif name != "secret_generic.py":
+        elif name not in _OPTIONAL:
             raise SystemExit(f"git show {rev}:jupymem/intake/{name} failed: {proc.stderr.decode().strip()}")
     sys.path.insert(0, str(where.parent))
     return importlib.import_module(f"{package}.secrets_scan")

@@ -4,7 +4,10 @@ The generic layer reads credentials by their name and syntax (``secret_generic``
 are the same names and syntaxes around what is not a secret: placeholders and variables,
 identifiers that name a secret without holding one (``password_hash``, ``api_key_id``,
 ``sort_key``), public keys and certificates in base64, webhook and query URLs without a
-token, command lines that prompt for their password, and ports (``docker -p 8888:8888``).
+token, command lines that prompt for their password, and ports (``docker -p 8888:8888``); then
+the same around the command lines, SQL, protocol lines, calls, headers and cookies of
+``secret_corpus_classes``: ports, pids, paths and profiles after ``-p``, configuration commands
+that set no secret, code that reads or hashes a credential, tracking cookies, queues' routing keys.
 Values are built at run time as in ``secret_shapes``.
 """
 
@@ -129,4 +132,91 @@ LOOKALIKES: list[str] = [
     "psql -h db -p 5432 -U etl sales",
     f"Commit {_hex(40)} rotated nothing; the keys live in the vault.",
     "Rotate secret_key_base with `rails credentials:edit`; never paste it here.",
+    # -- the classes of the first holdout's misses (secret_corpus_classes), around no secret:
+    # SQL that sets no password, and prose that says "identified by"
+    "ALTER USER etl WITH PASSWORD NULL;",
+    "ALTER ROLE analyst VALID UNTIL 'infinity';",
+    "CREATE USER ana IDENTIFIED EXTERNALLY;",
+    "SELECT user, host FROM mysql.user WHERE password_expired = 'Y';",
+    "UPDATE accounts SET password_hash = crypt(:pw, gen_salt('bf')) WHERE id = :id;",
+    "Duplicates were identified by customer_id and order date, then dropped.",
+    "Outliers identified by IQR were clipped before the regression.",
+    "GRANT SELECT ON sales.orders TO analyst;",
+    "ALTER USER etl PASSWORD EXPIRE;",
+    # command lines whose -p is a port, a pid, a path, a profile, a prompt
+    "docker run --rm -u 1000:1000 -p 8888:8888 jupyter/scipy-notebook",
+    "python -u train.py -p configs/base.yaml",
+    "python -u train.py -p exp42",
+    "sudo -u postgres psql -p 5433 -d sales",
+    "mysql -u etl -p sales_db",
+    "mysql -u etl -p db01",
+    "kubectl logs -n prod -p api-7f9c8d6b5-x2k4q",
+    "cp -u -p src/ dst/",
+    "rsync -u -P data/ backup/",
+    "top -u ana -p 4242",
+    "pscp -P 2222 report.csv etl@files:/in/",
+    "psexec \\\\etl-box -u ACME\\admin -p cmd /c dir",
+    "cqlsh -u cassandra db.acme.io 9042",
+    "mosquitto_sub -h broker -p 1883 -t lab/#",
+    "ipmitool -I lanplus -H 10.0.0.5 -U admin -E chassis status",
+    "snmpwalk -v2c -c public switch01",
+    "net user ana /domain",
+    "rabbitmqctl list_users",
+    "htpasswd -c /etc/nginx/.htpasswd ana",
+    "xfreerdp /u:ana /v:win-box.acme.org /size:1920x1080",
+    "msbuild app.sln /p:Configuration=Release /p:Platform=x64",
+    "git checkout -b feature/cookie-banner",
+    "vault login -method=oidc role=analyst",
+    "openssl enc -d -aes-256-cbc -in a.enc -out a.csv -pass env:ENC_PASS",
+    # configuration commands that set no secret
+    "git config --global user.signingkey 3AA5C34371567BD2",
+    "git config --global credential.helper store",
+    "git config --global user.email ana@acme.io",
+    "npm config set registry https://npm.acme.io/",
+    "aws configure set region eu-west-1 --profile etl",
+    "dvc remote modify lake ask_password true",
+    "redis-cli CONFIG GET requirepass",
+    "poetry config virtualenvs.in-project true",
+    "nmcli dev wifi connect AcmeGuest --ask",
+    # protocol lines and test output
+    "AUTH LOGIN",
+    "PASS src/components/App.test.js (2.31 s)",
+    "PASS: test_ingest_dedup",
+    "auth required",
+    # PowerShell and code that reads or hashes a credential
+    "$sec = ConvertTo-SecureString $plain -AsPlainText -Force",
+    "$pw = Read-Host -AsSecureString",
+    'pw = keyring.get_password("warehouse", "etl")',
+    "ok = user.check_password(raw_password)",
+    'creds = Credentials.from_service_account_file("sa.json")',
+    'cred = AzureKeyCredential(os.environ["SEARCH_KEY"])',
+    'ids = tokenizer.convert_tokens_to_ids("hello")',
+    'value = get_secret("prod/warehouse")',
+    'h = make_password_hash("column_name")',
+    # names and values separated by blanks that are no secret
+    "storePassword System.getenv('STORE_PASSWORD')",
+    "keyPassword keystoreProperties['keyPassword']",
+    'auth_basic "Restricted area";',
+    "setenv PATH /usr/local/bin",
+    "ENV PYTHONDONTWRITEBYTECODE 1",
+    "PasswordAuthentication no",
+    "Password Policies",
+    "    Token string `json:\"token\"`",
+    "password VARCHAR(255) NOT NULL,",
+    "requirepass \"\"",
+    "rootpw --iscrypted $6$rounds=4096$abc$XyZ",
+    # headers and cookies without a credential
+    "Authorization: Bearer ${TOKEN}",
+    "Authorization: GenieKey $OPSGENIE_API_KEY",
+    "Authorization header missing for /v2/alerts",
+    'requests.get(url, cookies={"theme": "dark", "lang": "en"})',
+    "Cookie: _ga=GA1.2.1234567890.1700000000; _gid=GA1.2.987654321.1700000000",
+    "Set-Cookie: sessionid=; expires=Thu, 01 Jan 1970 00:00:00 GMT; Path=/",
+    "The session cookie is set with SameSite=Lax.",
+    # keys of queues and tables, a pre-shared key's placeholder, dotted names
+    'channel.basic_publish(exchange="events", routing_key="orders.created.eu", body=msg)',
+    "integration_key: ${PAGERDUTY_KEY}",
+    "psk=${WIFI_PSK}",
+    "VAULT_ADDR=https://vault.acme.io:8200",
+    "token = settings.vault.token",
 ]

@@ -371,6 +371,7 @@ print(json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.st
 _NOT_FOR_READING = {
     "jupymem.retrieval.retrieve", "jupymem.retrieval.answerable", "jupymem.retrieval.lexical",
     "jupymem.intake.capture", "jupymem.intake.secrets_scan", "jupymem.intake.secret_rules", "jupymem.intake.secret_generic",
+    "jupymem.intake.secret_calls", "jupymem.intake.secret_commands",
     "jupymem.intake.language", "jupymem.storage.validate", "jupymem.storage.maintenance",
     "jupymem.storage.recovery", "jupymem.measure.evaluate", "jupymem.measure.bench",
     "jupymem.faces.render_html",  # a terminal is shown text

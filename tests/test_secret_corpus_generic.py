@@ -27,8 +27,10 @@ from jupymem.errors import SecretRefused
 from jupymem.intake import capture
 from jupymem.intake.secrets_scan import find_secrets
 from jupymem.storage import validate
+from secret_corpus_classes import CLASSES
 from secret_corpus_generic import CORPUS
 from secret_corpus_holdout import HOLDOUT
+from secret_corpus_holdout2 import HOLDOUT2, LOOKALIKES2
 from secret_lookalikes import LOOKALIKES
 from secret_shapes import CLEAN
 from test_failed_cell_secrets import WAYS, _parts, _raised, _texts
@@ -85,13 +87,44 @@ def test_nine_in_ten_are_refused_everywhere_and_redacted_in_failed_cells():
     assert share >= 0.90, (f"{share:.1%}", missed)
 
 
-def test_the_holdout_written_after_the_rules_froze_keeps_its_measured_share():
-    # 25 of 44 (56.8%) when written against the frozen rules of e0ce5af, untuned: this is a
-    # floor against regressions, not a target. What it misses (SQL's IDENTIFIED BY, positional
-    # passwords of clients the rules do not list, cookies, Groovy's space syntax) is in the README.
+def test_the_first_holdout_is_caught_whole_since_the_rules_learned_its_misses():
+    # 25 of 44 (56.8%) when written against the frozen rules of e0ce5af, untuned. Its 19 misses
+    # were then read as classes (secret_corpus_classes) and the rules improved on them: 44 of 44
+    # since. That is no longer a holdout's figure (the rules have seen it), only a floor against
+    # regressions; secret_corpus_holdout2 measures what the improved rules were not shown.
     share, missed = caught_share(HOLDOUT)
     assert len(HOLDOUT) >= 40
-    assert len(HOLDOUT) - len(missed) >= 25, (f"{share:.1%}", sorted(missed))
+    assert missed == {}, (f"{share:.1%}", sorted(missed))
+
+
+def test_the_second_holdout_keeps_its_measured_share():
+    # 34 of 83 (41.0%): secret_corpus_holdout2 was written after the rules froze in acf6d47,
+    # committed (b1e8882) before it was measured, and the rules are not tuned on it. This is a
+    # floor against regressions, not a target; what it misses is in the README (positional
+    # arguments of library calls and of commands no table lists, passwords piped by echo,
+    # printf or expect, key files of other armour, directives of network gear and mail clients).
+    share, missed = caught_share(HOLDOUT2)
+    assert len(HOLDOUT2) >= 60
+    assert len(HOLDOUT2) - len(missed) >= 34, (f"{share:.1%}", sorted(missed))
+
+
+# The second holdout's look-alikes flagged when it was measured: a false alarm, recorded as
+# measured rather than tuned away (the placeholder list knows YOUR_API_KEY, not YOUR_API_TOKEN).
+_FLAGGED_LOOKALIKES2 = {'NEPTUNE_API_TOKEN="YOUR_API_TOKEN"'}
+
+
+def test_the_second_holdouts_look_alikes_flag_no_more_than_measured():
+    assert len(LOOKALIKES2) >= 40
+    assert {t for t in LOOKALIKES2 if find_secrets(t)} <= _FLAGGED_LOOKALIKES2
+
+
+def test_the_classes_of_the_holdouts_misses_are_caught_in_every_case():
+    # secret_corpus_classes: the first holdout's 19 misses widened to their classes (SQL, clients
+    # the table did not list, configuration commands, protocol lines, PowerShell, blank-separated
+    # names, constructors, headers, cookies), written with the rules that read them: all of it.
+    share, missed = caught_share(CLASSES)
+    assert len(CLASSES) >= 70
+    assert missed == {}, (f"{share:.1%}", missed)
 
 
 def test_the_measure_sees_what_gets_through():
@@ -124,7 +157,10 @@ def test_no_ordinary_statement_of_any_gold_suite_is_flagged():
     assert [t[:120] for t in statements if find_secrets(t)] == []
 
 
-@pytest.mark.parametrize("text", LOOKALIKES + CLEAN, ids=[t[:40] for t in LOOKALIKES + CLEAN])
+_CLEAN_TEXTS = LOOKALIKES + CLEAN + [t for t in LOOKALIKES2 if t not in _FLAGGED_LOOKALIKES2]
+
+
+@pytest.mark.parametrize("text", _CLEAN_TEXTS, ids=[t[:40] for t in _CLEAN_TEXTS])
 def test_look_alikes_pass_every_entrance_and_stay_whole_in_failed_cells(text):
     assert find_secrets(text) == []
     for check in ENTRANCES.values():

@@ -17,6 +17,7 @@ from jupymem.intake import capture, secrets_scan
 from jupymem.errors import SecretRefused
 from jupymem.intake.secrets_scan import find_secrets, redact
 from secret_corpus_generic import CORPUS
+from secret_corpus_holdout import HOLDOUT
 from secret_shapes import CLEAN, FORMS, PROSE, SHAPES, _p, b64, hexs, lines, putty, ssh2, upper
 
 TALK = [
@@ -50,7 +51,7 @@ def test_the_shapes_of_the_review_and_their_families_are_all_here():
 def test_every_rule_has_a_shape_or_a_sentence():
     tested = {kind for kind, _, _ in SHAPES.values()} | {kind for kind, _, _ in PROSE}
     # the generic layer's kinds, by its corpus (test_secret_corpus_generic.py)
-    tested |= {f.kind for text, _ in CORPUS.values() for f in find_secrets(text)}
+    tested |= {f.kind for text, _ in [*CORPUS.values(), *HOLDOUT.values()] for f in find_secrets(text)}
     rules = {rule.kind for rule in secrets_scan._RULES}
     assert rules - tested <= {"url-credentials", "password", "bearer-token", "basic-auth"}  # test_capture.py
 

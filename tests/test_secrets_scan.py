@@ -22,7 +22,10 @@ import pytest
 from jupymem.intake import capture, secrets_scan
 from jupymem.intake.secrets_scan import _scan, find_secrets
 from jupymem.intake.text import CONTROL, LINE_CONTROL
+from secret_corpus_classes import CLASSES
 from secret_corpus_generic import CORPUS
+from secret_corpus_holdout import HOLDOUT
+from secret_corpus_holdout2 import HOLDOUT2, LOOKALIKES2
 from secret_lookalikes import LOOKALIKES
 from secret_shapes import FORMS, PROSE, SHAPES
 
@@ -75,8 +78,9 @@ def _corpus() -> list[str]:
     texts = [v for group in TRIGGERS.values() for t in group for v in _variants(t)]
     texts += [v for text, _ in FORMS.values() for v in _variants(text) + _variants(repr(text))]
     # the generic layer's corpus and its look-alikes (gated rules: the gate must hide no match either)
-    texts += [v for text, _ in CORPUS.values() for v in _variants(text) + _variants(repr(text))]
-    texts += [v for text in LOOKALIKES for v in _variants(text)]
+    corpora = [*CORPUS.values(), *HOLDOUT.values(), *CLASSES.values(), *HOLDOUT2.values()]
+    texts += [v for text, _ in corpora for v in _variants(text) + _variants(repr(text))]
+    texts += [v for text in LOOKALIKES + LOOKALIKES2 for v in _variants(text)]
     texts += (DATA / "english_statements.txt").read_text(encoding="utf-8").splitlines()
     texts += (DATA / "secret_talk_statements.txt").read_text(encoding="utf-8").splitlines()
     texts += [line.split("\t", 1)[-1] for line in (DATA / "foreign_statements.tsv").read_text("utf-8").splitlines()]

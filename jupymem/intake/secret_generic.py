@@ -7,13 +7,14 @@ credentials in notebooks and configuration have no prefix: ``DB_PASSWORD_PROD=..
 its token. This layer reads them by four things:
 
 * a *credential-bearing name*: one of its parts (split at ``_ . - :`` and camelCase) is
-  a password, pass, pwd, secret, token, key, auth or credential word, the parts after it
+  a password, pass, pwd, psk, secret, token, key, auth or credential word (or one glued to
+  its system: ``smtppass``, ``requirepass``), the parts after it
   are modifiers (``_PROD``, ``_base``, ``-data``, ``_v2``) and not what makes a name an
   ordinary identifier (``password_hash``, ``api_key_id``, ``token_count``, ``sort_key``);
 * given a value in any syntax people use: ``=``/``:`` (env, YAML, TOML, INI, JSON,
   properties), XML elements and ``key=... value=...`` attributes, a call's
-  ``("name", "value")`` pair, a URL's query, command-line flags of the clients that take
-  passwords on the command line, ``auth=(user, pw)`` tuples and ``.login(user, pw)``;
+  ``("name", "value")`` pair, a URL's query, a name and its value with blanks between on a
+  line of their own (``storePassword 'pw'``, ``requirepass pw``, ``ENV DB_PASSWORD pw``);
 * a value that is a literal, not a stand-in: a password where the syntax says so
   (``_word_password``), otherwise a long random-looking run (``_token_like``: mixed
   letters and digits, entropy of at least 3 bits a character);
@@ -21,8 +22,11 @@ its token. This layer reads them by four things:
   account JSON, DER private keys (PKCS#8, PKCS#1, SEC1), OpenSSH key bodies, JWK
   private members.
 
-What it leaves alone, by design: placeholders (``${PASSWORD}``, ``<your password>``,
-``"***"``), names bound to code (``password = os.environ["X"]``), identifiers and prose.
+Two more modules belong to the layer: ``secret_calls`` (calls, connection strings, headers
+and cookies) and ``secret_commands`` (command lines, SQL, protocol transcripts); both use
+the name analysis here. What it leaves alone, by design: placeholders (``${PASSWORD}``,
+``<your password>``, ``"***"``), names bound to code (``password = os.environ["X"]``),
+identifiers and prose.
 
 Each rule is a ``Rule`` with hints and, where a hint alone would wake it too often, a
 ``gate`` (a regex on the folded text that every match needs); ``judge`` looks at a match
@@ -58,18 +62,23 @@ Finding = tuple[str, str, int, int]
 _SPLIT = re.compile(r"[_.\-$@:/\\]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _PASSWORD_PARTS = frozenset(
     "password passwd pwd passphrase passcode pw pword passwort storepass keypass srcstorepass deststorepass "
-    "srckeypass destkeypass".split()
+    "srckeypass destkeypass psk rootpw masterauth".split()
+)
+# Words that end in "pass" and are no password (a glued one is: smtppass, dbpass, requirepass).
+_NOT_GLUED_PASS = frozenset(
+    """bypass compass encompass overpass underpass trespass surpass multipass onepass twopass firstpass lastpass
+    renderpass subpass prepass zpass depthpass shadowpass highpass lowpass bandpass allpass notchpass""".split()
 )
 # A key glued to what makes it a credential.
 _GLUED_KEYS = frozenset(
-    "apikey secretkey privatekey privkey accesskey accountkey authkey signingkey masterkey encryptionkey "
-    "licensekey sharedkey appkey clientkey subscriptionkey".split()
+    "apikey secretkey privatekey privkey accesskey accountkey authkey masterkey encryptionkey "
+    "licensekey sharedkey presharedkey appkey clientkey subscriptionkey routingkey integrationkey".split()
 )
 # Words that make a "<word> key" a credential (as ``secrets_scan._KEY_QUALIFIERS``).
 _KEY_QUALIFIERS = frozenset(
     """api access secret private license licence auth signing master client account service encryption admin
     app application deploy deployment webhook subscription developer personal consumer root sas storage ssh gpg
-    pgp bearer session fernet hmac jwt aes crypt crypto cipher""".split()
+    pgp bearer session fernet hmac jwt aes crypt crypto cipher shared preshared psk integration""".split()
 )
 # After the credential word: what makes the name an identifier about a secret, not one.
 _NOT_AFTER = frozenset(
@@ -93,7 +102,7 @@ _MODIFIERS = frozenset(
 _NOT_BEFORE_KEY = frozenset(
     """primary foreign sort join partition cache dedup dedupe natural surrogate composite lookup group groupby dict
     map row unique idempotency entity cluster shard hash index sorting distribution dist sk pk fk range grouping
-    merge match object s3 blob redis dynamo cursor page pagination next continuation bucket routing socket
+    merge match object s3 blob redis dynamo cursor page pagination next continuation bucket socket
     websocket""".split()
 )
 # Before "pass": the passes of an algorithm or a build, not passwords.
@@ -116,6 +125,8 @@ def _part_class(part: str) -> str | None:
         return "password"
     if low == "pass":
         return "pass"  # a password (dbPass, smtp_pass) unless its word before says a run (first_pass)
+    if len(low) > 5 and low.endswith(("pass", "pwd")) and low not in _NOT_GLUED_PASS:
+        return "pass"  # glued to its system (smtppass, requirepass, dbpwd), or code's (userpass = username)
     if low.endswith("token"):
         return "token"
     if low.endswith("secret"):
@@ -176,13 +187,16 @@ def _value_ok(cls: str, value: str, *, literal: bool) -> bool:
     """Whether ``value``, given to a name of class ``cls``, is a secret. ``literal``: the
     syntax makes a bare word a literal (a string, an XML text, a configuration line)."""
     if cls in ("password", "pass"):
+        if cls == "pass" and _token_value(value):
+            return True  # rclone's pass = <obscured>: a token wherever it stands
         if not (_word_password(value) and (literal or (len(value) >= 6 and _random_looking(value)))):
             return False
         if _IMPORT_PATH.fullmatch(value):
             return False
-        # a pass that may be a run's (first_pass, pass): no identifier (dedupe_v2), and random-looking
+        # a pass that may be a run's (first_pass, pass) or code's (userpass = username): not a name
+        # made of words (dedupe_v2), and random-looking
         return cls == "password" or (
-            re.fullmatch(r"[A-Za-z_]\w*", value) is None and (_random_looking(value) or _SYMBOL.search(value) is not None)
+            not _made_of_words(value) and (_random_looking(value) or _SYMBOL.search(value) is not None)
         )
     return _token_value(value)
 
@@ -194,10 +208,19 @@ _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^A-Za-z0-9]+")
 _VOWEL = re.compile(r"[aeiouy]", re.IGNORECASE)
 
 
+# Capitals and digits alternating again and again: a hex or base32 token in capitals
+# (4A7B9C2D1E0F...), not an acronym with a number (SSECustomerKeyMD5, ISO8601, H264).
+_CAPS_AND_DIGITS = re.compile(r"(?:[A-Z]+[0-9]+|[0-9]+[A-Z]+){4}")
+
+
 def _made_of_words(value: str) -> bool:
     """An identifier made of words, acronyms and short numbers, as names are and tokens are not
-    (a random token soon holds a lowercase run without a vowel, or a long capital run)."""
-    for piece in _PIECES.findall(value):
+    (a random token soon holds a lowercase run without a vowel, a long capital run, or capitals
+    and digits in turn)."""
+    if _CAPS_AND_DIGITS.search(value):
+        return False
+    pieces = _PIECES.findall(value)
+    for i, piece in enumerate(pieces):
         if piece.isdigit():
             if len(piece) > 4:
                 return False
@@ -205,7 +228,8 @@ def _made_of_words(value: str) -> bool:
             if len(piece) > 6:
                 return False
         elif piece.isalpha():
-            if len(piece) < 2 or _VOWEL.search(piece) is None:
+            versioned = len(piece) == 1 and i + 1 < len(pieces) and pieces[i + 1].isdigit()  # v2, p95
+            if not versioned and (len(piece) < 2 or _VOWEL.search(piece) is None):
                 return False
         elif piece not in ("_", ".", "-"):
             return False
@@ -227,8 +251,8 @@ _IMPORT_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?")
 
 # -- name = value ------------------------------------------------------------------------
 
-_CRED = r"(?:pass|pwd|pw|secret|token|key|auth|cred|(?-i:PAT))"
-_CRED_WORDS = "pass|pwd|pw|secret|token|key|auth|cred|pat"  # what a gate sees of them, folded
+_CRED = r"(?:pass|pwd|pw|secret|token|key|auth|cred|psk|(?-i:PAT))"
+_CRED_WORDS = "pass|pwd|pw|secret|token|key|auth|cred|psk|pat"  # what a gate sees of them, folded
 _CRED_FOLDED = f"(?:{_CRED_WORDS})"
 # A quoted value is at most 1,000 characters: a rejected match is scanned again from its name's
 # end (a value may hold the next name), which must not grow with the square of the text.
@@ -236,7 +260,7 @@ _VALUE = (
     r"""(?:"(?P<dq>[^"\n]{0,1000})"|'(?P<sq>[^'\n]{0,1000})'|`(?P<bq>[^`\n]{0,1000})`"""
     r"""|(?P<bare>[^\s"'`,;()\[\]{}<>\\]+))"""
 )
-_CRED_HINTS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "pat")
+_CRED_HINTS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "psk", "pat")
 
 _NAMED = re.compile(
     rf"(?i)(?<![\w$.\-/\\])(?P<name>(?=[\w$.\-]{{0,80}}?{_CRED})[A-Za-z_$@][\w$.\-]{{0,100}}+)[\"'\]]*"
@@ -246,7 +270,7 @@ _NAMED = re.compile(
 
 
 def _value_span(m: re.Match[str]) -> tuple[str, int, int]:
-    group = next(g for g in ("dq", "sq", "bq", "bare") if m.group(g) is not None)
+    group = next(g for g in ("dq", "sq", "bq", "bare") if g in m.re.groupindex and m.group(g) is not None)
     return group, *m.span(group)
 
 
@@ -325,6 +349,34 @@ def _judge_pair(m: re.Match[str], text: str) -> Finding | None:
     if m.re is _CALL_PAIR and cls in ("password", "pass") and re.fullmatch(r"[A-Za-z_]+", value):
         return None  # .option("password", "pwd_column"): a column list, not a password
     return _finding(cls, name, start, end)
+
+
+# A name, blanks, its value, and nothing else on the line: Groovy and Gradle's ``storePassword 'pw'``,
+# redis.conf's ``requirepass pw``, csh's ``setenv DB_PASSWORD pw``, a Dockerfile's ``ENV DB_PASSWORD pw``,
+# Tcl's ``set password "pw"``, nginx's ``proxy_set_header X-Api-Key "..."``; also after ``{`` or ``;``
+# (``credentials { username 'u'; password 'pw' }``).
+_SPACED = re.compile(
+    r"(?m)(?:^|[{;]|(?<=[\s:=(\[{,])[\"'`])[ \t]*(?P<kw>(?:setenv|SetEnv|ENV|env|set|export|fastcgi_param|uwsgi_param|proxy_set_header"
+    r"|add_header|more_set_headers|RequestHeader[ \t]+set)[ \t]+)?"
+    r"(?P<name>[A-Za-z_][\w.\-]{0,80})[ \t]+"
+    r"(?:\"(?P<dq>[^\"\n]{1,400})\"|'(?P<sq>[^'\n]{1,400})'|(?P<bare>[^\s\"'`;{}=:][^\s\"'`;{}]{0,400}))"
+    r"[ \t]*[;}]*[ \t]*(?:(?:#|//)[^\n]*|[\"'`][ \t]*[,)}\]]*[ \t]*)?\r?$"  # the end of a line, or of a string
+)
+# Directives whose value is a password in any word (redis.conf, kickstart).
+_PASSWORD_DIRECTIVES = frozenset("requirepass masterauth rootpw".split())
+
+
+def _judge_spaced(m: re.Match[str], text: str) -> Finding | None:
+    name = m.group("name")
+    cls = "password" if name.lower() in _PASSWORD_DIRECTIVES else credential_class(name)
+    if cls is None or name.lower() == "pass":
+        return None  # "Pass 'accept_downloads=True'", "; pass allow_insecure=True": English
+    group, start, end = _value_span(m)
+    value = text[start:end]
+    literal = group != "bare" or m.group("kw") is not None or name.lower() in _PASSWORD_DIRECTIVES
+    if group == "bare" and (_code_after(text, end) or value.lower() in ("string", "str", "bool", "int")):
+        return None
+    return _finding(cls, name, start, end) if _value_ok(cls, value, literal=literal) else None
 
 
 # -- URLs ---------------------------------------------------------------------------------
@@ -408,60 +460,6 @@ def _der_private(value: str) -> bool:
     return data[i + 3] in (0x30, 0x02, 0x04)
 
 
-# -- command lines ------------------------------------------------------------------------
-
-# Clients that take a password on their command line, each with the flag that gives it.
-_CLI = re.compile(
-    r"(?:\b(?:sqlcmd|bcp|osql)\b[^\n|;&]{0,200}?[ \t]-P[ \t]*"
-    r"|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-P[ \t]+"
-    r"|\baz[ \t]+login\b[^\n|;&]{0,300}?[ \t](?:-p|--password)(?:[ \t]+|=)"
-    r"|\bmongo(?:sh|dump|restore|export|import|stat|top|files)?\b[^\n|;&]{0,200}?[ \t]-p[ \t]+"
-    r"|\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop|url)\b[^\n|;&]{0,300}?[ \t]-w[ \t]+"
-    r"|\b(?:7z|7za|7zr|rar|unrar)\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])"
-    r"|\b(?:keytool|jarsigner)\b[^\n|;&]{0,300}?[ \t]-(?:src|dest|new)?(?:store|key)?pass[ \t]+"
-    r"|\bopenssl\b[^\n|;&]{0,300}?[ \t]-(?:passin|passout|pass|password|kpass)[ \t]+pass:"
-    r"|\b(?:smbclient|rpcclient|smbmap|smbget|smbcacls|mount\.cifs)\b[^\n|;&]{0,200}?[ \t](?:-U|--user(?:name)?)"
-    r"(?:[ \t]+|=)['\"]?[^\s%'\"]+%"
-    r"|\bhtpasswd[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:-[a-zA-Z]+[ \t]+)*\S+[ \t]+\S+[ \t]+"
-    r"|\bssh-keygen\b[^\n|;&]{0,200}?[ \t]-[NP][ \t]+"
-    r"|\bnmcli\b[^\n|;&]{0,200}?[ \t]password[ \t]+"
-    r"|\bnet[ \t]+use\b[^\n|;&]{0,200}?[ \t]/user:\S+[ \t]+"
-    r"|\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+"
-    r")\\?['\"]?(?P<v>[^\s'\"\\]+)"
-)
-# Oracle's user/password@database, on a client's command line and in a JDBC thin URL.
-_ORACLE = re.compile(
-    r"(?:\b(?:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)(?:[ \t]+-\w+)*[ \t]+['\"]?|\bjdbc:oracle:(?:thin|oci):)"
-    r"[\w$#.]{1,60}/(?P<v>[^\s@/'\"]{1,200})@"
-)
-
-
-def _judge_cli(m: re.Match[str], text: str) -> Finding | None:
-    start, end = m.span("v")
-    value = text[start:end]
-    if value.startswith("-"):
-        return None  # mongosh -p --authenticationDatabase admin: the flag prompts, the next is a flag
-    return ("password", "a password", start, end) if _word_password(value) and not _code_after(text, end) else None
-
-
-# ``auth=('u', 'pw')``, ``HTTPBasicAuth("u", "pw")``, ``smtp.login("u", "pw")``
-_AUTH_CALL = re.compile(
-    r"(?:\bauth\s*=\s*[(\[]|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|DigestAuth|BasicAuthentication)"
-    r"\(|\.(?:login|simple_bind_s|simple_bind|bind_s)\()\s*[rbu]?(?P<q>[\"'])[^\"'\n]{1,200}(?P=q)\s*,\s*[rbu]?"
-    r"(?P<q2>[\"'])(?P<v>[^\"'\n]{1,200})(?P=q2)"
-)
-# ODBC's braced value: ``PWD={p;w}``
-_BRACED = re.compile(r"(?im)(?:^|;)[ \t]*(?:pwd|password)[ \t]*=[ \t]*\{(?P<v>[^}\n]{1,200})\}[ \t]*(?=;|\"|'|$)")
-
-
-def _judge_word(m: re.Match[str], text: str) -> Finding | None:
-    start, end = m.span("v")
-    value = text[start:end]
-    if any(c.isspace() for c in value) or _placeholder(value) or len(value) < 4:
-        return None
-    return ("password", "a password", start, end) if _word_password(value) or _random_looking(value) else None
-
-
 # -- the rules ------------------------------------------------------------------------------
 
 
@@ -496,7 +494,8 @@ GENERIC: list[Rule] = [
     _r(*_HOOK, r"(?i)\banaconda\.(?:org|com|cloud)/t/(?P<v>[\w-]{16,})", "anaconda.", inner=True, folded=True,
        group="v"),
     _r(*_HOOK, r"(?i)https?://[\w.\-:@]+/(?:[\w.\-]+/){0,6}?(?:web-?)?hooks?/(?:incoming/)?"
-       r"(?P<v>[A-Za-z0-9_-]{16,}(?:/[A-Za-z0-9_-]{16,})?)", "hook", inner=True, folded=True,
+       r"(?P<v>[A-Za-z0-9_@-]{16,}(?:/[A-Za-z0-9_@-]{16,}|/[A-Za-z]+(?=/[A-Za-z0-9_@-]{16,})){0,4})", "hook",
+       inner=True, folded=True,
        judge=_judge_token_segment),
     # a token written as a URL's user: https://<token>@dev.azure.com/...
     _r("token", "a token", r"(?<![\w+.-])https?://(?P<v>[A-Za-z0-9_~.\-]{24,})@[\w.\-]",
@@ -505,15 +504,6 @@ GENERIC: list[Rule] = [
     _r("api-key", "an API key or secret key", _URL_PARAM, *_CRED_HINTS, "sig", "code", "appid", folded=True,
        token=False, gate=_g(rf"[?&;][\w.\-]{{0,30}}(?:{_CRED_WORDS}|sig|code|appid)[\w.\-]{{0,20}}="),
        judge=_judge_url_param),
-    # -- command lines and calls
-    _r("password", "a password", _CLI, "sqlcmd", "bcp", "osql", "zip", "az", "mongo", "ldap", "7z", "rar", "keytool",
-       "jarsigner", "openssl", "smb", "rpcclient", "mount.cifs", "htpasswd", "ssh-keygen", "nmcli", "net", "mc",
-       token=False, judge=_judge_cli),
-    _r("password", "a password", _ORACLE, "sqlplus", "expdp", "impdp", "sqlldr", "rman", "dgmgrl", "jdbc:oracle:",
-       token=False, judge=_judge_cli),
-    _r("password", "a password", _AUTH_CALL, "auth", "Auth", "login", "bind", token=False, judge=_judge_word),
-    _r("password", "a password", _BRACED, "pwd", "password", folded=True, token=False,
-       gate=_g(r"(?:pwd|password)\s*=\s*\{"), judge=_judge_word),
     # -- a credential-bearing name and its value, in each syntax
     _r("password", "a password", _XML_ELEMENT, "</", token=False,
        gate=_g(r"</[\w.:\-]*" + _CRED_FOLDED), judge=_judge_pair),
@@ -526,4 +516,6 @@ GENERIC: list[Rule] = [
        judge=_judge_pair),
     _r("password", "a password", _NAMED, *_CRED_HINTS, folded=True, token=False,
        gate=_g(_CRED_FOLDED + r"[\w$.\-]{0,100}[\"'\]]*\s*[:=]"), judge=_judge_named),
+    _r("password", "a password", _SPACED, *_CRED_HINTS, folded=True, token=False,
+       gate=_g(_CRED_FOLDED + r"[\w.\-]{0,80}[ \t]+[^\s=:]"), judge=_judge_spaced),
 ]

@@ -106,6 +106,10 @@ def _code_after(text: str, end: int) -> bool:
     return after[:1] in ("(", "[") or (after[:1] == "." and (after[1:2].isalpha() or after[1:2] == "_"))
 
 
+# A token behind a short prefix and a dot: Vault's legacy s.<24> and b.<...>.
+_SHORT_PREFIX_TOKEN = re.compile(r"[a-z]{1,3}\.(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{20,}")
+
+
 def _literal_value(text: str, value: str, end: int, quoted: bool) -> bool:
     """True when an assigned value is a literal secret, not code or a stand-in."""
     if len(value) < 4 or _placeholder(value):
@@ -117,8 +121,8 @@ def _literal_value(text: str, value: str, end: int, quoted: bool) -> bool:
         )
     if _code_after(text, end):
         return False
-    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
-        return False  # dotted name: settings.token, os.environ
+    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value) and not _SHORT_PREFIX_TOKEN.fullmatch(value):
+        return False  # dotted name: settings.token, os.environ (a legacy Vault token, s.<24>, is none)
     if value[0] in "/~":
         return False  # a path
     return len(value) >= 6 and _random_looking(value)
@@ -162,7 +166,9 @@ def _word_password(value: str) -> bool:
 # The parts of an identifier (``db_password``, ``dbPassword``, ``PGPASSWORD``); a word that only
 # holds one inside (``bluemonkeyseven``, ``S3cr3tPassw0rd``) names nothing.
 _PARTS = re.compile(r"[_.]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SECRET_PARTS = frozenset("pass password passwd pwd pw secret token key cred creds credential credentials auth".split())
+_SECRET_PARTS = frozenset(
+    "pass password passwd pwd pw secret token key cred creds credential credentials auth psk".split()
+)
 
 
 def _names_a_secret(value: str) -> bool:
@@ -230,6 +236,9 @@ def _decodes_to_digits(value: str) -> bool:
 # -- the rules ----------------------------------------------------------------------
 
 
+Finding = tuple[str, str, int, int]  # kind, label, start, end
+
+
 @dataclass(frozen=True)
 class Rule:
     """One shape of secret.
@@ -242,7 +251,8 @@ class Rule:
     (the whole match when None); ``check``: a last look at that part. ``gate``: a regex that every match needs,
     searched in the folded text once a hint occurs (for hints too common alone: "key", "pass").
     ``judge``: in place of ``group`` and ``check``, looks at the match and its text and returns
-    ``(kind, label, start, end)`` or None (the generic layer's names decide what kind a value is).
+    ``(kind, label, start, end)``, a list of them (a command line may give several), or None
+    (the generic layer's names decide what kind a value is).
     """
 
     kind: str
@@ -255,7 +265,7 @@ class Rule:
     group: str | None = None
     check: Callable[[str], bool] | None = None
     gate: re.Pattern[str] | None = None
-    judge: Callable[[re.Match[str], str], tuple[str, str, int, int] | None] | None = None
+    judge: Callable[[re.Match[str], str], Finding | list[Finding] | None] | None = None
 
 
 def _rule(kind: str, label: str, regex: str, *hints: str, **kw: object) -> Rule:
@@ -395,8 +405,9 @@ _TOKENS: list[Rule] = [
     _rule("discord-webhook", "a Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}",
           "/api/webhooks/", inner=True),
     _rule("teams-webhook", "a Microsoft Teams webhook URL",
-          r"(?i)\.webhook\.office\.com/webhookb2/[a-z0-9@-]{40,}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9-]{36}",
-          "webhook.office.com", folded=True),
+          r"(?i)(?:\.webhook\.office\.com/webhookb2|\boutlook\.office(?:365)?\.com/webhook)/[a-z0-9@-]{40,}"
+          r"/IncomingWebhook/[a-z0-9]{32}/[a-z0-9-]{36}",
+          "webhook.office.com", "outlook.office", folded=True),
     # A bot id, a colon and 35 characters (34 in Telegram's own examples), also inside a /bot URL.
     _rule("telegram-bot-token", "a Telegram bot token", r"(?<![\w:])(?:bot)?\d{5,16}:[A-Za-z0-9_-]{34,35}" + _END,
           ":", inner=True, check=lambda v: _both_cases(v.partition(":")[2]) and _token_like(v.partition(":")[2])),
@@ -498,8 +509,10 @@ _CREDENTIALS: list[Rule] = [
         "://", token=False, group="v", check=lambda v: not _placeholder(v),
     ),
     _rule(
-        # curl -u user:password, wget --user ... --password is caught by the flag rule
-        "password", "a password", r"(?<![\w-])(?:-u|--user)[ =]+['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]+)",
+        # curl -u user:password, wget --user ... --password is caught by the flag rule;
+        # docker's -u 1000:1000 is a user and a group
+        "password", "a password",
+        r"(?<![\w-])(?:-u|--user)[ =]+['\"]?(?!\d+:\d+(?![^\s'\"]))[^\s:'\"]+:(?P<v>[^\s'\"]+)",
         "-u ", "-u=", "--user", token=False, group="v", check=lambda v: not _placeholder(v),
     ),
     _rule(

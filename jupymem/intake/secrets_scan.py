@@ -51,6 +51,8 @@ import re
 from typing import Any
 from dataclasses import dataclass
 
+from .secret_calls import CALLS
+from .secret_commands import COMMANDS
 from .secret_generic import GENERIC, credential_class
 from .secret_rules import (  # noqa: F401 - the predicates are used by tests too
     RULE_KINDS as _SPECIFIC_KINDS,
@@ -72,10 +74,12 @@ from .secret_rules import (  # noqa: F401 - the predicates are used by tests too
     _word_password,
 )
 
-# The vendor table and the syntaxes first, then the generic layer: where two rules match
-# the same characters the earlier wins, so a prefixed token keeps its name.
-_RULES: list[Rule] = [*_SPECIFIC, *GENERIC]
-RULE_KINDS = _SPECIFIC_KINDS | {r.kind for r in GENERIC}
+# The vendor table and the syntaxes first, then the generic layer (names and values, calls
+# and headers, commands): where two rules match the same characters the earlier wins, so a
+# prefixed token keeps its name.
+_GENERIC_RULES: list[Rule] = [*GENERIC, *CALLS, *COMMANDS]
+_RULES: list[Rule] = [*_SPECIFIC, *_GENERIC_RULES]
+RULE_KINDS = _SPECIFIC_KINDS | {r.kind for r in _GENERIC_RULES}
 
 __all__ = ["ELLIPSIS", "SecretFinding", "find_secrets", "redact", "redact_key_blocks", "open_key_block", "RULE_KINDS"]
 
@@ -376,7 +380,11 @@ def _judged(rule: Rule, text: str, add: Any) -> None:
     pos = 0
     while (m := rule.pattern.search(text, pos)) is not None:
         finding = rule.judge(m, text)
-        if finding is not None or not has_name or (has_bare and m.group("bare") is not None):
+        if isinstance(finding, list):  # a command line or a cookie header may hold several
+            for one in finding:
+                add(*one)
+            pos = max(m.end(), m.start() + 1)
+        elif finding is not None or not has_name or (has_bare and m.group("bare") is not None):
             if finding is not None:
                 add(*finding)
             pos = max(m.end(), m.start() + 1)
