@@ -14,8 +14,11 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
                                        ``server_root_in_repo`` (for notebook links)
 ``POST init``                          binds the repository; answers like ``status``
 ``GET  memories?q&kind&all&limit``     ``SearchResult`` (each hit with ``level``, the
-                                       word for its confidence) when ``q`` is given, else a
-``     &offset``                       page ``{memories, total, offset, revision}``
+                                       word for its confidence, and ``retrieval``: the
+                                       legs and encoders after it) when ``q`` is given,
+``     &offset&per_kind``              else a page ``{memories, total, offset, revision}``;
+                                       with ``per_kind=N`` the first N of every kind and
+                                       ``kinds``, each kind's count
 ``POST memories``                      records (initializes on the first record);
                                        body: statement, kind, topic, evidence,
                                        supersedes, recorder, quote, cell_id,
@@ -311,17 +314,27 @@ class MemoriesHandler(_Handler):
         # a client can use at once; `total` says how many there are.
         limit = self.arg_int("limit", 10 if query.strip() else LIST_PAGE, 1, 200 if query.strip() else LIST_MAX)
         offset = self.arg_int("offset", 0, 0, 10**9)
+        raw_per_kind = self.arg_str("per_kind")
+        per_kind = self.arg_int("per_kind", 0, 1, LIST_MAX) if raw_per_kind else None
 
         def work() -> dict[str, Any]:
             proj = self.existing(target)
             if query.strip():
                 kinds = [kind] if kind else None
-                found = to_json(proj.search(query, limit, include_inactive=include_inactive, kinds=kinds))
+                result = proj.search(query, limit, include_inactive=include_inactive, kinds=kinds)
+                found = to_json(result)
                 # The word every other face prints for a hit's confidence (strong / likely / weak,
-                # retrieval's calibrated thresholds), so the sidebar says the same.
+                # retrieval's calibrated thresholds; "weak" for every closest memory of an
+                # abstention, as the verdict says none answers), so the sidebar says the same.
+                answered = not result.abstained
                 for hit in [*found["hits"], *(found.get("closest") or [])]:
-                    hit["level"] = confidence_word(hit["confidence"])
+                    hit["level"] = confidence_word(hit["confidence"], answered=answered)
+                # What the search ran with, and what is still loading: the first search of a
+                # process starts the encoders, and the sidebar shows their progress at once.
+                found["retrieval"] = proj.dense_status().to_dict()
                 return found
+            if per_kind is not None:
+                return _by_kind(proj, kind, include_inactive, per_kind)
             memories = proj.list(kind=kind, include_inactive=include_inactive, limit=limit, offset=offset)
             return {
                 "memories": to_json(memories),
@@ -358,6 +371,22 @@ class MemoriesHandler(_Handler):
             )
 
         self.reply(await self.call(work), status=201)
+
+
+def _by_kind(proj: Project, kind: str | None, include_inactive: bool, per_kind: int) -> dict[str, Any]:
+    """The first ``per_kind`` memories of every kind (of ``kind`` only when given), in block
+    order, with each kind's count in ``kinds``: a list of 2,500 memories paged in block
+    order showed the first kinds only, and four kinds were missing until "Load more"."""
+    counts = {k: proj.count(kind=k, include_inactive=include_inactive) for k in ([kind] if kind else KINDS)}
+    memories = [m for k, n in counts.items() if n for m in proj.list(kind=k, include_inactive=include_inactive,
+                                                                        limit=per_kind)]
+    return {
+        "memories": to_json(memories),
+        "total": sum(counts.values()),
+        "offset": 0,
+        "kinds": {k: n for k, n in counts.items() if n},
+        "revision": proj.revision(),
+    }
 
 
 class MemoryHandler(_Handler):
