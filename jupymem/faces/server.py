@@ -228,7 +228,17 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
         repo = Path(out["root"]) if out["root"] else None
         out["root_path"] = _relative_posix(repo, root) if repo else None
         out["server_root_in_repo"] = _relative_posix(root, repo) if repo else None
+        if out.get("retrieval"):
+            out["retrieval"] = self.with_plan(out["retrieval"])
         return out
+
+    def with_plan(self, retrieval: dict[str, Any]) -> dict[str, Any]:
+        """``retrieval`` plus ``encoders``: what JUPYMEM_ENCODER asks this server for ("transformer",
+        "static" or "none"), so the sidebar can tell "not loaded yet" from "turned off"."""
+        from ..retrieval.tiers import plan
+
+        asked = plan(self.core.encoder)
+        return {**retrieval, "encoders": "none" if asked.off else "transformer" if asked.transformer else "static"}
 
 
 @overload
@@ -331,7 +341,7 @@ class MemoriesHandler(_Handler):
                     hit["level"] = confidence_word(hit["confidence"], answered=answered)
                 # What the search ran with, and what is still loading: the first search of a
                 # process starts the encoders, and the sidebar shows their progress at once.
-                found["retrieval"] = proj.dense_status().to_dict()
+                found["retrieval"] = self.with_plan(proj.dense_status().to_dict())
                 return found
             if per_kind is not None:
                 return _by_kind(proj, kind, include_inactive, per_kind)
