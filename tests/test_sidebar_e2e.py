@@ -466,6 +466,11 @@ def test_a_cell_fixed_in_jupyterlab_becomes_a_suggested_lesson(lab: Lab, page: A
     expect(card.locator(".jp-jupymem-diff-del")).to_have_text('-sales["custid"]')
     expect(card.locator(".jp-jupymem-diff-add")).to_have_text('+sales["customer_id"]')
     expect(card.locator(".jp-jupymem-suggestion")).to_contain_text(ev.suggestion)
+    # Side by side in a wide panel; one above the other in a narrow one (the default's), where
+    # halves would break the code inside its identifiers (tests/test_sidebar_issue33_e2e.py).
+    from test_sidebar_walk_e2e import set_sidebar_width
+
+    set_sidebar_width(page, 520)
     failed_box = card.locator(".jp-jupymem-pair-failed").bounding_box()
     fixed_box = card.locator(".jp-jupymem-pair-fixed").bounding_box()
     assert failed_box and fixed_box and fixed_box["x"] > failed_box["x"]  # side by side

@@ -243,7 +243,7 @@ def test_the_palette_and_a_shortcut_open_the_panel(lab: Lab, page: Any) -> None:
     tab.click()
     expect(sidebar).to_be_hidden()
     page.locator("body").press("Control+Shift+C")
-    palette = page.locator("#command-palette")
+    palette = page.locator(".jp-ModalCommandPalette, #modal-command-palette, #command-palette").first
     palette.locator("input").fill("Open project memory")
     item = palette.locator(".lm-CommandPalette-item", has_text="Open project memory")
     expect(item).to_be_visible()
