@@ -78,7 +78,7 @@ from ..core.project import Project
 from ..intake.translate import check_first_record
 from ..core.opening import init_project
 from ..storage.damage import storage_error
-from .render_common import confidence_word
+from . import rest_lists
 from .paths import BadPath, PathNotFound, PathOutsideRoot, PathTooLong, resolve_path
 
 __all__ = ["JupymemApp", "BadPath", "PathNotFound", "PathOutsideRoot", "PathTooLong", "resolve_path", "to_json"]
@@ -332,19 +332,9 @@ class MemoriesHandler(_Handler):
             if query.strip():
                 kinds = [kind] if kind else None
                 result = proj.search(query, limit, include_inactive=include_inactive, kinds=kinds)
-                found = to_json(result)
-                # The word every other face prints for a hit's confidence (strong / likely / weak,
-                # retrieval's calibrated thresholds; "weak" for every closest memory of an
-                # abstention, as the verdict says none answers), so the sidebar says the same.
-                answered = not result.abstained
-                for hit in [*found["hits"], *(found.get("closest") or [])]:
-                    hit["level"] = confidence_word(hit["confidence"], answered=answered)
-                # What the search ran with, and what is still loading: the first search of a
-                # process starts the encoders, and the sidebar shows their progress at once.
-                found["retrieval"] = self.with_plan(proj.dense_status().to_dict())
-                return found
+                return rest_lists.search_answer(result, self.with_plan(proj.dense_status().to_dict()))
             if per_kind is not None:
-                return _by_kind(proj, kind, include_inactive, per_kind)
+                return rest_lists.by_kind(proj, kind, include_inactive, per_kind)
             memories = proj.list(kind=kind, include_inactive=include_inactive, limit=limit, offset=offset)
             return {
                 "memories": to_json(memories),
@@ -381,22 +371,6 @@ class MemoriesHandler(_Handler):
             )
 
         self.reply(await self.call(work), status=201)
-
-
-def _by_kind(proj: Project, kind: str | None, include_inactive: bool, per_kind: int) -> dict[str, Any]:
-    """The first ``per_kind`` memories of every kind (of ``kind`` only when given), in block
-    order, with each kind's count in ``kinds``: a list of 2,500 memories paged in block
-    order showed the first kinds only, and four kinds were missing until "Load more"."""
-    counts = {k: proj.count(kind=k, include_inactive=include_inactive) for k in ([kind] if kind else KINDS)}
-    memories = [m for k, n in counts.items() if n for m in proj.list(kind=k, include_inactive=include_inactive,
-                                                                        limit=per_kind)]
-    return {
-        "memories": to_json(memories),
-        "total": sum(counts.values()),
-        "offset": 0,
-        "kinds": {k: n for k, n in counts.items() if n},
-        "revision": proj.revision(),
-    }
 
 
 class MemoryHandler(_Handler):

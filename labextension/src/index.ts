@@ -95,7 +95,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
       caption: "Show the memory of this document's repository",
       icon: memoryIcon,
       execute: () => {
-        app.shell.activateById(sidebar.id);
+        // Notebook's shell expands a side panel with expandLeft (its activateById finds side
+        // panels only from 7.3 or so); JupyterLab's activateById opens it in the left area.
+        const notebookShell = app.shell as { expandLeft?: (id?: string) => void };
+        if (!labShell && typeof notebookShell.expandLeft === 'function') {
+          notebookShell.expandLeft(sidebar.id);
+        } else {
+          app.shell.activateById(sidebar.id);
+        }
         // Straight to the search box, where a person who asked for memory starts.
         requestAnimationFrame(() => sidebar.node.querySelector<HTMLInputElement>('.jp-jupymem-search-input')?.focus());
       }
