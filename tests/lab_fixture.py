@@ -1,6 +1,6 @@
-"""What the sidebar's browser tests share: a real ``jupyter lab`` on loopback
-(``running_lab``) serving this checkout's labextension, the memory they seed, and
-``Browser``, which screenshots each state and measures the contrast of its text.
+"""What the sidebar's browser tests share: a real ``jupyter lab`` (or ``jupyter notebook``,
+Notebook 7) on loopback (``running_lab``) serving this checkout's labextension, the memory
+they seed, and ``Browser``, which screenshots each state and measures the contrast of its text.
 
 Test modules wrap ``running_lab`` in their own ``lab`` fixture, each over the themes
 it checks, and keep the ``page`` fixture beside it (it must close before the lab).
@@ -69,6 +69,7 @@ class Lab:
     repo: Path
     log: Path
     theme: str
+    app: str = "lab"  # "lab": JupyterLab; "notebook": Jupyter Notebook 7
 
 
 def has_theme(theme: str) -> bool:
@@ -81,9 +82,12 @@ def has_theme(theme: str) -> bool:
 
 
 @contextlib.contextmanager
-def running_lab(theme: str, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
-    """``jupyter lab`` on loopback in ``theme`` (a key of ``THEMES``), serving this
-    checkout's labextension and server extension, with the ``proj`` repository."""
+def running_lab(theme: str, tmp_path: Path, jupymem_home: Path, app: str = "lab",
+                encoder: str | None = "none") -> Iterator[Lab]:
+    """``jupyter lab`` (``app="notebook"``: ``jupyter notebook``, Notebook 7) on loopback in
+    ``theme`` (a key of ``THEMES``), serving this checkout's labextension and server
+    extension, with the ``proj`` repository. ``encoder``: the server's JUPYMEM_ENCODER
+    (None: unset, the default two tiers)."""
     if not (LABEXTENSION / "package.json").exists():
         pytest.fail(
             f"The sidebar is not built ({LABEXTENSION} is missing): `pip install -e .` builds it, "
@@ -125,9 +129,9 @@ def running_lab(theme: str, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]
     (themes / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     port = free_port()
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "JUPYMEM_ENCODER"},
+        **({"JUPYMEM_ENCODER": encoder} if encoder is not None else {}),
         "JUPYMEM_HOME": str(jupymem_home),
-        "JUPYMEM_ENCODER": "none",
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
@@ -138,17 +142,23 @@ def running_lab(theme: str, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]
     cmd = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        "jupyterlab" if app == "lab" else "notebook",
         "--no-browser",
         "--allow-root",
         "--ip=127.0.0.1",
         f"--port={port}",
         f"--ServerApp.token={TOKEN}",
         f"--ServerApp.root_dir={root}",
-        f"--LabApp.extra_labextensions_path={labext}",
-        "--LabApp.news_url=",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
+    if app == "lab":
+        cmd += [
+            f"--LabApp.extra_labextensions_path={labext}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+    else:  # Notebook 7's application is a LabServerApp too
+        # jupyter notebook serves /lab/extensions/ through JupyterLab's app too (both are LabServerApps)
+        cmd += [f"--LabServerApp.extra_labextensions_path={labext}"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -162,9 +172,9 @@ def running_lab(theme: str, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-4000:]}")
+                pytest.fail(f"jupyter {app} did not start:\n{log.read_text()[-4000:]}")
             time.sleep(0.25)
-        yield Lab(url=url, repo=repo, log=log, theme=theme)
+        yield Lab(url=url, repo=repo, log=log, theme=theme, app=app)
     finally:
         proc.terminate()
         try:
@@ -226,15 +236,34 @@ class Browser:
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
 
     def open(self, path: str, reset: bool = False) -> Any:
-        """Opens ``path`` in the lab (``reset``: a fresh workspace) and the sidebar beside it."""
+        """Opens ``path`` in the lab (``reset``: a fresh workspace) and the sidebar beside it.
+        In Notebook 7: the page for ``path`` (a notebook, a folder or a file), and the
+        sidebar through its shortcut (Notebook's side panels start hidden)."""
+        sidebar = self.page.locator("#jupymem-sidebar")
+        if self.lab.app == "notebook":
+            kind = "notebooks" if path.endswith(".ipynb") else "edit" if "." in path.rsplit("/", 1)[-1] else "tree"
+            self.page.goto(f"{self.lab.url}/{kind}/{path}?token={TOKEN}")
+            self.page.locator("#main-panel .lm-Widget").first.wait_for(timeout=60_000)
+            self.page.wait_for_function("() => !!document.getElementById('jupymem-sidebar')", timeout=60_000)
+            if not sidebar.is_visible():
+                self.shortcut()
+            sidebar.wait_for(state="visible", timeout=30_000)
+            return sidebar
         query = f"?reset&token={TOKEN}" if reset else f"?token={TOKEN}"
         self.page.goto(f"{self.lab.url}/lab/tree/{path}{query}")
         tab = self.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupymem-sidebar"]')
         tab.wait_for(timeout=60_000)
-        sidebar = self.page.locator("#jupymem-sidebar")
         if not sidebar.is_visible():
             tab.click()
         return sidebar
+
+    def shortcut(self) -> None:
+        """The panel's shortcut (schema/sidebar.json: Accel Shift Y), pressed on the page."""
+        self.page.locator("body").press("Control+Shift+Y")
+
+    def activation_errors(self) -> list[str]:
+        """What the page logged about a plugin of ours that did not start."""
+        return [m for m in self.console + self.errors if "jupymem" in m.lower() and "activate" in m.lower()]
 
     def calibrate(self) -> None:
         """The measurement itself, on text of known contrast: #999 on white is 2.85:1."""
@@ -250,7 +279,8 @@ class Browser:
     def snap(self, state: str, selector: str = "#jupymem-sidebar") -> None:
         """A screenshot of this state, and every piece of its text measured."""
         ARTIFACTS.mkdir(exist_ok=True)
-        self.page.locator(selector).screenshot(path=str(ARTIFACTS / f"sidebar-{state}-{self.lab.theme}.png"))
+        app = "" if self.lab.app == "lab" else f"-{self.lab.app}"
+        self.page.locator(selector).screenshot(path=str(ARTIFACTS / f"sidebar-{state}{app}-{self.lab.theme}.png"))
         measured = contrast(self.page, selector)
         assert measured["checked"] > 0, f"no text measured in {state}"
         if measured["low"]:
@@ -275,6 +305,16 @@ def lab(request: pytest.FixtureRequest, tmp_path: Path, jupymem_home: Path) -> I
     if not has_theme(request.param):
         pytest.skip("this JupyterLab has no high-contrast theme")
     with running_lab(request.param, tmp_path, jupymem_home) as lab:
+        yield lab
+
+
+@pytest.fixture(params=["light", "dark", "high-contrast"])
+def notebook(request: pytest.FixtureRequest, tmp_path: Path, jupymem_home: Path) -> Iterator[Lab]:
+    """``jupyter notebook`` (Notebook 7), one per theme: a module that tests Notebook wraps it as its ``lab``."""
+    if not has_theme(request.param):
+        pytest.skip("this JupyterLab has no high-contrast theme")
+    pytest.importorskip("notebook", reason="Notebook 7 is not installed: pip install 'notebook>=7,<8'")
+    with running_lab(request.param, tmp_path, jupymem_home, app="notebook") as lab:
         yield lab
 
 

@@ -221,3 +221,17 @@ def test_ask_magic_without_a_model_says_how_to_set_one(
     result = shell.run_cell("%%ask --model openai/fake --no-memory\nhello")
     assert result.success and fake.requests[-1]["messages"][0]["content"].startswith("You are an assistant")
     assert "tools" not in fake.requests[-1]
+
+
+def test_ask_without_an_api_key_names_the_missing_key(
+    shell: InteractiveShell, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
+    """The OpenAI client refuses to start without a key, and litellm files that under
+    InternalServerError: it read "the provider had a server error. Ask again in a moment."""
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = shell.run_cell("%%ask --model openai/fake\nWhat currency is revenue reported in?")
+    assert isinstance(result.error_in_exec, UsageError)
+    said = str(result.error_in_exec)
+    assert "no API key is set" in said and "OPENAI_API_KEY" in said, said
+    assert "server error" not in said and "Ask again" not in said, said
+    assert fake.requests == []  # nothing left the machine

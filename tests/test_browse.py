@@ -11,6 +11,7 @@ from pathlib import Path
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupymem
+from jupymem.faces import render
 from jupymem.faces.browse import browser
 from jupymem.models import Provenance
 
@@ -134,3 +135,22 @@ def test_browse_catches_up_with_changes_made_elsewhere(shell: InteractiveShell, 
     box.close()
     run(shell, "x = 1")
     assert len(shell.events.callbacks["post_run_cell"]) == hooks + 1  # the magic's browser is still open
+
+
+def test_browse_shows_how_sure_each_hit_is_and_who_recorded_it(repo: Path, settings: jupymem.Settings) -> None:
+    """Issue 33: the widget browser showed neither confidence nor author."""
+    subprocess.run(["git", "-C", str(repo), "config", "user.name", "Ana López"], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "user.email", "ana@example.com"], check=True)
+    proj = jupymem.init(repo, settings=settings)
+    eur = proj.remember("Revenue is reported in EUR, never USD", kind="constraint")
+    ui = browser(proj).jupymem
+    (label, _), = ui["list"].options
+    assert label.endswith("— Ana López"), label  # the name, not the address
+    ui["search"].value = "revenue reported in EUR"
+    hit = proj.search("revenue reported in EUR").hits[0]
+    word, percent = render.confidence_word(hit.confidence), round(hit.confidence * 100)
+    (label, value), = ui["list"].options
+    assert value == eur.id and label.startswith(f"{word} {percent}% · constraint: Revenue"), label
+    ui["list"].value = eur.id
+    detail = ui["detail"].value
+    assert f"{word} {percent}%" in detail and "person (Ana López &lt;ana@example.com&gt;)" in detail, detail

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,26 @@ def test_search_output_shows_each_hits_confidence_and_the_legs_that_ran(proj) ->
     data = to_json(result)  # what --json and REST carry
     assert data["legs"] == ["lexical", "fuzzy"]
     assert data["hits"][0]["confidence"] == hit.confidence
+
+
+def test_the_closest_memories_of_an_abstention_are_never_called_likely(proj) -> None:
+    """A verdict that abstains shows the nearest memories under "No memory answers this
+    confidently": each of them is "weak" there, whatever its score (issue 32: a row read
+    "likely" under that heading), in text, HTML, the widget browser's words and REST's."""
+    import dataclasses
+
+    from jupymem.models import Hit, SearchResult
+
+    m = proj.remember("Join orders to customers on customer_id, never on email.", kind="decision")
+    near = Hit(memory=m, score=3.2, legs=("lexical",), confidence=0.84)
+    result = SearchResult(query="who joins the forecasting tables?", status="abstained", closest=(near,),
+                          reason="nothing matches closely enough", legs=("lexical", "fuzzy"))
+    assert render.confidence_word(0.84) == "likely"
+    assert render.confidence_word(0.84, answered=False) == "weak"
+    assert render.hit_words(result) == [(near, "weak")]
+    text = render.search_text(result)
+    assert text.startswith(render.NOT_CONFIDENT) and re.search(r"weak +0.84", text) and "likely" not in text
+    html = render.search_html(result)
+    assert "likely" not in html and " weak</span>" in html
+    answered = dataclasses.replace(result, status="ok", hits=(near,), closest=())
+    assert render.hit_words(answered) == [(near, "likely")] and re.search(r"likely +0.84", render.search_text(answered))

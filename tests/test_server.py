@@ -263,8 +263,17 @@ async def test_record_read_and_curate(fetch: Any, served_repo: Path, jupymem_hom
     code, err = await fetch("memories", params={"path": nb, "kind": "gossip"})
     assert code == 400
 
+    # Every kind's count and first rows at once (the sidebar's list): per_kind rows of each.
+    code, first = await fetch("memories", params={"path": nb, "per_kind": "1"})
+    assert code == 200 and first["kinds"] == {"constraint": 1, "fact": 1} and first["total"] == 2
+    assert [x["kind"] for x in first["memories"]] == ["constraint", "fact"]
+    code, first = await fetch("memories", params={"path": nb, "per_kind": "5", "kind": "fact"})
+    assert first["kinds"] == {"fact": 1} and [x["id"] for x in first["memories"]] == [a["id"]]
+
     code, found = await fetch("memories", params={"path": nb, "q": "revenue reported in EUR"})
     assert code == 200 and found["status"] == "ok"
+    # What the search ran with, and what JUPYMEM_ENCODER asks for ("none" in these tests).
+    assert found["retrieval"]["legs"] == ["lexical", "fuzzy"] and found["retrieval"]["encoders"] == "none"
     assert found["hits"][0]["memory"]["id"] == m["id"]
     assert 0.5 <= found["hits"][0]["confidence"] <= 1 and "lexical" in found["legs"]  # the sidebar's JSON
     # Each hit carries the word the text and HTML output print for its confidence.

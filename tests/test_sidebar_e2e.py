@@ -35,6 +35,13 @@ pytestmark = BROWSER_MARKS
 
 
 def test_sidebar_every_state_in_both_themes(lab: Lab, page: Any) -> None:
+    walk_every_state(lab, page)
+
+
+def walk_every_state(lab: Lab, page: Any) -> None:
+    """Every flow of the panel, checked against the database after each step, with a
+    screenshot and the contrast of every text at each state. JupyterLab's (above) and
+    Notebook 7's (tests/test_sidebar_notebook_e2e.py) tests both walk it."""
     from playwright.sync_api import expect
 
     ids = seed(lab.repo)
@@ -47,7 +54,8 @@ def test_sidebar_every_state_in_both_themes(lab: Lab, page: Any) -> None:
     b.calibrate()
     light = "true" if lab.theme == "light" else "false"
     expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light, timeout=30_000)
-    if EXPECTED_LAB:
+    assert not b.activation_errors(), b.activation_errors()
+    if EXPECTED_LAB and lab.app == "lab":
         app_version = page.evaluate(
             "JSON.parse(document.getElementById('jupyter-config-data').textContent).appVersion"
         )
@@ -62,7 +70,8 @@ def test_sidebar_every_state_in_both_themes(lab: Lab, page: Any) -> None:
     group_titles = sidebar.locator(".jp-jupymem-group-title").all_inner_texts()
     assert [t.split()[0].lower() for t in group_titles] == ["constraint", "preference", "procedure", "fact"]
     b.snap("list")
-    page.locator('.jp-SideBar.jp-mod-left').screenshot(path=str(ARTIFACTS / f"sidebar-icon-{lab.theme}.png"))
+    if lab.app == "lab":
+        page.locator('.jp-SideBar.jp-mod-left').screenshot(path=str(ARTIFACTS / f"sidebar-icon-{lab.theme}.png"))
 
     # The keyboard: Tab reaches one row; Up/Down/Home/End move; Enter opens; Back returns.
     rows = sidebar.locator(".jp-jupymem-groups button.jp-jupymem-row")
@@ -457,6 +466,11 @@ def test_a_cell_fixed_in_jupyterlab_becomes_a_suggested_lesson(lab: Lab, page: A
     expect(card.locator(".jp-jupymem-diff-del")).to_have_text('-sales["custid"]')
     expect(card.locator(".jp-jupymem-diff-add")).to_have_text('+sales["customer_id"]')
     expect(card.locator(".jp-jupymem-suggestion")).to_contain_text(ev.suggestion)
+    # Side by side in a wide panel; one above the other in a narrow one (the default's), where
+    # halves would break the code inside its identifiers (tests/test_sidebar_issue33_e2e.py).
+    from test_sidebar_walk_e2e import set_sidebar_width
+
+    set_sidebar_width(page, 520)
     failed_box = card.locator(".jp-jupymem-pair-failed").bounding_box()
     fixed_box = card.locator(".jp-jupymem-pair-fixed").bounding_box()
     assert failed_box and fixed_box and fixed_box["x"] > failed_box["x"]  # side by side

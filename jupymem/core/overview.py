@@ -89,12 +89,28 @@ def status(path: Path, settings: Settings) -> RepositoryStatus:
         block=BlockSize(bytes=blk.bytes, cap=blk.cap, shown=blk.shown, omitted=blk.omitted, revision=blk.revision),
         database=str(proj.database),
         message=message,
-        retrieval=proj.dense_status(),
+        retrieval=dense_now(proj),
         sharing=seen,
         read_only=proj.readonly,
         disk_full=proj.disk_full,
         engine=engine,
     )
+
+
+def dense_now(proj: Any) -> Any:
+    """The search legs as a search would find them now, not as the last search found them.
+
+    The dense leg's state is written down by each search, so a process idle since its
+    first search kept saying "loading the bundled model" long after the encoders had
+    loaded, and a project opened after them (sharing reopens it) said "words only".
+    Once this long-lived process has started its encoders (shared by its projects), the
+    leg is asked again, as a search would: it moves the transformer's take-over on, and
+    never starts anything a search would not have started. A one-shot command and a
+    process that never searched are only described."""
+    engine = proj.engine
+    if proj.settings.interactive and engine.tiers.static_encoder().state != "off":
+        engine.dense_leg(proj.revision())
+    return proj.dense_status()
 
 
 def _unbound(base: RepositoryStatus, root: Path, reg: registry.Registry) -> RepositoryStatus:

@@ -22,8 +22,8 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JupymemError
-from ..models import KINDS, UNCONFIRMED, Memory
-from .render import kind_class, when
+from ..models import KINDS, UNCONFIRMED, Hit, Memory
+from .render import author_name, hit_words, kind_class, when
 
 if TYPE_CHECKING:
     import ipywidgets
@@ -34,14 +34,22 @@ ROWS = 500  # list entries shown without a search
 LABEL_CHARS = 96
 
 
-def _label(m: Memory) -> str:
+def _label(m: Memory, sure: str = "") -> str:
+    """One row of the list: the hit's confidence first when it is a search hit (``sure``,
+    as the sidebar and ``%memory search`` word it), the kind, the statement, who recorded it."""
     marks = "" if m.standing != UNCONFIRMED else " (unconfirmed)"
     if m.status != "active":
         marks += f" [{m.status}]"
     text = " ".join(m.statement.split())
     if len(text) > LABEL_CHARS:
         text = text[: LABEL_CHARS - 1] + "…"
-    return f"{m.kind}{marks}: {text}"
+    who = author_name(m)
+    return f"{sure + ' · ' if sure else ''}{m.kind}{marks}: {text}{' — ' + who if who else ''}"
+
+
+def _sure(hit: Hit, word: str) -> str:
+    """"likely 87%": the word every face prints for the verdict, and the confidence."""
+    return f"{word} {round(max(0.0, min(1.0, hit.confidence)) * 100)}%"
 
 
 def _e(value: Any) -> str:
@@ -74,15 +82,17 @@ def header_html(project: Project) -> str:
     return f"<b>{_e(project.name)}</b> — {chips} — {size}"
 
 
-def detail_html(project: Project, m: Memory) -> str:
-    """The full record, escaped: a statement can never inject markup."""
+def detail_html(project: Project, m: Memory, sure: str | None = None) -> str:
+    """The full record, escaped: a statement can never inject markup. ``sure``: how sure
+    the search that listed it is ("likely 87%"), when it came from a search."""
     p = m.provenance
     rows = [
+        ("Confidence", _e(sure) if sure else None),
         ("Kind", _kind(m.kind)),
         ("Standing", _e(m.standing)),
         ("Status", _e(m.status + (f" ({m.retire_reason})" if m.retire_reason else ""))),
         ("Topic", _e(m.topic) if m.topic else None),
-        ("Recorded by", _e(p.recorder)),
+        ("Recorded by", _e(p.recorder + (f" ({p.author})" if p.author else ""))),
         ("Notebook", _e((p.notebook or "") + (f" · cell {p.cell_id}" if p.cell_id else "")) or None),
         ("Execution", f"[{p.execution_count}]" if p.execution_count is not None else None),
         ("Quote", _e(p.quote) if p.quote else None),
@@ -138,12 +148,14 @@ def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
     retire = w.Button(description="Retire", disabled=True, style={"button_color": "#8a4500", "text_color": "white"})
     actions = w.HBox([confirm, reason, retire], layout=w.Layout(**full))
     seen: dict[str, int | None] = {"revision": None}
+    sure: dict[str, str] = {}  # the listed search hits' confidence, by memory id
 
     def refresh_header() -> None:
         header.value = header_html(project)
 
     def refresh_list(*_: Any) -> None:
         query = search.value.strip()
+        sure.clear()
         try:
             if query:
                 result = project.search(
@@ -156,10 +168,12 @@ def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
                         if result.closest
                         else f"<i>Abstained: nothing in memory really matches “{_e(query)}”.</i>"
                     )
-                    options: list[tuple[str, str]] = [(_label(h.memory), h.memory.id) for h in result.closest]
                 else:
                     note.value = _plural(len(result.hits), "match", "matches")
-                    options = [(_label(h.memory), h.memory.id) for h in result.hits]
+                # How sure each hit is, in the words of the verdict (weak under an abstention).
+                sure.update({h.memory.id: _sure(h, word) for h, word in hit_words(result)})
+                options: list[tuple[str, str]] = [(_label(h.memory, sure[h.memory.id]), h.memory.id)
+                                                  for h, _ in hit_words(result)]
             else:
                 memories = project.list(kind=kind.value or None, include_inactive=past.value)
                 note.value = (
@@ -186,7 +200,7 @@ def browser(project: Project, shell: Any = None) -> ipywidgets.Widget:
         except JupymemError as exc:
             detail.value = _error(exc.message)
             return
-        detail.value = detail_html(project, m)
+        detail.value = detail_html(project, m, sure.get(m.id))
         confirm.disabled = not (m.active and m.standing == UNCONFIRMED)
         retire.disabled = not m.active
 

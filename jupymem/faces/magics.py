@@ -175,7 +175,7 @@ class MemoryMagics(Magics):
         _display(_render().search_text(result), _render().search_html(result))
         from .progress import show_embedding
 
-        show_embedding(project)  # a large project's transformer vectors being made
+        show_embedding(project)  # the transformer loading and embedding, from the first search
 
     def _block(self, args: Any) -> None:
         print(self._need().block(args.cap).text)

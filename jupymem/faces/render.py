@@ -21,7 +21,8 @@ altered: ``block_text`` returns it byte for byte. Stdlib only, cheap to import.
 from __future__ import annotations
 
 from .render_common import (  # noqa: F401 (the limits and small words are the faces' too)
-    LINE_CHARS, NOT_CONFIDENT, SAID_CHARS, Output, author_name, confidence_word, fixed_in, kind_class, when,
+    LINE_CHARS, NOT_CONFIDENT, SAID_CHARS, Output, author_name, confidence_word, fixed_in, hit_words, kind_class,
+    when,
 )
 from .render_html import (  # noqa: F401
     HTML_CLIP_CHARS, block_html, evidence_html, history_html, memories_html, memory_html, recorded_html, said_html,
@@ -63,4 +64,5 @@ __all__ = [
     "block_text",
     "block_html",
     "confidence_word",
+    "hit_words",
 ]

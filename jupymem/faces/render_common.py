@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..models import _Record
 from ..intake.text import strip_control
 from ..models import (
-    KINDS, Fix, HistoryEntry, Memory, Recorded, SearchResult, kind_rank,
+    KINDS, Fix, Hit, HistoryEntry, Memory, Recorded, SearchResult, kind_rank,
 )
 
 if TYPE_CHECKING:
@@ -175,11 +175,23 @@ def _grouped(memories: Sequence[Memory]) -> list[tuple[str, list[Memory]]]:
     return list(groups.items())
 
 
-def confidence_word(confidence: float) -> str:
-    """strong / likely / weak: how sure search is that a hit answers the query."""
+def confidence_word(confidence: float, *, answered: bool = True) -> str:
+    """strong / likely / weak: how sure search is that a hit answers the query.
+
+    ``answered``: whether the search's verdict answered (``SearchResult.status`` "ok"). When
+    it abstained, the closest memories it still shows are "weak" whatever their score: the
+    heading above them says no memory answers confidently, and a row under it that read
+    "likely" would say the opposite. Every face (text, HTML, REST for the sidebar) words a
+    hit through this, so they agree with each other and with the verdict."""
     from ..retrieval.answerable import level  # retrieval's thresholds; a light module
 
-    return level(confidence)
+    return level(confidence) if answered else "weak"
+
+
+def hit_words(result: SearchResult) -> list[tuple[Hit, str]]:
+    """The hits a person sees (the closest ones when it abstained), each with its word."""
+    answered = not result.abstained
+    return [(h, confidence_word(h.confidence, answered=answered)) for h in (result.hits if answered else result.closest)]
 
 
 def _legs_note(result: SearchResult) -> str:
@@ -198,7 +210,8 @@ NOT_CONFIDENT = "No memory answers this confidently."
 # What a history detail's keys mean, per action ("by" is the replacement of a superseded
 # memory, and the kind of confirmer of a confirmation; "who" wrote the event).
 _DETAIL_LABELS = {("superseded", "by"): "replaced by", ("supersedes", "old"): "replaces",
-                  ("confirmed", "by"): "as", ("recorded", "supersedes"): "replaces"}
+                  ("confirmed", "by"): "as", ("recorded", "supersedes"): "replaces",
+                  ("reopened", "supersedes"): "replaces"}
 
 
 def _detail(h: HistoryEntry) -> str:

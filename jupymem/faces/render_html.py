@@ -148,9 +148,9 @@ def memories_html(memories: Sequence[Memory], empty: str = "No memories.") -> st
     return _table(rows, header=("kind", "id", "statement", "by"))
 
 
-def _confidence_bar(confidence: float) -> str:
+def _confidence_bar(confidence: float, answered: bool = True) -> str:
     width = round(max(0.0, min(1.0, confidence)) * 40)
-    word = confidence_word(confidence)
+    word = confidence_word(confidence, answered=answered)
     return (
         f"<span title='confidence {confidence:.2f}' style='white-space:nowrap'>"
         f"<span style='display:inline-block;width:40px;height:.55em;border:1px solid currentColor;"
@@ -166,7 +166,7 @@ def search_html(result: SearchResult) -> str:
         note = _legs_note(result)
         return (
             f"<div><b>{_e(NOT_CONFIDENT)}</b> Closest memories{_e(note)}:</div>"
-            + _hits_table(result.closest)
+            + _hits_table(result.closest, answered=False)
         )
     out = _hits_table(result.hits)
     note = _legs_note(result)
@@ -177,7 +177,7 @@ def search_html(result: SearchResult) -> str:
     return out
 
 
-def _hits_table(hits: Sequence[Hit]) -> str:
+def _hits_table(hits: Sequence[Hit], answered: bool = True) -> str:
     rows = []
     for hit in hits:
         m = hit.memory
@@ -188,7 +188,7 @@ def _hits_table(hits: Sequence[Hit]) -> str:
                 f"{_ID}{_e(m.id)}</code>",
                 (marks + " " if marks else "") + _statement_cell(m),
                 _e(m.standing),
-                _confidence_bar(hit.confidence),
+                _confidence_bar(hit.confidence, answered),
             )
         )
     return _table(rows, header=("kind", "id", "statement", "standing", "confidence"))

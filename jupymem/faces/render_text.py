@@ -148,13 +148,14 @@ def memories_text(memories: Sequence[Memory], empty: str = "No memories.") -> st
     return "\n".join(lines)
 
 
-def _hit_lines(hits: Sequence[Hit]) -> list[str]:
+def _hit_lines(hits: Sequence[Hit], answered: bool = True) -> list[str]:
     lines = []
     for hit in hits:
         m = hit.memory
         marks = " ".join(_marks(m))
+        word = confidence_word(hit.confidence, answered=answered)
         lines.append(
-            f"  {m.id}  {m.kind:<10}  {confidence_word(hit.confidence):<6} {hit.confidence:.2f}  "
+            f"  {m.id}  {m.kind:<10}  {word:<6} {hit.confidence:.2f}  "
             f"{marks + ' ' if marks else ''}{_clip(_one_line(m.statement), LINE_CHARS)}"
         )
     return lines
@@ -165,7 +166,7 @@ def search_text(result: SearchResult) -> str:
         if not result.closest:
             return f"No match (abstained): {result.reason or 'nothing matches closely enough'}."
         # A verdict never hides memory from a person: the nearest ones, said to be unsure.
-        return "\n".join([f"{NOT_CONFIDENT} Closest memories{_legs_note(result)}:", *_hit_lines(result.closest)])
+        return "\n".join([f"{NOT_CONFIDENT} Closest memories{_legs_note(result)}:", *_hit_lines(result.closest, answered=False)])
     n = len(result.hits)
     lines = [f"{n} {'match' if n == 1 else 'matches'}{_legs_note(result)}:", *_hit_lines(result.hits)]
     if result.full is not None:

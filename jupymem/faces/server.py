@@ -14,8 +14,11 @@ Routes (``path`` is a query parameter on GET and a body field on POST):
                                        ``server_root_in_repo`` (for notebook links)
 ``POST init``                          binds the repository; answers like ``status``
 ``GET  memories?q&kind&all&limit``     ``SearchResult`` (each hit with ``level``, the
-                                       word for its confidence) when ``q`` is given, else a
-``     &offset``                       page ``{memories, total, offset, revision}``
+                                       word for its confidence, and ``retrieval``: the
+                                       legs and encoders after it) when ``q`` is given,
+``     &offset&per_kind``              else a page ``{memories, total, offset, revision}``;
+                                       with ``per_kind=N`` the first N of every kind and
+                                       ``kinds``, each kind's count
 ``POST memories``                      records (initializes on the first record);
                                        body: statement, kind, topic, evidence,
                                        supersedes, recorder, quote, cell_id,
@@ -75,7 +78,7 @@ from ..core.project import Project
 from ..intake.translate import check_first_record
 from ..core.opening import init_project
 from ..storage.damage import storage_error
-from .render_common import confidence_word
+from . import rest_lists
 from .paths import BadPath, PathNotFound, PathOutsideRoot, PathTooLong, resolve_path
 
 __all__ = ["JupymemApp", "BadPath", "PathNotFound", "PathOutsideRoot", "PathTooLong", "resolve_path", "to_json"]
@@ -225,7 +228,17 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
         repo = Path(out["root"]) if out["root"] else None
         out["root_path"] = _relative_posix(repo, root) if repo else None
         out["server_root_in_repo"] = _relative_posix(root, repo) if repo else None
+        if out.get("retrieval"):
+            out["retrieval"] = self.with_plan(out["retrieval"])
         return out
+
+    def with_plan(self, retrieval: dict[str, Any]) -> dict[str, Any]:
+        """``retrieval`` plus ``encoders``: what JUPYMEM_ENCODER asks this server for ("transformer",
+        "static" or "none"), so the sidebar can tell "not loaded yet" from "turned off"."""
+        from ..retrieval.tiers import plan
+
+        asked = plan(self.core.encoder)
+        return {**retrieval, "encoders": "none" if asked.off else "transformer" if asked.transformer else "static"}
 
 
 @overload
@@ -311,17 +324,17 @@ class MemoriesHandler(_Handler):
         # a client can use at once; `total` says how many there are.
         limit = self.arg_int("limit", 10 if query.strip() else LIST_PAGE, 1, 200 if query.strip() else LIST_MAX)
         offset = self.arg_int("offset", 0, 0, 10**9)
+        raw_per_kind = self.arg_str("per_kind")
+        per_kind = self.arg_int("per_kind", 0, 1, LIST_MAX) if raw_per_kind else None
 
         def work() -> dict[str, Any]:
             proj = self.existing(target)
             if query.strip():
                 kinds = [kind] if kind else None
-                found = to_json(proj.search(query, limit, include_inactive=include_inactive, kinds=kinds))
-                # The word every other face prints for a hit's confidence (strong / likely / weak,
-                # retrieval's calibrated thresholds), so the sidebar says the same.
-                for hit in [*found["hits"], *(found.get("closest") or [])]:
-                    hit["level"] = confidence_word(hit["confidence"])
-                return found
+                result = proj.search(query, limit, include_inactive=include_inactive, kinds=kinds)
+                return rest_lists.search_answer(result, self.with_plan(proj.dense_status().to_dict()))
+            if per_kind is not None:
+                return rest_lists.by_kind(proj, kind, include_inactive, per_kind)
             memories = proj.list(kind=kind, include_inactive=include_inactive, limit=limit, offset=offset)
             return {
                 "memories": to_json(memories),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -254,9 +255,37 @@ _HINTS = (
 )
 
 
+# What providers' clients say when no key was given at all (the OpenAI client's "Missing
+# credentials", Anthropic's "Missing Anthropic API Key", Gemini's "Missing Gemini API key"...).
+# litellm files the first under InternalServerError, so without this a missing key read as
+# "the provider had a server error".
+_NO_KEY = re.compile(
+    r"missing (?:\w+ )?(?:credentials|api[ _]?key|auth)|no (?:api[ _]?)?key (?:is )?set|api_key client option must be set",
+    re.IGNORECASE,
+)
+
+
+def _missing_key(model: str, detail: str) -> ModelError | None:
+    """A ModelError naming the setting when the call failed because no key is set, else None."""
+    if not _NO_KEY.search(detail):
+        return None
+    try:  # which variables this provider reads (litellm knows; nothing is sent)
+        wanted = list(load().validate_environment(model=model).get("missing_keys") or [])
+    except Exception:  # an unknown provider: the message below still says what is missing
+        wanted = []
+    names = " or ".join(wanted) if wanted else "the provider's API key variable (e.g. OPENAI_API_KEY)"
+    return ModelError(
+        f"The model {model} failed: no API key is set for its provider. Set {names} in the environment "
+        f"the kernel was started from and restart the kernel. ({detail})"
+    )
+
+
 def _model_error(model: str, exc: BaseException) -> ModelError:
     names = {cls.__name__ for cls in type(exc).__mro__}
     detail = redact(_first_line(getattr(exc, "message", None) or str(exc)))
+    missing = _missing_key(model, detail)
+    if missing is not None:
+        return missing
     if "LLM Provider NOT provided" in detail:
         names.add("LiteLLMUnknownProvider")
     if "connection error" in detail.lower():  # litellm reports these as InternalServerError

@@ -59,12 +59,22 @@ export class JupymemApi {
     return this.post('init', { path });
   }
 
-  /** One page of memories in block order (the server's default page is 200). */
+  /**
+   * One page of memories in block order (the server's default page is 200); with
+   * `perKind`, the first `perKind` of every kind and each kind's count (`kinds`).
+   */
   list(
     path: string,
-    opts: { kind?: string; all?: boolean; limit?: number; offset?: number } = {}
+    opts: { kind?: string; all?: boolean; limit?: number; offset?: number; perKind?: number } = {}
   ): Promise<IListResult> {
-    return this.get('memories', { path, kind: opts.kind, all: opts.all, limit: opts.limit, offset: opts.offset });
+    return this.get('memories', {
+      path,
+      kind: opts.kind,
+      all: opts.all,
+      limit: opts.limit,
+      offset: opts.offset,
+      per_kind: opts.perKind
+    });
   }
 
   search(

@@ -1,9 +1,18 @@
 /**
- * The jupymem sidebar plugin: a left-area panel for the memory of the
- * repository that holds the document in focus (or, with no document in
- * focus, the file browser's folder).
+ * The jupymem sidebar plugin: a side panel for the memory of the repository
+ * that holds the document in focus (or, with no document in focus, the file
+ * browser's folder).
+ *
+ * It runs in JupyterLab and in Jupyter Notebook 7 alike: it asks only for what
+ * both front ends provide (the shell's `add(widget, 'left')`, `currentWidget`
+ * and `currentChanged`, the document manager). `ILabShell` is optional: Notebook
+ * has none, and requiring it failed the plugin there ("No provider for
+ * ILabShell"). A command opens the panel, from the palette and with a shortcut
+ * (schema/sidebar.json, so a person can rebind it), which Notebook needs most:
+ * its side panels start hidden.
  */
 import { ILabShell, ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { NotebookPanel } from '@jupyterlab/notebook';
@@ -25,6 +34,9 @@ const iconSvg =
   '"/></svg>';
 
 export const memoryIcon = new LabIcon({ name: 'jupymem:memory', svgstr: iconSvg });
+
+/** The command that shows the panel (the palette's "Open project memory", the shortcut). */
+export const OPEN_COMMAND = 'jupymem:open';
 
 async function revealCell(widget: Widget | undefined, cellId: string | null): Promise<void> {
   if (!cellId || !(widget instanceof NotebookPanel)) {
@@ -49,14 +61,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jupymem:sidebar',
   description: "Browse and curate the memory of the repository you are working in.",
   autoStart: true,
-  requires: [ILabShell, IDocumentManager],
-  optional: [ILayoutRestorer, IDefaultFileBrowser],
+  requires: [IDocumentManager],
+  optional: [ILabShell, ILayoutRestorer, IDefaultFileBrowser, ICommandPalette],
   activate: (
     app: JupyterFrontEnd,
-    labShell: ILabShell,
     docManager: IDocumentManager,
+    labShell: ILabShell | null,
     restorer: ILayoutRestorer | null,
-    fileBrowser: IDefaultFileBrowser | null
+    fileBrowser: IDefaultFileBrowser | null,
+    palette: ICommandPalette | null
   ) => {
     const settings = ServerConnection.makeSettings();
     const api = new JupymemApi(settings.baseUrl, (url, init) => ServerConnection.makeRequest(url, init, settings));
@@ -70,11 +83,36 @@ const plugin: JupyterFrontEndPlugin<void> = {
     sidebar.id = 'jupymem-sidebar';
     sidebar.title.icon = memoryIcon;
     sidebar.title.caption = 'Project memory';
+    if (!labShell) {
+      // Notebook lists its side panels by label (View > Left Sidebar): name it there.
+      sidebar.title.label = 'Project memory';
+    }
     app.shell.add(sidebar, 'left', { rank: 600 });
     restorer?.add(sidebar, 'jupymem-sidebar');
 
+    app.commands.addCommand(OPEN_COMMAND, {
+      label: 'Open project memory',
+      caption: "Show the memory of this document's repository",
+      icon: memoryIcon,
+      execute: () => {
+        // Notebook's shell expands a side panel with expandLeft (its activateById finds side
+        // panels only from 7.3 or so); JupyterLab's activateById opens it in the left area.
+        const notebookShell = app.shell as { expandLeft?: (id?: string) => void };
+        if (!labShell && typeof notebookShell.expandLeft === 'function') {
+          notebookShell.expandLeft(sidebar.id);
+        } else {
+          app.shell.activateById(sidebar.id);
+        }
+        // Straight to the search box, where a person who asked for memory starts.
+        requestAnimationFrame(() => sidebar.node.querySelector<HTMLInputElement>('.jp-jupymem-search-input')?.focus());
+      }
+    });
+    palette?.addItem({ command: OPEN_COMMAND, category: 'Project memory' });
+
+    // The document in focus: JupyterLab's shell and Notebook's both say which and when.
+    const shell = app.shell;
     const follow = () => {
-      const current = labShell.currentWidget;
+      const current = shell.currentWidget;
       const context = current ? docManager.contextForWidget(current) : undefined;
       if (context) {
         sidebar.setPath(localPath(context.path));
@@ -82,9 +120,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
         sidebar.setPath(localPath(fileBrowser.model.path));
       }
     };
-    labShell.currentChanged.connect(follow);
+    shell.currentChanged?.connect(follow);
     fileBrowser?.model.pathChanged.connect(() => {
-      if (!labShell.currentWidget || !docManager.contextForWidget(labShell.currentWidget)) {
+      if (!shell.currentWidget || !docManager.contextForWidget(shell.currentWidget)) {
         follow();
       }
     });

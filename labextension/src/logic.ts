@@ -125,7 +125,7 @@ export function formatBytes(n: number): string {
 }
 
 export interface IConfidence {
-  word: 'strong' | 'likely' | 'weak' | 'alike';
+  word: 'strong' | 'likely' | 'weak';
   percent: number; // 0..100, the bar's length
   title: string;
 }
@@ -134,24 +134,27 @@ export interface IConfidence {
  * How sure search is of a hit, for people: a word and a bar instead of a
  * bare score. The word is the server's `level`, the one the text and HTML
  * output print too ("strong" only where retrieval's calibration says a first
- * hit is right at least 90% of the time); a server that sends no level gets
- * "likely" from 0.5 and never "strong". Null when the server gives no
+ * hit is right at least 90% of the time; "weak" for every closest memory of
+ * an abstention, whatever its score, as the verdict says none answers). A
+ * server that sends no level gets "likely" from 0.5 and never "strong", and
+ * `answered` false makes it "weak" too. Null when the server gives no
  * confidence (older servers), so the row simply shows none.
  */
-export function confidenceOf(confidence: number | null | undefined, level?: string | null): IConfidence | null {
+export function confidenceOf(
+  confidence: number | null | undefined,
+  level?: string | null,
+  answered = true
+): IConfidence | null {
   if (typeof confidence !== 'number' || !Number.isFinite(confidence)) {
     return null;
   }
   const c = Math.min(1, Math.max(0, confidence));
-  const word = level === 'strong' || level === 'likely' || level === 'weak' ? level : c >= 0.5 ? 'likely' : 'weak';
+  const said = level === 'strong' || level === 'likely' || level === 'weak' ? level : c >= 0.5 ? 'likely' : 'weak';
+  const word = answered ? said : 'weak';
   const percent = Math.round(c * 100);
-  return { word, percent, title: `${word} match (confidence ${percent}%)` };
+  const why = answered ? '' : ': no memory answers this confidently';
+  return { word, percent, title: `${word} match (confidence ${percent}%)${why}` };
 }
-
-/** Hits whose confidence lies within this much of the best one are "alike" it. */
-export const ALIKE = 0.05;
-/** How many alike hits at the top make a crowd: then none of them stands out. */
-export const CROWD = 3;
 
 export interface IRankedHit<H> {
   hit: H;
@@ -159,44 +162,21 @@ export interface IRankedHit<H> {
 }
 
 /**
- * Search hits in the order of the confidence shown, with the word each one wears.
- *
- * The confidence comes from the retrieval layer, and it says how well a memory's words
- * meet the query, not whether it answers: ten memories that share one word with the
- * query all come back near 0.8. When at least CROWD hits sit within ALIKE of the best,
- * the query picked out none of them, so calling any one "strong" or "likely" would be
- * a claim nobody made: the crowd wears "alike" (the list says none stands out), and a
- * hit below it is "weak", since it ranks under memories that do not stand out either.
- * Otherwise each hit keeps the server's word for its confidence. Ties keep
- * the server's order, and hits without a confidence (older servers) go last.
+ * Search hits in the order of the confidence shown, each with the server's word for it:
+ * the panel adds no rule of its own (an earlier one called three hits within 5% of each
+ * other "alike" and told correct answers they "may only share a word with the query").
+ * `answered`: whether the verdict answered; the closest memories of an abstention are
+ * all "weak", so no row under "No memory answers this confidently" reads "likely". Ties
+ * keep the server's order, and hits without a confidence (older servers) go last.
  */
 export function rankHits<H extends { confidence?: number; level?: string }>(
-  hits: readonly H[]
-): { ranked: IRankedHit<H>[]; crowded: number } {
-  const order = hits
+  hits: readonly H[],
+  answered = true
+): IRankedHit<H>[] {
+  return hits
     .map((hit, i) => ({ hit, i, c: typeof hit.confidence === 'number' && Number.isFinite(hit.confidence) ? hit.confidence : -1 }))
-    .sort((a, b) => b.c - a.c || a.i - b.i);
-  const top = order.length ? order[0].c : -1;
-  const alike = top < 0 ? 0 : order.filter(o => o.c >= 0 && top - o.c <= ALIKE).length;
-  const crowded = alike >= CROWD ? alike : 0;
-  const ranked = order.map((o, n) => {
-    const sure = confidenceOf(o.hit.confidence, o.hit.level);
-    if (!sure || !crowded) {
-      return { hit: o.hit, sure };
-    }
-    if (n < crowded) {
-      return {
-        hit: o.hit,
-        sure: {
-          ...sure,
-          word: 'alike' as const,
-          title: `one of ${crowded} memories that match about equally (confidence ${sure.percent}%): none stands out`
-        }
-      };
-    }
-    return { hit: o.hit, sure: { ...sure, word: 'weak' as const, title: `weak match (confidence ${sure.percent}%): it ranks below a crowd` } };
-  });
-  return { ranked, crowded };
+    .sort((a, b) => b.c - a.c || a.i - b.i)
+    .map(o => ({ hit: o.hit, sure: confidenceOf(o.hit.confidence, o.hit.level, answered) }));
 }
 
 /**
@@ -349,6 +329,41 @@ export function repoState(status: IStatus | null): RepoState {
   return { state: 'ready' };
 }
 
+/** One line of a memory's history, as the detail view lists it. */
+export interface IHistoryLine {
+  key: string;
+  at: string;
+  text: string;
+}
+
+/** What the core writes when a statement already recorded becomes a replacement (core/recording.py). */
+const RESTATED = 'restated as the replacement of ';
+
+/**
+ * A memory's history for people, one line per step. "Supersede instead" (or recording a
+ * statement again as the replacement of another) writes two events when the memory
+ * takes the replaced one's kind or topic: it is retired, then reopened as the
+ * replacement. That is one step, and reads as one: "supersedes m-…", not "retired:
+ * restated as … / recorded again".
+ */
+export function historyLines(entries: readonly IHistoryEntry[]): IHistoryLine[] {
+  const out: IHistoryLine[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const h = entries[i];
+    const next = entries[i + 1];
+    const reason = typeof h.detail?.reason === 'string' ? (h.detail.reason as string) : '';
+    const replaced = next && typeof next.detail?.supersedes === 'string' ? (next.detail.supersedes as string) : null;
+    if (h.action === 'retired' && reason.startsWith(RESTATED) && next?.action === 'reopened' && replaced) {
+      const who = typeof next.detail.who === 'string' && next.detail.who ? ` (${next.detail.who})` : '';
+      out.push({ key: `${next.seq}-supersedes`, at: next.at, text: `supersedes ${shortId(replaced)}${who}` });
+      i++;
+      continue;
+    }
+    out.push({ key: `${h.seq}-${h.action}`, at: h.at, text: describeHistory(h) });
+  }
+  return out;
+}
+
 /** One line for a history entry, for people, ending with who wrote the event. */
 export function describeHistory(entry: IHistoryEntry): string {
   const d = entry.detail ?? {};
@@ -374,8 +389,10 @@ function describeAction(entry: IHistoryEntry): string {
       return typeof d.reason === 'string' && d.reason ? `retired: ${d.reason}` : 'retired';
     case 'confirmed':
       return d.by === 'assistant' ? 'confirmed by an assistant' : 'confirmed by a person';
-    case 'reopened':
-      return 'recorded again';
+    case 'reopened': {
+      const old = other('supersedes');
+      return old ? `supersedes ${old}` : 'recorded again';
+    }
     default:
       return entry.action;
   }
@@ -440,27 +457,65 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, wait: nu
  * failures' own counter (a failure or its fix is not an event in memory's log).
  */
 export function statusToken(s: Pick<IStatus, 'revision' | 'staged_revision' | 'retrieval'>): string {
-  // The transformer's progress and take-over change what the panel says, not memory.
+  // The encoders' load, the transformer's progress and take-over change what the panel says, not memory.
   const r = s.retrieval;
   const base = `${s.revision}/${s.staged_revision ?? 0}`;
-  return r ? `${base}/${r.tier ?? ''}:${r.embedding?.done ?? ''}` : base;
+  return r ? `${base}/${r.tier ?? ''}:${r.static_encoder ?? ''}:${r.transformer ?? ''}:${r.embedding?.done ?? ''}` : base;
 }
 
-/** What the panel says about search: which legs answer, and the transformer's progress. */
-export function meaningView(r: IRetrieval | null | undefined): { label: string; done?: number; total?: number } {
+/**
+ * What the panel says about search: which legs answer, and what is still loading.
+ * `busy` asks for a bar: `done`/`total` while the transformer embeds memories (a
+ * measured bar), none while an encoder loads (a bar that only says it is working).
+ * Worded from the legs' states, never from an encoder's own note ("… loaded in 0.12 s"
+ * read as if it were why search used words only).
+ */
+export function meaningView(r: IRetrieval | null | undefined): {
+  label: string;
+  busy?: boolean;
+  done?: number;
+  total?: number;
+} {
   if (!r) {
     return { label: '' };
   }
+  if (r.encoders === 'none') {
+    return { label: 'Search: words only (meaning is turned off: JUPYMEM_ENCODER=none)' };
+  }
+  const static_ = r.static_encoder ?? '';
+  const tx = r.transformer ?? '';
+  const loading = (state: string) => state === 'loading';
   if (r.embedding && r.embedding.total > 0) {
     const { done, total } = r.embedding;
+    const meanwhile = r.tier === 'static' ? 'the static model answers meanwhile' : 'words answer meanwhile';
     return {
-      label: `Search: the transformer is embedding memories, ${done.toLocaleString()} of ${total.toLocaleString()}; the static model answers meanwhile`,
+      label: `Search: the transformer is embedding memories, ${done.toLocaleString()} of ${total.toLocaleString()}; ${meanwhile}`,
+      busy: true,
       done,
       total
     };
   }
+  if (r.dense === 'on' && r.tier === 'transformer') {
+    return { label: 'Search: words and meaning (transformer encoder)' };
+  }
   if (r.dense === 'on') {
+    if (loading(tx) || (tx === 'off' && loading(static_))) {
+      return { label: 'Search: words and meaning (static encoder); the transformer is loading', busy: true };
+    }
+    if (tx === 'ready' || (tx === 'off' && static_ === 'ready' && r.reason)) {
+      return { label: 'Search: words and meaning (static encoder); the transformer takes over at the next search' };
+    }
     return { label: `Search: words and meaning (${r.tier ?? 'static'} encoder)` };
+  }
+  if (loading(static_) || loading(tx)) {
+    return { label: 'Search: words for now; the meaning models are loading', busy: true };
+  }
+  if (static_ === 'off' && tx === 'off' && (!r.reason || r.reason === 'not started yet')) {
+    return { label: 'Search: words; the meaning models load at the first search' };
+  }
+  const ready = static_ === 'ready' || tx === 'ready';
+  if (ready && !r.reason) {
+    return { label: 'Search: words; meaning answers from the next search' };
   }
   return { label: `Search: words only${r.reason ? ` (${r.reason})` : ''}` };
 }

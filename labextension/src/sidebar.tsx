@@ -24,7 +24,17 @@ import type {
   ISearchResult,
   IStatus
 } from './tokens';
-import { BlockPreview, Detail, Failures, GroupedList, Header, MeaningLine, SearchResults, SharingBar } from './views';
+import {
+  BlockPreview,
+  Detail,
+  Failures,
+  GroupedList,
+  Header,
+  MORE_PER_KIND,
+  MeaningLine,
+  SearchResults,
+  SharingBar
+} from './views';
 
 export interface ISidebarOptions {
   api: JupymemApi;
@@ -65,8 +75,12 @@ export class MemorySidebar extends ReactWidget {
 type Tab = 'memories' | 'failures' | 'block';
 const TABS: Tab[] = ['memories', 'failures', 'block'];
 
-/** Memories fetched per page; more on request (search reaches all of them). */
-const PAGE = 1000;
+/**
+ * The first memories of each kind fetched at once, so that every kind shows its count and
+ * first rows whatever the project's size (a page of 1,000 in block order left the last
+ * kinds out of a 2,500-memory list); more of a kind on request, and search reaches all.
+ */
+const PER_KIND = 200;
 
 function message(err: unknown): string {
   if (err instanceof ApiError) {
@@ -90,7 +104,8 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const [path, setPath] = React.useState(host.path);
   const [status, setStatus] = React.useState<IStatus | null>(null);
   const [memories, setMemories] = React.useState<IMemory[] | null>(null);
-  const [total, setTotal] = React.useState(0);
+  // Each kind's count, for the list's headings (it holds the first PER_KIND rows of each).
+  const [totals, setTotals] = React.useState<Record<string, number> | null>(null);
   const [evidence, setEvidence] = React.useState<IEvidence[]>([]);
   const [block, setBlock] = React.useState<IBlock | null>(null);
   const [error, setError] = React.useState<string | null>(null);
@@ -108,6 +123,20 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   // A filtered search that finds nothing: what the kind filter hides that would answer.
   const [hidden, setHidden] = React.useState<{ query: string; kind: string; total: number; kinds: string } | null>(null);
   const recordButton = React.useRef<HTMLButtonElement | null>(null);
+  // The search bar stays in view while the list scrolls, and the group headings stick
+  // just under it: they need its height, which wraps with the panel's width.
+  const stuck = React.useRef<ResizeObserver | null>(null);
+  const searchBar = React.useCallback((el: HTMLDivElement | null) => {
+    stuck.current?.disconnect();
+    stuck.current = null;
+    if (!el || typeof ResizeObserver === 'undefined') {
+      return;
+    }
+    const measure = () => el.parentElement?.style.setProperty('--jp-jupymem-sticky-top', `${el.offsetHeight}px`);
+    stuck.current = new ResizeObserver(measure);
+    stuck.current.observe(el);
+    measure();
+  }, []);
   const [painted, setPainted] = React.useState(0);
   // The row to focus again after "Back" from its detail (keyboard users land where they were).
   const [returnTo, setReturnTo] = React.useState<string | null>(null);
@@ -138,6 +167,11 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
         const unfiltered = k && (r.status !== 'ok' || r.hits.length === 0) ? await api.search(p, q, { all }) : null;
         if (pathRef.current === p && queryRef.current === q) {
           setResult(r);
+          // The first search of a process starts the encoders: say so now, not at the next poll.
+          const retrieval = r.retrieval;
+          if (retrieval) {
+            setStatus(s => (s && pathRef.current === p ? { ...s, retrieval } : s));
+          }
           const h = unfiltered ? hiddenByFilter(k, unfiltered) : null;
           setHidden(h && { query: q, kind: k, total: h.total, kinds: h.kinds.map(c => `${c.count} ${c.kind}`).join(', ') });
         }
@@ -167,7 +201,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       }
       const { kind: k, showAll: all } = filters.current;
       const [list, ev, b] = await Promise.all([
-        api.list(p, { kind: k, all, limit: PAGE }),
+        api.list(p, { kind: k, all, perKind: PER_KIND }),
         api.evidence(p),
         api.block(p)
       ]);
@@ -176,7 +210,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       }
       performance.mark('jupymem:list-received');
       setMemories(list.memories);
-      setTotal(list.total);
+      setTotals(list.kinds ?? null);
       setEvidence(ev.evidence);
       setBlock(b);
       setError(null);
@@ -347,7 +381,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
               busy={busy}
               onBack={() => {
                 setError(null);
-                setReturnTo(detail.memory.id);
+                setReturnTo(detail.memory.id); // the list gives its row the focus once, then forgets it
                 setDetail(null);
               }}
               onOpenId={id => void open(id)}
@@ -405,7 +439,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
               </div>
               {tab === 'memories' && (
                 <div role="tabpanel" className="jp-jupymem-panel">
-                  <div className="jp-jupymem-search">
+                  <div className="jp-jupymem-search" ref={searchBar}>
                     <input
                       type="search"
                       className="jp-mod-styled jp-jupymem-search-input"
@@ -413,6 +447,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                       aria-label="Search memory"
                       value={query}
                       onChange={e => {
+                        setReturnTo(null); // typing: the focus stays here, whatever list comes next
                         setQuery(e.target.value);
                         if (!e.target.value.trim()) {
                           debouncedSearch.cancel();
@@ -508,50 +543,48 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                     </div>
                   )}
                   {query.trim() && result ? (
-                    <SearchResults result={result} onOpen={id => void open(id)} focusId={returnTo} />
+                    <SearchResults
+                      result={result}
+                      onOpen={id => void open(id)}
+                      focusId={returnTo}
+                      onFocused={() => setReturnTo(null)}
+                    />
                   ) : memories ? (
-                    <>
-                      <GroupedList
-                        memories={memories}
-                        onOpen={id => void open(id)}
-                        focusId={returnTo}
-                        empty={
-                          kind || showAll ? (
-                            <p className="jp-jupymem-muted">No {kind || ''} memories match these filters.</p>
-                          ) : (
-                            <p>
-                              Nothing recorded yet. Record the first memory with <b>+ Record</b> above, with{' '}
-                              <code>%%remember</code> in a notebook, or keep a failed cell as a lesson from the{' '}
-                              <b>Failures</b> tab.
-                            </p>
-                          )
-                        }
-                      />
-                      {total > memories.length && (
-                        <div className="jp-jupymem-more-pages">
-                          <span className="jp-jupymem-muted">
-                            Showing {memories.length} of {total}; search reaches all of them.
-                          </span>
-                          <button
-                            className="jp-mod-styled"
-                            disabled={busy}
-                            onClick={() =>
-                              void act(
-                                () =>
-                                  api.list(pathRef.current, { kind, all: showAll, limit: PAGE, offset: memories.length }),
-                                page => {
-                                  setMemories([...memories, ...page.memories]);
-                                  setTotal(page.total);
-                                },
-                                false
-                              )
-                            }
-                          >
-                            Load {Math.min(PAGE, total - memories.length)} more
-                          </button>
-                        </div>
-                      )}
-                    </>
+                    <GroupedList
+                      memories={memories}
+                      totals={totals}
+                      busy={busy}
+                      onOpen={id => void open(id)}
+                      onMore={k =>
+                        void act(
+                          () =>
+                            api.list(pathRef.current, {
+                              kind: k,
+                              all: showAll,
+                              limit: MORE_PER_KIND,
+                              offset: memories.filter(m => m.kind === k).length
+                            }),
+                          page => {
+                            const have = new Set(memories.map(m => m.id));
+                            setMemories([...memories, ...page.memories.filter(m => !have.has(m.id))]);
+                          },
+                          false
+                        )
+                      }
+                      focusId={returnTo}
+                      onFocused={() => setReturnTo(null)}
+                      empty={
+                        kind || showAll ? (
+                          <p className="jp-jupymem-muted">No {kind || ''} memories match these filters.</p>
+                        ) : (
+                          <p>
+                            Nothing recorded yet. Record the first memory with <b>+ Record</b> above, with{' '}
+                            <code>%%remember</code> in a notebook, or keep a failed cell as a lesson from the{' '}
+                            <b>Failures</b> tab.
+                          </p>
+                        )
+                      }
+                    />
                   ) : (
                     <p className="jp-jupymem-muted">Loading…</p>
                   )}

@@ -121,7 +121,7 @@ export interface IHit {
   score: number;
   /** 0..1, how sure search is that this memory answers the query (absent from older servers). */
   confidence?: number;
-  /** The word every face shows for that confidence, from retrieval's calibrated thresholds. */
+  /** The word every face shows for that confidence, from retrieval's calibrated thresholds ("weak" under an abstention). */
   level?: 'strong' | 'likely' | 'weak';
   legs: string[];
 }
@@ -134,6 +134,8 @@ export interface ISearchResult {
   reason: string | null;
   /** When it abstained: the nearest memories all the same, for a person to judge (absent from older servers). */
   closest?: IHit[];
+  /** The legs and encoders after this search (its first in a process starts them loading). */
+  retrieval?: IRetrieval | null;
 }
 
 export interface IBlock {
@@ -187,7 +189,11 @@ export interface IRetrieval {
   tier?: string | null;
   /** Why the dense leg is off, or why the transformer does not answer yet. */
   reason?: string | null;
+  /** Each encoder's state in the server's process: "off" (not started), "loading", "ready", "failed". */
+  static_encoder?: string;
   transformer?: string;
+  /** What JUPYMEM_ENCODER asks the server for (jupymem/faces/server.py adds it). */
+  encoders?: 'transformer' | 'static' | 'none';
   /** The transformer's background embedding, while it runs. */
   embedding?: { done: number; total: number } | null;
 }
@@ -220,6 +226,8 @@ export interface IListResult {
   total: number; // every memory that matches, across pages
   offset: number;
   revision: number;
+  /** `per_kind` lists: each kind's count (the memories hold the first rows of each). */
+  kinds?: Record<string, number>;
 }
 
 export interface IMemoryDetail {

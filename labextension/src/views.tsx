@@ -11,12 +11,12 @@ import {
   blockCaption,
   blockMeter,
   countChips,
-  describeHistory,
   diffLines,
   disputeText,
   excerptSource,
   fixedIn,
   groupByKind,
+  historyLines,
   lessonDraft,
   meaningView,
   nextRow,
@@ -39,6 +39,9 @@ export const ROWS_PER_KIND = 200;
  * A screenful is up on its own, so a large project paints at once.
  */
 export const FIRST_ROWS_PER_KIND = 25;
+
+/** Rows of one kind fetched per "Show more" once the list holds none of it left to show. */
+export const MORE_PER_KIND = 500;
 
 function afterPaint(fn: () => void): void {
   requestAnimationFrame(() => setTimeout(fn, 0));
@@ -181,9 +184,12 @@ export function MeaningLine(props: { status: IStatus }): JSX.Element | null {
   }
   return (
     <div className="jp-jupymem-muted jp-jupymem-meaning" role="status">
-      {view.total !== undefined && (
-        <progress max={view.total} value={view.done} aria-label="Memories embedded by the transformer" />
-      )}{' '}
+      {view.busy &&
+        (view.total !== undefined ? (
+          <progress max={view.total} value={view.done} aria-label="Memories embedded by the transformer" />
+        ) : (
+          <progress aria-label="Loading the meaning models" />
+        ))}{' '}
       {view.label}
     </div>
   );
@@ -238,16 +244,20 @@ export function MemoryRow(props: IRowProps): JSX.Element {
  * row, Up/Down/Home/End move between rows, Enter opens (the row is a button).
  * `focusId` puts the focus back on a row, e.g. after "Back" from its detail.
  */
-function useRovingRows(ids: readonly string[], focusId?: string | null) {
+function useRovingRows(ids: readonly string[], focusId?: string | null, onFocused?: () => void) {
   const container = React.useRef<HTMLElement | null>(null);
   const [active, setActive] = React.useState<string | null>(null);
   const current = active !== null && ids.includes(active) ? active : ids[0] ?? null;
   const rowButton = (id: string) =>
     container.current?.querySelector<HTMLButtonElement>(`button[data-memory-id="${CSS.escape(id)}"]`) ?? null;
+  // Once only: the row takes the focus back, and the panel forgets it (`onFocused`), so a
+  // list drawn later (search results, the list again after clearing the box) never takes
+  // the focus from the search box mid-word.
   React.useEffect(() => {
     if (focusId && ids.includes(focusId)) {
       setActive(focusId);
       rowButton(focusId)?.focus();
+      onFocused?.();
     }
   }, [focusId]);
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -271,8 +281,14 @@ function useRovingRows(ids: readonly string[], focusId?: string | null) {
 
 export function GroupedList(props: {
   memories: IMemory[];
+  /** Each kind's count, when the list holds only the first rows of each (`per_kind`). */
+  totals?: Record<string, number> | null;
   onOpen: (id: string) => void;
+  /** Fetch the next rows of a kind the list holds only the first of. */
+  onMore?: (kind: string) => void;
+  busy?: boolean;
   focusId?: string | null;
+  onFocused?: () => void;
   empty: React.ReactNode;
 }): JSX.Element {
   const [expanded, setExpanded] = React.useState<Record<string, boolean>>({});
@@ -281,7 +297,7 @@ export function GroupedList(props: {
   const cap = complete ? ROWS_PER_KIND : FIRST_ROWS_PER_KIND;
   const shownGroups = groups.map(g => ({ ...g, rows: expanded[g.kind] ? g.memories : g.memories.slice(0, cap) }));
   const ids = shownGroups.flatMap(g => g.rows.map(m => m.id));
-  const roving = useRovingRows(ids, props.focusId);
+  const roving = useRovingRows(ids, props.focusId, props.onFocused);
   React.useEffect(() => {
     if (!complete) {
       afterPaint(() => setComplete(true));
@@ -305,11 +321,13 @@ export function GroupedList(props: {
     >
       {shownGroups.map(g => {
         const rows = g.rows;
-        const more = g.memories.length - rows.length;
+        const total = Math.max(props.totals?.[g.kind] ?? g.memories.length, g.memories.length);
+        const loadedMore = g.memories.length - rows.length; // here, not shown yet
+        const more = total - rows.length;
         return (
           <section key={g.kind} className="jp-jupymem-group" aria-label={g.kind}>
             <h3 className={`jp-jupymem-group-title jp-jupymem-kind-${g.kind}`}>
-              {g.kind} <span className="jp-jupymem-muted">{g.memories.length}</span>
+              {g.kind} <span className="jp-jupymem-muted">{total}</span>
             </h3>
             <ul className="jp-jupymem-rows">
               {rows.map(m => (
@@ -323,8 +341,19 @@ export function GroupedList(props: {
               ))}
             </ul>
             {more > 0 && complete && (
-              <button className="jp-mod-styled jp-jupymem-more" onClick={() => setExpanded({ ...expanded, [g.kind]: true })}>
-                Show {more} more
+              <button
+                className="jp-mod-styled jp-jupymem-more"
+                disabled={props.busy}
+                onClick={() => {
+                  setExpanded({ ...expanded, [g.kind]: true });
+                  if (loadedMore <= 0) {
+                    props.onMore?.(g.kind);
+                  }
+                }}
+              >
+                {loadedMore > 0 || more <= MORE_PER_KIND
+                  ? `Show ${loadedMore > 0 ? loadedMore : more} more`
+                  : `Show ${MORE_PER_KIND} more (${more} not shown)`}
               </button>
             )}
           </section>
@@ -338,14 +367,17 @@ export function SearchResults(props: {
   result: ISearchResult;
   onOpen: (id: string) => void;
   focusId?: string | null;
+  onFocused?: () => void;
 }): JSX.Element {
   const r = props.result;
   const abstained = r.status === 'abstained';
-  // A verdict never hides memory from a person: an abstention still lists the nearest ones.
-  const { ranked, crowded } = React.useMemo(() => rankHits(abstained ? r.closest ?? [] : r.hits), [r]);
+  // A verdict never hides memory from a person: an abstention still lists the nearest ones,
+  // each worded as the verdict says ("weak": none answers), under a heading that says so.
+  const ranked = React.useMemo(() => rankHits(abstained ? r.closest ?? [] : r.hits, !abstained), [r]);
   const roving = useRovingRows(
     ranked.map(h => h.hit.memory.id),
-    props.focusId
+    props.focusId,
+    props.onFocused
   );
   if (abstained && ranked.length === 0) {
     return (
@@ -377,26 +409,14 @@ export function SearchResults(props: {
       ))}
     </ul>
   );
-  const crowd = crowded > 0 && (
-    <div className="jp-jupymem-crowded" role="status">
-      {crowded} memories match about equally, none stands out: they may only share a word with the query. Add
-      words to narrow it.
-    </div>
-  );
   if (!abstained) {
-    return (
-      <div>
-        {crowd}
-        {list}
-      </div>
-    );
+    return list;
   }
   return (
     <div>
       <div className="jp-jupymem-abstained" role="status">
         <b>No memory answers this confidently.</b> Closest memories:
       </div>
-      {crowd}
       {list}
     </div>
   );
@@ -679,9 +699,9 @@ export function Detail(props: IDetailProps): JSX.Element {
 
       <h3>History</h3>
       <ol className="jp-jupymem-history">
-        {history.map(h => (
-          <li key={`${h.seq}-${h.action}`}>
-            <span className="jp-jupymem-muted">{shortTime(h.at)}</span> {describeHistory(h)}
+        {historyLines(history).map(h => (
+          <li key={h.key}>
+            <span className="jp-jupymem-muted">{shortTime(h.at)}</span> {h.text}
           </li>
         ))}
       </ol>

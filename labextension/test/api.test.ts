@@ -38,6 +38,12 @@ describe('JupymemApi', () => {
     expect(calls[0].init.method).toBe('GET');
   });
 
+  it('asks for the first rows of every kind with per_kind', async () => {
+    const { api, calls } = fake(200, { memories: [], total: 0, offset: 0, revision: 1, kinds: {} });
+    await api.list('nb/a.ipynb', { perKind: 200 });
+    expect(calls[0].url).toBe('http://h/base/jupymem/api/memories?path=nb%2Fa.ipynb&per_kind=200');
+  });
+
   it('writes with POST and a JSON body that carries the path', async () => {
     const { api, calls } = fake(201, { id: 'm1' });
     await api.keep('a.ipynb', 'ev-0123abcd', { statement: 'Parse dates first', kind: 'procedure' });

@@ -17,6 +17,7 @@ import {
   fixedIn,
   groupByKind,
   hiddenByFilter,
+  historyLines,
   lessonDraft,
   localPath,
   memories,
@@ -261,6 +262,27 @@ describe('describeHistory', () => {
       'retired: stale (Ben <ben@example.com>)'
     );
     expect(describeHistory(e('confirmed', { by: 'person', who: 'Ana' }))).toBe('confirmed by a person (Ana)');
+    expect(describeHistory(e('reopened'))).toBe('recorded again');
+  });
+
+  it('reads a record that became a replacement ("Supersede instead") as one step', () => {
+    const e = (seq: number, action: string, detail: Record<string, unknown> = {}) => ({
+      memory_id: 'm-new',
+      seq,
+      at: `2025-01-0${seq}T00:00:00Z`,
+      action,
+      detail
+    });
+    const lines = historyLines([
+      e(1, 'recorded', { recorder: 'person' }),
+      e(2, 'retired', { reason: 'restated as the replacement of m-0123456789ab', who: 'Ana' }),
+      e(3, 'reopened', { supersedes: 'm-0123456789ab', who: 'Ana' })
+    ]);
+    expect(lines.map(l => l.text)).toEqual(['recorded', 'supersedes m-01234567 (Ana)']);
+    expect(lines[1].at).toBe('2025-01-03T00:00:00Z');
+    // A real retirement, and a statement recorded again later, keep their own lines.
+    const other = historyLines([e(1, 'recorded'), e(2, 'retired', { reason: 'stale' }), e(3, 'reopened')]);
+    expect(other.map(l => l.text)).toEqual(['recorded', 'retired: stale', 'recorded again']);
   });
 });
 
@@ -415,23 +437,23 @@ describe('rankHits', () => {
   const hit = (id: string, confidence?: number, level?: string) => ({ id, confidence, level });
 
   it('orders hits by the confidence shown, ties and missing ones in the order given', () => {
-    const { ranked, crowded } = rankHits([hit('a', 0.3), hit('b', 0.9999, 'strong'), hit('c'), hit('d', 0.3), hit('e', 0.6)]);
+    const ranked = rankHits([hit('a', 0.3), hit('b', 0.9999, 'strong'), hit('c'), hit('d', 0.3), hit('e', 0.6)]);
     expect(ranked.map(r => r.hit.id)).toEqual(['b', 'e', 'a', 'd', 'c']);
     expect(ranked.map(r => r.sure?.word ?? null)).toEqual(['strong', 'likely', 'weak', 'weak', null]);
-    expect(crowded).toBe(0);
   });
 
-  it('calls no hit strong when several match about equally', () => {
-    const hits = [0.81, 0.79, 0.8, 0.8, 0.55].map((c, i) => hit(`h${i}`, c));
-    const { ranked, crowded } = rankHits(hits);
-    expect(crowded).toBe(4);
-    expect(ranked.map(r => r.sure!.word)).toEqual(['alike', 'alike', 'alike', 'alike', 'weak']);
-    expect(ranked[0].sure!.title).toContain('none stands out');
+  it("wears the server's word, with no rule of its own for hits that match about equally", () => {
+    // Three correct join decisions at 99/99/95%: the verdict's words, never "may only share a word".
+    const ranked = rankHits([hit('a', 0.99, 'strong'), hit('b', 0.99, 'likely'), hit('c', 0.95, 'likely'), hit('d', 0.94, 'likely')]);
+    expect(ranked.map(r => r.sure!.word)).toEqual(['strong', 'likely', 'likely', 'likely']);
+    expect(ranked.map(r => r.sure!.title).join(' ')).not.toContain('share a word');
   });
 
-  it('keeps the words for one or two clear hits', () => {
-    expect(rankHits([hit('a', 0.9999, 'strong')]).ranked[0].sure!.word).toBe('strong');
-    expect(rankHits([hit('a', 0.9), hit('b', 0.88)]).crowded).toBe(0);
+  it('calls every closest memory of an abstention weak, whatever its score or level', () => {
+    const ranked = rankHits([hit('a', 0.84, 'likely'), hit('b', 0.3, 'weak')], false);
+    expect(ranked.map(r => r.sure!.word)).toEqual(['weak', 'weak']);
+    expect(ranked[0].sure!.percent).toBe(84);
+    expect(ranked[0].sure!.title).toContain('no memory answers this confidently');
   });
 });
 
@@ -502,21 +524,39 @@ describe('statusToken', () => {
     expect(statusToken({ revision: 3, staged_revision: 8 })).not.toBe(statusToken({ revision: 3, staged_revision: 7 }));
     expect(statusToken({ revision: 3 })).toBe('3/0');
   });
-  it('changes as the transformer embeds and takes over, so the panel says so', () => {
+  it('changes as the encoders load, the transformer embeds and takes over, so the panel says so', () => {
     const embedding = { legs: ['lexical', 'fuzzy', 'dense'], dense: 'on' as const, tier: 'static' };
     const a = statusToken({ revision: 3, retrieval: { ...embedding, embedding: { done: 512, total: 9000 } } });
     const b = statusToken({ revision: 3, retrieval: { ...embedding, embedding: { done: 1024, total: 9000 } } });
     const c = statusToken({ revision: 3, retrieval: { ...embedding, tier: 'transformer', embedding: null } });
-    expect(new Set([a, b, c]).size).toBe(3);
+    const d = statusToken({ revision: 3, retrieval: { ...embedding, transformer: 'loading' } });
+    const e = statusToken({ revision: 3, retrieval: { ...embedding, transformer: 'ready' } });
+    expect(new Set([a, b, c, d, e]).size).toBe(5);
   });
   it('says which legs answer and how far the transformer is', () => {
     expect(meaningView(null).label).toBe('');
     const on = meaningView({ legs: ['lexical', 'fuzzy', 'dense'], dense: 'on', tier: 'transformer' });
     expect(on.label).toBe('Search: words and meaning (transformer encoder)');
+    expect(on.busy).toBeFalsy();
     const busy = meaningView({ legs: [], dense: 'on', tier: 'static', embedding: { done: 1000, total: 4000 } });
-    expect(busy.total).toBe(4000);
+    expect([busy.busy, busy.total]).toEqual([true, 4000]);
     expect(busy.label).toContain('1,000 of 4,000');
     expect(meaningView({ legs: ['lexical'], dense: 'off', reason: 'turned off' }).label).toBe('Search: words only (turned off)');
+  });
+  it('shows a bar while an encoder loads, whatever the number of memories', () => {
+    const loading = meaningView({ legs: ['lexical'], dense: 'off', static_encoder: 'loading', transformer: 'off', reason: 'loading the bundled model' });
+    expect([loading.busy, loading.total]).toEqual([true, undefined]);
+    const tx = meaningView({ legs: [], dense: 'on', tier: 'static', static_encoder: 'ready', transformer: 'loading' });
+    expect(tx.busy).toBe(true);
+    expect(tx.label).toContain('the transformer is loading');
+  });
+  it("never words an encoder's own note as why search uses words only", () => {
+    const before = meaningView({ legs: ['lexical'], dense: 'off', static_encoder: 'off', transformer: 'off', reason: 'not started yet', encoders: 'transformer' });
+    expect(before.label).toBe('Search: words; the meaning models load at the first search');
+    const loaded = meaningView({ legs: ['lexical'], dense: 'off', static_encoder: 'ready', transformer: 'ready', reason: null });
+    expect(loaded.label).not.toContain('loaded in');
+    const off = meaningView({ legs: ['lexical'], dense: 'off', static_encoder: 'off', transformer: 'off', reason: 'not started yet', encoders: 'none' });
+    expect(off.label).toContain('JUPYMEM_ENCODER=none');
   });
 });
 
