@@ -255,6 +255,14 @@ def cranfield(args: argparse.Namespace) -> None:
 # --- question answering over sentences, with questions that have no answer --------------
 
 
+def _visible(text: str) -> str:
+    """Without invisible format characters (Unicode Cf: zero-width joiners, bidi marks),
+    which a few Wikipedia sentences carry by the dozen and jupymem refuses past 16."""
+    import unicodedata
+
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
 def wikiqa(args: argparse.Namespace) -> None:
     """WikiQA (Yang et al., EMNLP 2015): every candidate sentence of the split is a memory
     (one project; a sentence shared by two questions is written once); a question is
@@ -266,7 +274,7 @@ def wikiqa(args: argparse.Namespace) -> None:
     written: set[str] = set()
     questions: dict[str, tuple[str, list[str]]] = {}
     for qid, question, _doc, _title, sid, sentence, label in (r for r in rows if len(r) == 7):
-        if sid not in written and w.memory(sid, sentence):
+        if sid not in written and w.memory(sid, _visible(sentence)):
             written.add(sid)
         entry = questions.setdefault(qid, (question, []))
         if label.strip() == "1" and sid in written:
@@ -295,7 +303,7 @@ def squad2(args: argparse.Namespace) -> None:
         context = q["context"]
         if context not in paragraphs:
             n = len(paragraphs)
-            sentences = [s.strip() for s in _SENTENCE_END.split(context) if s.strip()]
+            sentences = [s.strip() for s in _SENTENCE_END.split(_visible(context)) if s.strip()]
             paragraphs[context] = [(f"p{n}-s{i}", s) for i, s in enumerate(sentences) if w.memory(f"p{n}-s{i}", s)]
         answer = truth.get(q["id"], {})
         if answer.get("is_impossible"):

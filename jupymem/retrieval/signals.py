@@ -89,6 +89,22 @@ HYBRID_FEATURES = LEXICAL_FEATURES + ("cosine", "margin", "soft_coverage", "soft
 LANGUAGE_CHARS = 600  # enough of a prompt to tell its language
 
 
+class Reading(NamedTuple):
+    """What of the question a memory leaves unaccounted for (``signals(reading=...)``), for
+    the verdict's own reading (``reading.py``), apart from the fitted models: per query term
+    the memory lacks, its weight share, how close the memory's nearest word comes in meaning
+    (0 without word vectors) and how specific the word is (None without the encoder); the
+    halves of the question's names it swaps ("*Kasimir* Ibarrondo" where the memory writes
+    Elodie Ibarrondo); the modifiers it swaps ("the *forecasting* model" where it writes the
+    churn model), each with whether memory uses that word elsewhere; and the attributes asked
+    of a name it names that it lacks ("Lena Park's *email*")."""
+
+    lacking: tuple[tuple[str, float, float, float | None], ...]  # (word, weight share, soft, specificity)
+    names_swapped: tuple[str, ...]
+    modifiers_swapped: tuple[tuple[str, bool], ...]  # (word, known to memory)
+    attributes_missed: tuple[str, ...]
+
+
 class Signals(NamedTuple):
     """One memory's signals for one query (the module's docstring says what each means)."""
 
@@ -291,17 +307,26 @@ def _token_matches(token: str, term: lexical.Term) -> bool:
     return token in (term.key, term.word) or token + "s" == term.word or token == term.word + "s"
 
 
-def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> bool:
-    """Does the memory hold one of two adjacent query words next to another word of its own?"""
+def _swapped(
+    q: QuerySide, hits: Sequence[bool], sequence: Sequence[str], lost: list[tuple[int, bool]] | None = None
+) -> bool:
+    """Does the memory hold one of two adjacent query words next to another word of its own?
+    ``lost``, when given, receives every query term the memory lacks in such a place, with
+    whether it stands before the shared word (a modifier: "the *forecasting* model" where
+    the memory writes "the churn model"; there a memory word ending in -ing counts too,
+    "the *staffing* model")."""
     distinct = set(sequence)
     kept_at: dict[int, list[int]] = {}  # query term -> where the memory has it
     foreign = q.foreign_words  # a memory word -> matches no query term
+    found = False
     for a, b in q.pairs:
         if hits[a] == hits[b]:
             continue
-        kept, lost = (b, a) if hits[b] else (a, b)
-        if q.terms[lost].word.endswith(_PARTICIPLE) and not q.known[lost]:
+        kept, missing = (b, a) if hits[b] else (a, b)
+        if q.terms[missing].word.endswith(_PARTICIPLE) and not q.known[missing]:
             continue  # "missing ages": a participle; "billing API": a word memory knows
+        if found and lost is None:
+            return True
         step = -1 if kept == b else 1  # where the memory's own word would stand
         if kept not in kept_at:
             word = q.terms[kept].word  # every token it matches starts as it does: a cheap first test
@@ -313,13 +338,18 @@ def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> boo
             if not 0 <= j < len(sequence):
                 continue
             other = sequence[j]
-            if other in lexical.STOPWORDS or other.endswith(_PARTICIPLE) or other.isdigit():
+            theirs = other.endswith(_PARTICIPLE)  # counts only for the reading, as a modifier
+            if other in lexical.STOPWORDS or other.isdigit() or (theirs and (lost is None or step != -1)):
                 continue
             if other not in foreign:
                 foreign[other] = not any(_token_matches(other, t) for t in q.terms)
             if foreign[other]:
-                return True
-    return False
+                if lost is not None and all(m != missing for m, _ in lost):
+                    lost.append((missing, step == -1))
+                if not theirs:
+                    found = True
+                    break
+    return found
 
 
 def signals(
@@ -332,6 +362,7 @@ def signals(
     compared: Sequence[str] | None = None,
     own: float | None = None,
     found: Sequence[range] | None = None,
+    reading: list[Reading] | None = None,
 ) -> Signals:
     """The signals of one memory (``Signals``, in ``HYBRID_FEATURES`` order: the lexical
     models read the first ``len(LEXICAL_FEATURES)``). ``doc`` is the memory's sorted content words,
@@ -340,7 +371,8 @@ def signals(
     (hybrid mode) gives, per query word, its best cosine to a word of the memory (the
     dense leg's word vectors) and how specific each word is (1 for a typical word), over
     ``compared``, the memory's words it compares (default: all of ``doc``); ``found`` its
-    ``spans`` when the caller has them."""
+    ``spans`` when the caller has them; ``reading``, when given, receives the memory's
+    ``Reading``."""
     if found is None:
         found = spans(q, doc)
     covered: set[int] = set()
@@ -381,11 +413,14 @@ def signals(
     only_names = 1.0 if named and others and not any(others) else 0.0
     focus_missed = 1.0 if any(not hits[i] for i in q.focus_terms) else 0.0
     split = any(hits[a] != hits[b] for a, b in q.pairs)  # reading the statement's words only then
-    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement)) else 0.0
+    lost: list[tuple[int, bool]] = []
+    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement), lost) else 0.0
     cos = cosine if cosine is not None else 0.0
     margin = cos - q.background if (cosine is not None and q.background is not None) else 0.0
     soft_coverage = soft_min = coverage
     specific_missed = 0.0
+    soft = [1.0 if hit else 0.0 for hit in hits]
+    spec_of: dict[int, float] = {}
     if vectors is not None and q.terms:
         lacking = [i for i, hit in enumerate(hits) if not hit]
         compared = doc if compared is None else compared
@@ -395,7 +430,17 @@ def signals(
         soft_min = min(soft)
         if lacking and vectors.specificity is not None:
             spec = vectors.specificity([q.terms[i].word for i in lacking])
+            spec_of = dict(zip(lacking, spec))
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
+    if reading is not None:
+        named = bool(hits) and any(hits[i] for i in q.salient_terms)
+        reading.append(Reading(
+            tuple((q.terms[i].word, q.weights[i] / total if total else 0.0, soft[i], spec_of.get(i))
+                  for i, hit in enumerate(hits) if not hit),
+            tuple(q.terms[i].word for i, _ in lost if i in q.salient_terms),
+            tuple((q.terms[i].word, q.known[i]) for i, before in lost if before and i not in q.salient_terms),
+            tuple(q.terms[i].word for i in sorted(q.attribute_terms) if named and not hits[i]),
+        ))
     return Signals(
         coverage=coverage,
         words=words,
