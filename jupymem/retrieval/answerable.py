@@ -70,9 +70,10 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def _load(path: Path = FITTED) -> tuple[dict[tuple[str, str], Model], float]:
-    """The fitted models by (mode, band), and STRONG: where a strong first hit is right
-    at least 90% of the time on every held-out family."""
+def _load(path: Path = FITTED) -> tuple[dict[tuple[str, str], Model], float, float, dict[str, dict]]:
+    """The fitted models by (mode, band); STRONG and LIKELY: where a first hit so labelled
+    is right at least 90% / 60% of the time on every held-out family; and the verdict's
+    reading settings per mode (``reading.py``)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     models: dict[tuple[str, str], Model] = {}
     for key, fitted in data["models"].items():
@@ -81,16 +82,19 @@ def _load(path: Path = FITTED) -> tuple[dict[tuple[str, str], Model], float]:
         if len(fitted["coef"]) != len(features):
             raise ValueError(f"{path}: {key} has {len(fitted['coef'])} coefficients for {len(features)} signals")
         models[(mode, band)] = Model(features, tuple(fitted["coef"]), fitted["intercept"])
-    return models, float(data["strong"])
+    strong = float(data["strong"])
+    return models, strong, min(strong, float(data.get("likely", ANSWER_AT))), dict(data.get("reading", {}))
 
 
-# Words for people: STRONG and above, "strong"; ANSWER_AT and above, "likely"; else "weak".
-MODELS, STRONG = _load()
+# Words for people: STRONG and above, "strong"; LIKELY and above, "likely"; else "weak". A
+# search answers from ANSWER_AT: a hit it gives may be "weak" (the closest there is, right
+# less than 60% of the time), and "likely" is kept for hits right at least that often.
+MODELS, STRONG, LIKELY, READING = _load()
 
 
 def level(confidence: float) -> str:
     """The word a person sees for a confidence."""
-    return "strong" if confidence >= STRONG else "likely" if confidence >= ANSWER_AT else "weak"
+    return "strong" if confidence >= STRONG else "likely" if confidence >= LIKELY else "weak"
 
 
 def band(n_docs: int, chars: int) -> str:

@@ -61,6 +61,7 @@ computed once a search, the memory's side once per candidate.
 from __future__ import annotations
 
 import bisect
+import re
 import dataclasses
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -91,18 +92,28 @@ LANGUAGE_CHARS = 600  # enough of a prompt to tell its language
 
 class Reading(NamedTuple):
     """What of the question a memory leaves unaccounted for (``signals(reading=...)``), for
-    the verdict's own reading (``reading.py``), apart from the fitted models: per query term
-    the memory lacks, its weight share, how close the memory's nearest word comes in meaning
-    (0 without word vectors) and how specific the word is (None without the encoder); the
-    halves of the question's names it swaps ("*Kasimir* Ibarrondo" where the memory writes
-    Elodie Ibarrondo); the modifiers it swaps ("the *forecasting* model" where it writes the
-    churn model), each with whether memory uses that word elsewhere; and the attributes asked
-    of a name it names that it lacks ("Lena Park's *email*")."""
+    the verdict's own reading (``reading.py``), apart from the fitted models:
 
-    lacking: tuple[tuple[str, float, float, float | None], ...]  # (word, weight share, soft, specificity)
+    * ``lacking``: per query term the memory lacks, its weight share, how close the memory's
+      nearest word comes in meaning (0 without word vectors), how specific it is (None
+      without the encoder) and whether memory uses it elsewhere;
+    * ``names_swapped``: halves of the question's names the memory writes with another
+      ("*Kasimir* Ibarrondo" where it writes Elodie Ibarrondo);
+    * ``names_absent``: names of two words or more of which the memory writes no part;
+    * ``modifiers``: the question's words it lacks that stand just before a word it holds
+      ("the *forecasting* model" against "the churn model"), each with whether memory uses
+      it elsewhere and whether the memory writes a word of its own in that place;
+    * ``attributes_missed``: the attributes asked of a name it names that it lacks
+      ("Lena Park's *email*");
+    * ``predicates_missed``: what a question about a person asks of them, when the memory
+      lacks it ("who *maintains* the dashboard?" against a memory of where it is published)."""
+
+    lacking: tuple[tuple[str, float, float, float | None, bool], ...]  # (word, weight, soft, specificity, known)
     names_swapped: tuple[str, ...]
-    modifiers_swapped: tuple[tuple[str, bool], ...]  # (word, known to memory)
+    names_absent: tuple[str, ...]
+    modifiers: tuple[tuple[str, bool, bool], ...]  # (word, known to memory, the memory's own word in its place)
     attributes_missed: tuple[str, ...]
+    predicates_missed: tuple[str, ...] = ()
 
 
 class Signals(NamedTuple):
@@ -144,6 +155,7 @@ class QuerySide:
     attribute_terms: frozenset[int] = frozenset()
     pairs: tuple[tuple[int, int], ...] = ()  # adjacent query words, as indexes into terms
     focus_terms: frozenset[int] = frozenset()  # what the question asks for (focus_words)
+    predicate_terms: frozenset[int] = frozenset()  # what "who ..." asks of a person (_WHO_DOES)
     background: float | None = None
     # Per salient word, the index of the very term that searches it (its matches are that
     # term's), or None: a memory's signals then read them off its spans.
@@ -202,10 +214,18 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else focus_words(text)))
         if t is not None
     ) | attribute_terms
+    m = None if foreign else _WHO_DOES.match(text)
+    asked = term_of(fixed.get(m.group(1).lower(), m.group(1).lower())) if m else None
     return QuerySide(
         terms, weights, known_terms, tuple(salient), unknown, foreign, wants,
         salient_terms, attribute_terms, tuple(pairs), focus,
+        predicate_terms=frozenset({index[asked.key]} - salient_terms) if asked is not None else frozenset(),
     )
+
+
+# "who *owns* the forecasting model?", "who *maintains* the dashboard?": what a question about
+# a person asks of them (``Reading.predicates_missed``).
+_WHO_DOES = re.compile(r"^\W*who\s+([^\W\d_]{3,})\b", re.IGNORECASE)
 
 
 def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
@@ -352,6 +372,37 @@ def _swapped(
     return found
 
 
+def _reading(
+    q: QuerySide, hits: Sequence[bool], soft: Sequence[float], spec: Mapping[int, float], total: float,
+    lost: Sequence[tuple[int, bool]],
+) -> Reading:
+    named = any(hits[i] for i in q.salient_terms)
+    swapped_before = {i for i, before in lost if before}
+    modifiers = {}
+    for a, b in q.pairs:
+        if not hits[a] and hits[b] and a not in q.salient_terms and a not in modifiers:
+            if not (q.terms[a].word.endswith(_PARTICIPLE) and not q.known[a]):  # "missing ages"
+                modifiers[a] = (q.terms[a].word, q.known[a], a in swapped_before)
+    absent: list[str] = []
+    run: list[int] = []
+    for i in [*sorted(q.salient_terms), -2]:  # runs of adjacent salient terms, in query order
+        if run and (i != run[-1] + 1):
+            if len(run) >= 2 and not any(hits[j] for j in run):
+                absent.append(" ".join(q.terms[j].word for j in run))
+            run = []
+        if i >= 0:
+            run.append(i)
+    return Reading(
+        tuple((q.terms[i].word, q.weights[i] / total if total else 0.0, soft[i], spec.get(i), q.known[i])
+              for i, hit in enumerate(hits) if not hit),
+        tuple(q.terms[i].word for i, _ in lost if i in q.salient_terms),
+        tuple(absent),
+        tuple(modifiers.values()),
+        tuple(q.terms[i].word for i in sorted(q.attribute_terms) if named and not hits[i]),
+        tuple(q.terms[i].word for i in sorted(q.predicate_terms) if not hits[i]),
+    )
+
+
 def signals(
     q: QuerySide,
     doc: Sequence[str],
@@ -433,14 +484,7 @@ def signals(
             spec_of = dict(zip(lacking, spec))
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
     if reading is not None:
-        named = bool(hits) and any(hits[i] for i in q.salient_terms)
-        reading.append(Reading(
-            tuple((q.terms[i].word, q.weights[i] / total if total else 0.0, soft[i], spec_of.get(i))
-                  for i, hit in enumerate(hits) if not hit),
-            tuple(q.terms[i].word for i, _ in lost if i in q.salient_terms),
-            tuple((q.terms[i].word, q.known[i]) for i, before in lost if before and i not in q.salient_terms),
-            tuple(q.terms[i].word for i in sorted(q.attribute_terms) if named and not hits[i]),
-        ))
+        reading.append(_reading(q, hits, soft, spec_of, total, lost))
     return Signals(
         coverage=coverage,
         words=words,

@@ -84,10 +84,7 @@ def judge(store: Any, ranking: Ranking, count: int, start: int = 0) -> None:
         c.signals = pair.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at, read)
         c.reading = read[0]
         band = answerable.band(ranking.active, len(c.memory.statement))
-        c.confidence = reading.bounded(
-            answerable.confidence(c.signals, hybrid=ranking.hybrid, band=band, tier=ranking.tier),
-            c.reading, band=band, hybrid=ranking.hybrid,
-        )
+        c.confidence = reading.judged(c.signals, c.reading, band=band, hybrid=ranking.hybrid, tier=ranking.tier)
 
 
 # Per project, each memory's own weight (the IDF of its words, summed) and the words it is

@@ -1,0 +1,68 @@
+"""A verdict does not move when unrelated memories are added.
+
+Fifty questions that memory cannot answer (the small-projects suite's swapped entities, absent
+attributes and off-topic questions, ten from each of five of its projects), asked of those
+projects at sizes from 6 to 1,000 memories (padded with the synthetic notes of
+``measure.bench``); then 1, 6, 36 and 100 unrelated notes (another seed of the same
+generator) are recorded, and every question is asked again. Whatever was below the answer
+threshold stays below it: project size counts active memories only, no model boundary (the
+small projects' models end at ``answerable.SMALL_PROJECT``) flips a verdict, and a note that
+shares a word or two with a question does not become its answer. Real projects, the default
+search (the transformer tier) and the lexical leg, ``Project.search`` as every face.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import make_repo
+from jupymem.config import Settings
+from jupymem.core.opening import init_project
+from jupymem.measure import bench
+from jupymem.measure.evaluate import load_suite
+from jupymem.retrieval import answerable
+
+# eval: five projects up to 1,000 memories, each embedded by the transformer and grown four times.
+pytestmark = [pytest.mark.eval, pytest.mark.usefixtures("transformer_encoder")]
+
+SMALL = Path(__file__).resolve().parent / "gold" / "small_projects.gold.jsonl"
+# (scope, the size its project is padded to; 0: as it is)
+PROJECTS = (("timeseries", 0), ("energy", 0), ("llmeval", 60), ("people", 300), ("etl", 1000))
+ADDED = (1, 5, 30, 64)  # recorded one batch after another: 1, 6, 36, 100 unrelated notes
+MODES = ("hybrid", "lexical")
+
+
+def _top(project, query: str, mode: str) -> float:
+    result = project.search(query, mode=mode)
+    shown = result.hits or result.closest
+    return max((h.confidence for h in shown[: answerable.ANSWER_K]), default=0.0)
+
+
+@pytest.mark.parametrize(("scope", "size"), PROJECTS)
+def test_unrelated_memories_never_lift_an_unanswerable_question_over_the_threshold(
+    tmp_path: Path, scope: str, size: int
+) -> None:
+    suite = load_suite(SMALL)
+    questions = [q.query for q in suite.queries if q.scope == scope and not q.relevant][:10]
+    assert len(questions) == 10
+    own = [m["text"] for m in suite.memories[scope]]
+    project = init_project(make_repo(tmp_path / scope), Settings.from_env())
+    project.remember_many({"statement": s, "kind": "fact"} for s in own + bench.corpus(max(0, size - len(own))))
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600).tier == "transformer"
+    before = {(q, m): _top(project, q, m) for q in questions for m in MODES}
+    unrelated = bench.corpus(sum(ADDED), seed=bench.SEED + 99)
+    lifted = []
+    done = 0
+    for count in ADDED:
+        project.remember_many({"statement": s, "kind": "note"} for s in unrelated[done : done + count])
+        done += count
+        project.prepare_lexical()
+        project.prepare_dense(timeout=600)
+        for (q, m), was in before.items():
+            now = _top(project, q, m)
+            if was < answerable.ANSWER_AT <= now:
+                lifted.append((done, m, q, round(was, 3), round(now, 3)))
+    assert not lifted, lifted
