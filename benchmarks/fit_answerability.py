@@ -478,13 +478,17 @@ def write_models(models: dict[tuple[str, str], answerable.Model], strong: float)
     """The models and STRONG as the data file ``answerable`` loads (``answerable.FITTED``)."""
     data = {"strong": strong, "models": {f"{mode}/{band}": {"intercept": m.intercept, "coef": list(m.coef)}
                                          for (mode, band), m in sorted(models.items())}}
+    old = json.loads(answerable.FITTED.read_text(encoding="utf-8"))
+    for key in ("reading", "labels"):  # verdict_suites.py's, chosen over these models: rerun it after a refit
+        if key in old:
+            data[key] = old[key]
     answerable.FITTED.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(f"wrote the models into {answerable.FITTED}", file=sys.stderr)
 
 
 def install(models: dict[tuple[str, str], answerable.Model], strong: float) -> None:
     """Make this process search with ``models`` (for the checks before --write)."""
-    answerable.STRONG = strong
+    answerable.FITTED_STRONG = strong
     answerable.MODELS.update(models)
 
 

@@ -131,15 +131,17 @@ def collect_family(family: str, cache: Path) -> list[dict]:
 # "who approves the forecast?" for "Ingrid Larsen signs off the forecast" (3 of the small
 # projects' 7 false abstentions); the stricter of both models in larger projects ("min") put
 # gold, paraphrase and LoCoMo at 19-24% false abstention.
-GRID = {"meaning": (0.3, 0.35, 0.4), "specific": (0.6,), "modifiers": ("slot",), "absent_names": (True,),
-        "predicates": (False,), "unmet_specific": (0.8, 1.0, 1.2), "unmet_share": (0.3, 0.5, 1.0),
-        "boundary": ("band", "large")}
+GRID = {"meaning": (0.35,), "specific": (0.6,), "modifiers": ("slot",), "absent_names": (True,),
+        "predicates": (False,), "unmet_specific": (0.8, 1.2), "unmet_share": (0.5, 1.0),
+        "boundary": ("band",), "cover_min": (0.0, 0.2, 0.3), "margin_max": (0.1, 0.2)}
 
 
 FITTED_MODE = {"lexical": "lexical", "static": "hybrid", "transformer": "transformer"}
 
 
-def confidence(c: dict, hybrid: bool, setting: dict[str, float], mode: str = "transformer") -> float:
+def confidence(c: dict, hybrid: bool, setting: dict, mode: str = "transformer") -> float:
+    """A candidate's confidence as ``reading.judged`` makes it, before ``answerable.calibrated``
+    (the labels' thresholds are chosen on this scale)."""
     read = c.get("_read")
     if read is None:
         lacking, swapped, absent, modifiers, attributes, *predicates = c["reading"]
@@ -158,7 +160,11 @@ def confidence(c: dict, hybrid: bool, setting: dict[str, float], mode: str = "tr
             raw = c["_other"]
     if setting.get("read") is False:
         return raw
-    return reading.bounded(raw, read, band=c["band"], hybrid=hybrid, setting={**reading.DEFAULTS, **setting})
+    got = {**reading.DEFAULTS, **setting}
+    tier = "transformer" if mode == "transformer" else "static" if hybrid else None
+    if reading.unaccounted(read, band=c["band"], hybrid=hybrid, tier=tier, setting=got, signals=c.get("signals")):
+        return reading.CEILING * raw
+    return raw
 
 
 def scored(rows: list[dict], setting: dict[str, float]) -> list[dict]:
@@ -166,12 +172,18 @@ def scored(rows: list[dict], setting: dict[str, float]) -> list[dict]:
     for r in rows:
         confs = [confidence(c, r["hybrid"], setting, r["mode"]) for c in r["candidates"]]
         answered = any(v >= answerable.ANSWER_AT for v in confs)
-        top = (confs[0], bool(r["candidates"][0]["label"])) if confs else None
+        top = (confs[0], bool(r["candidates"][0]["label"]), r["candidates"][0]["band"]) if confs else None
         out.append({**r, "answered": answered, "top": top})
     return out
 
 
-def figures(rows: list[dict], likely: float, strong: float) -> dict:
+def figures(rows: list[dict], likely: dict[str, float] | float, strong: dict[str, float] | float) -> dict:
+    """False and correct abstention (overall, per kind of negative) and the precision of the
+    answered top hits per label; ``likely``/``strong``: the label thresholds, per band."""
+    if not isinstance(likely, dict):
+        likely = dict.fromkeys(answerable.BANDS, likely)
+    if not isinstance(strong, dict):
+        strong = dict.fromkeys(answerable.BANDS, strong)
     pos = [r for r in rows if r["answerable"]]
     neg = [r for r in rows if not r["answerable"]]
     out: dict = {"n+": len(pos), "n-": len(neg),
@@ -182,19 +194,24 @@ def figures(rows: list[dict], likely: float, strong: float) -> dict:
         if ks:
             out["by_kind"][k] = (sum(not r["answered"] for r in ks) / len(ks), len(ks))
     tops = [r["top"] for r in rows if r["answered"] and r["top"]]
-    for name, lo, hi in (("strong", strong, 2.0), ("likely", likely, strong), ("weak", -1.0, likely)):
-        got = [right for c, right in tops if lo <= c < hi]
+    for name in ("strong", "likely", "weak"):
+        got = [right for c, right, b in tops if label(c, likely[b], strong[b]) == name]
         out[name] = (sum(got) / len(got) if got else None, len(got))
     return out
 
 
-def label_threshold(rows: list[dict], precision: float, floor: float, upper: float = 2.0) -> float:
+def label(c: float, likely: float, strong: float) -> str:
+    return "strong" if c >= strong else "likely" if c >= likely else "weak"
+
+
+def label_threshold(rows: list[dict], precision: float, floor: float, upper: float = 2.0, band: str | None = None) -> float:
     """The lowest threshold >= ``floor`` at which the answered top hits at or above it (and
-    below ``upper``) are right ``precision`` of the time in every family with LABEL_MIN of them."""
+    below ``upper``; of ``band``) are right ``precision`` of the time in every family with
+    LABEL_MIN of them."""
     by_family: dict[str, list[tuple[float, bool]]] = defaultdict(list)
     for r in rows:
-        if r["answered"] and r["top"]:
-            by_family[r["family"]].append(r["top"])
+        if r["answered"] and r["top"] and (band is None or r["top"][2] == band):
+            by_family[r["family"]].append(r["top"][:2])
     for t in sorted({floor, *[c for hits in by_family.values() for c, _ in hits if c >= floor]}):
         ok = True
         for hits in by_family.values():
@@ -221,9 +238,12 @@ def per_setting(rows: list[dict], families: list[str]) -> list[tuple[dict, dict[
     return out
 
 
-def choose(rows: list[dict], table: list[tuple[dict, dict[str, tuple]]], families: list[str]) -> tuple[dict, float, float]:
-    """The reading's setting, then LIKELY and STRONG, chosen on ``families``' figures alone:
-    the highest mean correct abstention at which none abstains falsely on more than FA_AIM."""
+def choose(
+    rows: list[dict], table: list[tuple[dict, dict[str, tuple]]], families: list[str]
+) -> tuple[dict, dict[str, float], dict[str, float]]:
+    """The reading's setting, then the label thresholds per band (likely, strong), chosen on
+    ``families``' figures alone: the highest mean correct abstention at which none abstains
+    falsely on more than FA_AIM."""
     def key(entry: tuple[dict, dict[str, tuple]]) -> tuple:
         fam = entry[1]
         fas = [fam[f][0] for f in families if fam[f][0] is not None]
@@ -232,8 +252,8 @@ def choose(rows: list[dict], table: list[tuple[dict, dict[str, tuple]]], familie
 
     best = max(table, key=key)[0]
     s = scored([r for r in rows if r["family"] in families], best)
-    strong = label_threshold(s, STRONG_PRECISION, answerable.ANSWER_AT)
-    likely = label_threshold(s, LIKELY_PRECISION, answerable.ANSWER_AT, strong)
+    strong = {b: label_threshold(s, STRONG_PRECISION, answerable.ANSWER_AT, band=b) for b in answerable.BANDS}
+    likely = {b: label_threshold(s, LIKELY_PRECISION, answerable.ANSWER_AT, strong[b], band=b) for b in answerable.BANDS}
     return best, likely, strong
 
 
@@ -254,7 +274,7 @@ def report(cache: Path) -> dict:
         for f in families:
             setting, likely, strong = choose(mine, table, [g for g in fitted if g != f])
             fig = figures(scored([r for r in mine if r["family"] == f], setting), likely, strong)
-            base = figures(scored([r for r in mine if r["family"] == f], {"read": False}), 0.5, answerable.STRONG)
+            base = figures(scored([r for r in mine if r["family"] == f], {"read": False}), 0.5, 1.0)
             out["families"][mode][f] = {**fig, "setting": setting, "likely_at": likely, "strong_at": strong,
                                         "unread": {"fa": base["fa"], "ca": base["ca"]}}
         setting, likely, strong = choose(mine, table, fitted)
@@ -324,12 +344,15 @@ def write(result: dict, text: str) -> None:
     shipped = result["shipped"]
     mode_key = {"lexical": "lexical", "static": "hybrid", "transformer": "transformer"}
     data["reading"] = {mode_key[m]: v["setting"] for m, v in shipped.items()}
-    data["likely"] = max(v["likely_at"] for v in shipped.values())
+    data.pop("likely", None)
+    data["labels"] = {mode_key[m]: {b: [v["likely_at"][b], v["strong_at"][b]] for b in answerable.BANDS}
+                      for m, v in shipped.items()}
     answerable.FITTED.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     md = ROOT / "benchmarks" / "answerability.md"
     head = md.read_text(encoding="utf-8").split(MARK)[0].rstrip()
-    settings = "; ".join(f"{m}: " + ", ".join(f"{k} {v}" for k, v in s["setting"].items()) + f" (likely from "
-                         f"{s['likely_at']}, strong from {s['strong_at']})" for m, s in shipped.items())
+    settings = "; ".join(f"{m}: " + ", ".join(f"{k} {v}" for k, v in s["setting"].items()) + " (likely / strong from "
+                         + ", ".join(f"{b} {s['likely_at'][b]} / {s['strong_at'][b]}" for b in answerable.BANDS) + ")"
+                         for m, s in shipped.items())
     md.write_text(f"{head}\n\n{MARK}\n## The verdict's reading, per family (issue 32)\n\n"
                   "Made by `benchmarks/verdict_suites.py` (its docstring says how). Every figure of a family comes "
                   "from the reading settings and label thresholds chosen without that family; WikiQA and SQuAD 2.0 "

@@ -74,3 +74,30 @@ def test_one_shared_word_is_never_a_strong_answer(repo: Path, mode: str) -> None
     result = project.search("quarterly revenue forecast methodology", mode=mode)
     strong = [h for h in result.hits if h.confidence >= STRONG]
     assert not strong, [(h.memory.statement, h.confidence) for h in strong]
+
+
+GOAL_PROJECT = [
+    "Weekly sales forecasts are published every Tuesday morning on the planning dashboard.",
+    "Greta Olsen owns the demand planning notebooks and reviews every new feature.",
+    "We measure forecast accuracy with WAPE per store and category, never MAPE.",
+    "Promotions come from the marketing calendar, exported each Friday to data/promos.csv.",
+    "New stores borrow the profile of their cluster for their first eight weeks.",
+    "Never train on the lockdown weeks of 2020; they are flagged in config/exclusions.yaml.",
+    "The goal of this project is to cut stock-outs by forecasting next week's demand for every store.",
+]
+
+
+# Not yet: the transformer puts the goal first, but its cosine stands only 0.12 above the
+# query's background and 0.08 above the next memory (the static tier's word vectors find
+# "achieve" close to "goal"); no rule that answers it kept "how do I request a new laptop?"
+# (0.21 above its background here) from being answered too. strict: the day it passes, this
+# mark must go.
+@pytest.mark.xfail(strict=True, reason="the transformer ranks the goal first without the confidence to answer")
+def test_the_goal_paraphrase_is_answered_with_the_transformer(repo: Path) -> None:
+    project = init_project(repo, Settings.from_env())
+    project.remember_many({"statement": s, "kind": "fact"} for s in GOAL_PROJECT)
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600).tier == "transformer"
+    result = project.search("what are we trying to achieve with this work?")
+    assert _first(result).memory.statement == GOAL_PROJECT[-1]
+    assert not result.abstained and result.tier == "transformer"

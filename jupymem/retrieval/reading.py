@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import answerable
-from .signals import Reading
+from .signals import HYBRID_FEATURES, Reading
 from .wording import TIME_WORDS
 
 # The confidence a memory that leaves a part unaccounted for keeps at most, as a share of
@@ -80,24 +80,40 @@ DEFAULTS: dict[str, Any] = {
     # "large", the larger projects' at every size (no model boundary a growing project
     # crosses); "min", the stricter of the two in a larger project.
     "boundary": "band",
+    # The share of the question (IDF) a memory must hold, by its words (lexical) or by words
+    # or their meaning (``soft_coverage``, hybrid, unless the dense cosine stands at least
+    # ``margin_max`` above the query's background: a paraphrase). 0: not read.
+    "cover_min": 0.0,
+    "margin_max": 0.2,
 }
+_COVERAGE = HYBRID_FEATURES.index("coverage")
+_SOFT_COVERAGE = HYBRID_FEATURES.index("soft_coverage")
+_MARGIN = HYBRID_FEATURES.index("margin")
 
 
 def settings(hybrid: bool, tier: str | None) -> dict[str, Any]:
     """The reading's settings for a search's mode (lexical, the static tier's or the transformer's)."""
-    mode = ("transformer" if tier == "transformer" else "hybrid") if hybrid else "lexical"
-    return {**DEFAULTS, **answerable.READING.get(mode, {})}
+    return {**DEFAULTS, **answerable.READING.get(answerable.mode_of(hybrid=hybrid, tier=tier), {})}
 
 
 def unaccounted(
     reading: Reading | None, *, band: str, hybrid: bool, tier: str | None = None, setting: Mapping[str, Any] | None = None,
+    signals: Sequence[float] | None = None,
 ) -> str | None:
     """The first part of the question ``reading`` leaves unaccounted for (a few words for
     ``explain``), or None when every part is there or the band is not read. ``setting``:
-    the reading's settings (default: the mode's, ``settings``)."""
+    the reading's settings (default: the mode's, ``settings``); ``signals``: the memory's
+    (``signals.Signals``), for how much of the question it holds at all."""
     if reading is None or band not in READ_BANDS:
         return None
     got = settings(hybrid, tier) if setting is None else setting
+    if signals is not None and got["cover_min"] > 0:
+        # Little of the question in the memory, by its words or (hybrid) by their meaning,
+        # and the dense leg not close either: a note that shares a word ("the parental
+        # *leave* policy") or nothing at all ("which font do we use in slides?").
+        held = signals[_SOFT_COVERAGE] if hybrid else signals[_COVERAGE]
+        if held < got["cover_min"] and (not hybrid or signals[_MARGIN] < got["margin_max"]):
+            return "little of the question is in the memory"
     meaning, specific = got["meaning"], got["specific"]
     if reading.names_swapped:
         return f"the name {reading.names_swapped[0]!r} is not the memory's"
@@ -138,23 +154,24 @@ def judged(
     signals: Sequence[float], reading: Reading | None, *, band: str, hybrid: bool, tier: str | None = None,
 ) -> float:
     """A memory's confidence: the fitted model's (of the band the mode's ``boundary`` says),
-    held below the answer threshold when the reading finds a part of the question the
-    memory leaves unaccounted for (``bounded``)."""
+    held below the answer threshold when the reading finds a part of the question the memory
+    leaves unaccounted for (``bounded``), on the labels' scale (``answerable.calibrated``)."""
     got = settings(hybrid, tier)
     confidence = answerable.confidence(signals, hybrid=hybrid, band=band, tier=tier)
     if got["boundary"] == "large" and band == "small":
         confidence = answerable.confidence(signals, hybrid=hybrid, band="large", tier=tier)
     elif got["boundary"] == "min" and band == "large":
         confidence = min(confidence, answerable.confidence(signals, hybrid=hybrid, band="small", tier=tier))
-    return bounded(confidence, reading, band=band, hybrid=hybrid, tier=tier, setting=got)
+    confidence = bounded(confidence, reading, band=band, hybrid=hybrid, tier=tier, setting=got, signals=signals)
+    return answerable.calibrated(confidence, mode=answerable.mode_of(hybrid=hybrid, tier=tier), band=band)
 
 
 def bounded(
     confidence: float, reading: Reading | None, *, band: str, hybrid: bool, tier: str | None = None,
-    setting: Mapping[str, Any] | None = None,
+    setting: Mapping[str, Any] | None = None, signals: Sequence[float] | None = None,
 ) -> float:
     """``confidence``, held at most ``CEILING`` (times itself, to keep the order) when the
     memory leaves a part of the question unaccounted for (``unaccounted``)."""
-    if unaccounted(reading, band=band, hybrid=hybrid, tier=tier, setting=setting) is None:
+    if unaccounted(reading, band=band, hybrid=hybrid, tier=tier, setting=setting, signals=signals) is None:
         return confidence
     return CEILING * confidence

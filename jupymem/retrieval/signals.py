@@ -156,6 +156,9 @@ class QuerySide:
     pairs: tuple[tuple[int, int], ...] = ()  # adjacent query words, as indexes into terms
     focus_terms: frozenset[int] = frozenset()  # what the question asks for (focus_words)
     predicate_terms: frozenset[int] = frozenset()  # what "who ..." asks of a person (_WHO_DOES)
+    # The attributes asked of a name, capitalised ones too ("Priya Raman's *Slack* handle"),
+    # for the reading (``Reading.attributes_missed``); ``attribute_terms`` leaves those out.
+    possessed: frozenset[int] = frozenset()
     background: float | None = None
     # Per salient word, the index of the very term that searches it (its matches are that
     # term's), or None: a memory's signals then read them off its spans.
@@ -196,10 +199,11 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         known = term is not None and plan.df.get(term.key, 0) > 0
         salient.append((word, term, known))
     salient_terms = frozenset(index[t.key] for _, t, _ in salient if t is not None)
-    attribute_terms = frozenset(
+    possessed = frozenset(
         index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else attribute_words(text)))
         if t is not None
-    ) - salient_terms
+    )
+    attribute_terms = possessed - salient_terms
     pairs: dict[tuple[int, int], None] = {}
     previous: lexical.Term | None = None
     for word in lexical.tokens(text[:LANGUAGE_CHARS]):
@@ -220,6 +224,7 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         terms, weights, known_terms, tuple(salient), unknown, foreign, wants,
         salient_terms, attribute_terms, tuple(pairs), focus,
         predicate_terms=frozenset({index[asked.key]} - salient_terms) if asked is not None else frozenset(),
+        possessed=possessed,
     )
 
 
@@ -271,17 +276,21 @@ def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
             salient_terms.add(i)
             have.add(other)
     attribute_terms = set(q.attribute_terms)
+    possessed = set(q.possessed)
     for m in _POSSESSIVE_ANY.finditer(text[:LANGUAGE_CHARS]):
         attribute = lexical.fold(m.group(2))
         if lexical.fold(m.group(1)) in known_names and attribute not in lexical.STOPWORDS:
-            if (i := index_of(attribute)) is not None and i not in salient_terms:
-                attribute_terms.add(i)
-    if len(salient) == len(q.salient) and attribute_terms == q.attribute_terms:
+            if (i := index_of(attribute)) is not None:
+                possessed.add(i)
+                if i not in salient_terms:
+                    attribute_terms.add(i)
+    possessed = {i for i in possessed if q.terms[i].word not in known_names}  # "Lena's *Park*": a name
+    if len(salient) == len(q.salient) and attribute_terms == q.attribute_terms and possessed == q.possessed:
         return q
     return dataclasses.replace(
         q, salient=tuple(salient), salient_at=(), salient_terms=frozenset(salient_terms),
         attribute_terms=frozenset(attribute_terms - salient_terms),
-        focus_terms=q.focus_terms | frozenset(attribute_terms - salient_terms),
+        focus_terms=q.focus_terms | frozenset(attribute_terms - salient_terms), possessed=frozenset(possessed),
     )
 
 
@@ -398,7 +407,7 @@ def _reading(
         tuple(q.terms[i].word for i, _ in lost if i in q.salient_terms),
         tuple(absent),
         tuple(modifiers.values()),
-        tuple(q.terms[i].word for i in sorted(q.attribute_terms) if named and not hits[i]),
+        tuple(q.terms[i].word for i in sorted(q.possessed | q.attribute_terms) if named and not hits[i]),
         tuple(q.terms[i].word for i in sorted(q.predicate_terms) if not hits[i]),
     )
 
