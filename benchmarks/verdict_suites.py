@@ -130,10 +130,14 @@ def collect_family(family: str, cache: Path) -> list[dict]:
 # What was measured and left out of the grid: "who ..." questions' verb ("predicates") refused
 # "who approves the forecast?" for "Ingrid Larsen signs off the forecast" (3 of the small
 # projects' 7 false abstentions); the stricter of both models in larger projects ("min") put
-# gold, paraphrase and LoCoMo at 19-24% false abstention.
+# gold, paraphrase and LoCoMo at 19-24% false abstention. Statements are judged by the larger
+# projects' model at every size ("large"): with the small projects' own ("band"), recording a
+# few unrelated notes into a project of ten lifted 19 of the property test's 376 questions over
+# the threshold at the switch (tests/test_verdict_stability.py); it costs the small projects'
+# correct abstention 10-15 points (benchmarks/answerability.md keeps "unread" beside).
 GRID = {"meaning": (0.35,), "specific": (0.6,), "modifiers": ("slot",), "absent_names": (True,),
-        "predicates": (False,), "unmet_specific": (0.8, 1.2), "unmet_share": (0.5, 1.0),
-        "boundary": ("band",), "cover_min": (0.0, 0.2, 0.3), "margin_max": (0.1, 0.2)}
+        "predicates": (False,), "unmet_specific": (0.8, 1.2), "unmet_share": (0.5,),
+        "boundary": ("large",), "cover_min": (0.0, 0.2, 0.3, 0.35), "margin_max": (0.2, 0.25)}
 
 
 FITTED_MODE = {"lexical": "lexical", "static": "hybrid", "transformer": "transformer"}
