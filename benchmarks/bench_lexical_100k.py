@@ -159,8 +159,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.no_hybrid:
             t0 = time.perf_counter()
             status = project.prepare_dense(timeout=3600)  # both tiers' vectors, the transformer's last
-            report["dense"] = status["dense"]
-            report["dense_tier"] = status["tier"]
+            report["dense"] = status.dense
+            report["dense_tier"] = status.tier
             report["dense_seconds"] = round(time.perf_counter() - t0, 1)
             for tier in ("static", "transformer"):
                 if project.search(queries[0].query, mode=tier).tier != tier:
