@@ -126,7 +126,10 @@ def unaccounted(
         if not (slot or (got["modifiers"] == "known" and known) or got["modifiers"] == "any"):
             continue
         near, spec = soft.get(word, (0.0, None))
-        if (near < meaning and (spec is None or spec >= specific)) if hybrid else known:
+        # Only a word memory uses elsewhere: it names another thing the project knows (a new
+        # word may be a paraphrase's, "polygon areas" for shapefiles' areas); and in the dense
+        # modes only when nothing in the memory comes close to it in meaning.
+        if known and (not hybrid or (near < meaning and (spec is None or spec >= specific))):
             return f"{word!r} where the memory says something else"
     for word in reading.attributes_missed:
         if not hybrid or soft.get(word, (0.0, None))[0] < meaning:
