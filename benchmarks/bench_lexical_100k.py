@@ -159,8 +159,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.no_hybrid:
             t0 = time.perf_counter()
             status = project.prepare_dense(timeout=3600)  # both tiers' vectors, the transformer's last
-            report["dense"] = status["dense"]
-            report["dense_tier"] = status["tier"]
+            report["dense"] = status.dense
+            report["dense_tier"] = status.tier
             report["dense_seconds"] = round(time.perf_counter() - t0, 1)
             for tier in ("static", "transformer"):
                 if project.search(queries[0].query, mode=tier).tier != tier:
@@ -223,7 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid mode (no encoder, no vectors)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--cache", help="a folder of cached transformer vectors (embed_cache.py), so a rerun does not re-embed")
     args = ap.parse_args(argv)
+    if args.cache:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import embed_cache
+
+        embed_cache.install(args.cache)
     report = run(args)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0

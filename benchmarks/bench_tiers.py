@@ -55,7 +55,7 @@ _t = time.perf_counter()
 _r = _proj.search({query!r})
 _s = _proj.dense_status()
 print(json.dumps({{"tier": _r.tier, "ms": (time.perf_counter() - _t) * 1000, "rss": _rss(),
-                  "transformer": _s["transformer"], "embedding": _s["embedding"]}}))
+                  "transformer": _s.transformer, "embedding": _s.embedding.to_dict() if _s.embedding else None}}))
 """
 
 

@@ -27,18 +27,27 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 
 def split_of(query_id: str) -> str:
     """Two thirds "tune" (settings are chosen there), one third "report" (held apart)."""
     return "report" if int(hashlib.sha1(query_id.encode()).hexdigest(), 16) % 3 == 0 else "tune"
 
 
-def dump(suite_path: str, out: str, encoder: str | None, limit: int | None, mode: str = "hybrid") -> None:
+def dump(suite_path: str, out: str, encoder: str | None, limit: int | None, mode: str = "hybrid",
+         cache: str | None = None) -> None:
+    """``mode`` "both" records each candidate's BM25 with both tiers' cosines (and both
+    backgrounds), what ``fuse_select.py`` replays every leg and fusion from."""
     from jupymem.config import Settings
     from jupymem.core.opening import close_all
     from jupymem.measure.evaluate import load_suite, open_scope
     from jupymem.retrieval import retrieve
 
+    if cache:
+        import embed_cache
+
+        embed_cache.install(cache)
     retrieve.DENSE_ONLY_MARGIN = -2.0  # record every neighbour; the gate is replayed in tune()
     retrieve.DENSE_K = max(retrieve.DENSE_K, 50)  # and more of them than search takes
     suite = load_suite(suite_path, limit=limit)
@@ -48,18 +57,39 @@ def dump(suite_path: str, out: str, encoder: str | None, limit: int | None, mode
     for scope in sorted({q.scope for q in suite.queries}):
         project, ids = open_scope(suite, scope, base, settings)
         project.prepare_lexical()
-        assert project.prepare_dense()["dense"] == "on"
+        assert project.prepare_dense(timeout=7200).dense == "on"
         by_rid = dict(project.conn.execute("SELECT rid, id FROM memories").fetchall())
+        if mode == "both":
+            from fit_answerability import static_ready
+
+            static_ready(project)
         for q in (q for q in suite.queries if q.scope == scope):
             relevant = sorted(ids[r] for r in q.relevant if r in ids)
-            ranking = project.explain(q.query, 0, mode=mode)
+            if mode != "both":
+                ranking = project.explain(q.query, 0, mode=mode)
+                rows.append({
+                    "id": q.id, "category": q.category, "relevant": relevant, "size": len(by_rid),
+                    "background": ranking.side.background if ranking.side else None,
+                    # The query's own weight (its terms' IDF summed): BM25 over it is about how
+                    # much of the query a memory covers, on the same scale for every query.
+                    "qweight": next((c.plan.total_weight for c in ranking.candidates if c.plan is not None), None),
+                    "candidates": [[by_rid[c.rid], c.bm25, c.cosine] for c in ranking.candidates],
+                })
+                continue
+            tx = project.explain(q.query, 0, mode="transformer")
+            st = project.explain(q.query, 0, mode="static")
+            assert tx.tier == "transformer" and st.tier == "static", (tx.tier, st.tier)
+            merged: dict[str, list] = {}
+            for c in tx.candidates:
+                merged[by_rid[c.rid]] = [c.bm25, c.cosine, None]
+            for c in st.candidates:
+                merged.setdefault(by_rid[c.rid], [c.bm25, None, None])[2] = c.cosine
             rows.append({
-                "id": q.id, "category": q.category, "relevant": relevant, "size": len(by_rid),
-                "background": ranking.side.background if ranking.side else None,
-                # The query's own weight (its terms' IDF summed): BM25 over it is about how
-                # much of the query a memory covers, on the same scale for every query.
-                "qweight": next((c.plan.total_weight for c in ranking.candidates if c.plan is not None), None),
-                "candidates": [[by_rid[c.rid], c.bm25, c.cosine] for c in ranking.candidates],
+                "id": q.id, "category": q.category, "relevant": relevant, "size": len(by_rid), "scope": scope,
+                "background": {"transformer": tx.side.background if tx.side else None,
+                               "static": st.side.background if st.side else None},
+                "qweight": next((c.plan.total_weight for c in tx.candidates if c.plan is not None), None),
+                "candidates": [[mid, *v] for mid, v in merged.items()],
             })
     close_all()
     Path(out).write_text(json.dumps(rows))
@@ -139,13 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--out", required=True)
     d.add_argument("--encoder")
     d.add_argument("--limit", type=int)
-    d.add_argument("--mode", default="hybrid", help="hybrid (the best tier ready), static or transformer")
+    d.add_argument("--mode", default="hybrid", help="hybrid (the best tier ready), static, transformer, or both tiers")
+    d.add_argument("--cache", help="a folder of cached transformer vectors (benchmarks/embed_cache.py)")
     t = sub.add_parser("tune")
     t.add_argument("features")
     t.add_argument("--split", default="tune", choices=("tune", "report", "all"))
     a = p.parse_args(argv)
     if a.cmd == "dump":
-        dump(a.suite, a.out, a.encoder, a.limit, a.mode)
+        dump(a.suite, a.out, a.encoder, a.limit, a.mode, a.cache)
     else:
         tune(a.features, a.split)
     return 0

@@ -69,12 +69,12 @@ def test_an_attribute_memory_never_states_abstains(tmp_path: Path, settings: Set
                     dense=mode == "hybrid")
     assert proj.search("what is Lena Park's email?", mode=mode).abstained
     assert proj.search("what is Lena Park's phone number?", mode=mode).abstained
-    if mode == "hybrid":  # lexical: test_a_swapped_name_in_a_small_project_abstains_lexically
-        assert proj.search("what does Lena Marsh review?", mode=mode).abstained  # shares a first name
+    assert proj.search("what does Lena Marsh review?", mode=mode).abstained  # shares a first name
     found = proj.search("who reviews changes to the pricing model?", mode=mode)
-    # "strong" is kept for what is right 90% of the time on every held-out suite
-    # (STRONG, benchmarks/answerability.md); a one-memory project's match need not reach it.
-    assert not found.abstained and answerable.level(found.hits[0].confidence) != "weak"
+    # "strong" and "likely" are kept for what is right 90% / 60% of the time on every held-out
+    # family (STRONG, LIKELY: benchmarks/answerability.md); a one-memory project's match need
+    # not reach them, but it is an answer.
+    assert not found.abstained and found.hits[0].confidence >= answerable.ANSWER_AT
     assert not proj.search("what does Lena Park review?", mode=mode).abstained
 
 
@@ -86,7 +86,7 @@ def test_names_count_however_the_question_spells_them(tmp_path: Path, settings: 
                     dense=mode == "hybrid")
     swapped_name = ("what does lena marsh review?", "WHAT DOES LENA MARSH REVIEW?", "what does tom park review?")
     for q in ("what is lena park's email?", "lena's email?", "Lena's email?", "What Is Lena Park's Email?",
-              *(swapped_name if mode == "hybrid" else ())):
+              *swapped_name):
         assert proj.search(q, mode=mode).abstained, q
     for q in ("what does lena park review?", "who reviews changes to the pricing model?", "lena park pricing",
               "Who Reviews Changes To The Pricing Model?", "WHAT DOES LENA PARK REVIEW?"):
@@ -130,21 +130,17 @@ def test_a_small_project_answers_what_it_holds_and_abstains_on_what_it_does_not(
     answered = [q for q, i in ANSWERABLE if (r := proj.search(q, mode=mode)).status == "ok"
                 and TEAM[i] in [h.memory.statement for h in r.hits[:3]]]
     assert len(answered) >= len(ANSWERABLE) - 1, set(q for q, _ in ANSWERABLE) - set(answered)
-    asked = UNANSWERABLE if mode == "hybrid" else [q for q in UNANSWERABLE if q not in SWAPPED_FIRST_NAME]
+    asked = UNANSWERABLE
     wrongly = [q for q in asked if not proj.search(q, mode=mode).abstained]
     assert not wrongly, wrongly
 
 
-# Not yet in lexical mode: a name whose other half no memory holds, in a project of a few
-# memories. Since the verdict is calibrated leave-one-suite-out (benchmarks/answerability.md),
-# the small projects' margin is the one at which the worse of the two families that have
-# small projects, held out, abstains falsely on at most 4% of its answerable questions, and
-# at that margin the words alone answer these (the hybrid mode's word vectors still abstain).
-# strict: the day they pass, this mark must go.
 SWAPPED_FIRST_NAME = ("which notebooks does Tom Olsen own?",)
 
 
-@pytest.mark.xfail(strict=True, reason="the small projects' leave-one-suite-out margin answers a swapped name lexically")
+# A name whose other half the memory writes with another is someone else: the verdict's
+# reading (retrieval/reading.py) holds such a hit below the answer threshold in every mode,
+# the words alone included, whatever the fitted model says.
 @pytest.mark.parametrize(("memories", "query"), [
     (["Lena Park reviews every change to the pricing model."], "what does Lena Marsh review?"),
     (["Lena Park reviews every change to the pricing model."], "what does lena marsh review?"),
@@ -168,9 +164,12 @@ def test_every_hit_carries_a_confidence_in_order_of_words(tmp_path: Path, settin
     assert result.hits and all(0.0 <= h.confidence <= 1.0 for h in result.hits)
     assert result.hits[0].confidence >= answerable.ANSWER_AT
     assert result.to_dict()["hits"][0]["confidence"] == result.hits[0].confidence
-    assert answerable.ANSWER_AT < 0.9 < answerable.STRONG
-    assert answerable.level(answerable.STRONG) == "strong" and answerable.level(0.9) == "likely"
-    assert answerable.level(0.2) == "weak"
+    assert answerable.ANSWER_AT <= answerable.LIKELY <= answerable.STRONG < 1.0
+    assert answerable.level(answerable.STRONG) == "strong" and answerable.level(0.2) == "weak"
+    if answerable.LIKELY < answerable.STRONG:
+        assert answerable.level(answerable.LIKELY) == "likely"
+    if answerable.ANSWER_AT < answerable.LIKELY:  # an answer the calibration does not call likely
+        assert answerable.level(answerable.ANSWER_AT) == "weak"
 
 
 def test_explain_shows_the_signals_behind_a_confidence(tmp_path: Path, settings: Settings) -> None:

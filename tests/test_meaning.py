@@ -21,9 +21,12 @@ pytestmark = [pytest.mark.eval, pytest.mark.usefixtures("transformer_encoder")]
 PARAPHRASE = Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "own" / "paraphrase.gold.jsonl"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def sentences():
-    """The paraphrase suite's one project: 864 short statements, both tiers ready."""
+    """The paraphrase suite's one project: 864 short statements, both tiers ready. Made for
+    each test: the autouse ``jupymem_home`` closes every project after a test, so one kept
+    for the module answered the tests after the first with a closed database (which the
+    strict xfails below took for their expected failure)."""
     suite = load_suite(PARAPHRASE)
     base = Path(tempfile.mkdtemp(prefix="jupymem-meaning-"))
     project, ids = open_scope(suite, "sentences", base, Settings(home=base / "home", language="source"))
@@ -48,12 +51,27 @@ def test_a_paraphrase_is_found_first_among_800_others(sentences) -> None:
     assert _first(lexical) is None or _first(lexical).memory.id != ids["s-linnet"]
 
 
-# Not yet: answerability's signals take "forecasting model" against "churn model" for a
-# paraphrase ("forecasting" reads as a participle memory does not know), and no refit,
-# in-sample or leave-one-suite-out (benchmarks/answerability.md), moves it below 0.5.
-# strict: the day it passes, this mark must go.
-@pytest.mark.xfail(strict=True, reason="answerability does not tell a swapped -ing word from a paraphrase yet")
+# The swapped modifier: "the forecasting model" is not "the churn model", whatever the words'
+# overlap and the cosine say (the verdict's reading, retrieval/reading.py).
 @pytest.mark.parametrize("mode", ["transformer", "static", "lexical"])
+def test_a_swapped_modifier_is_not_an_answer(sentences, mode: str) -> None:
+    project, ids = sentences
+    ranking = project.explain("who owns the forecasting model?", 3, mode=mode)
+    first = ranking.candidates[:3]  # the ones explain judged
+    churn = [c for c in first if c.memory.id == ids["s-ana"]]
+    assert churn and churn[0].confidence < 0.5, [(c.memory.statement, c.confidence) for c in first]
+
+
+# Not yet with the transformer: a memory about another model that says nothing of an owner
+# ("Model releases are announced in the models channel ...") still answers it there; what
+# "who owns" asks of a person was read too ("predicates", benchmarks/verdict_suites.py) and
+# refused "who approves the forecast?" for "Ingrid Larsen signs off the forecast". strict:
+# the day it passes, this mark must go.
+@pytest.mark.parametrize("mode", [
+    pytest.param("transformer", marks=pytest.mark.xfail(
+        strict=True, reason="a memory of another model that names no owner still answers it")),
+    "static", "lexical",
+])
 def test_a_question_about_a_model_nobody_owns_is_not_answered_with_confidence(sentences, mode: str) -> None:
     project, ids = sentences
     result = project.search("who owns the forecasting model?", mode=mode)
@@ -74,3 +92,26 @@ def test_one_shared_word_is_never_a_strong_answer(repo: Path, mode: str) -> None
     result = project.search("quarterly revenue forecast methodology", mode=mode)
     strong = [h for h in result.hits if h.confidence >= STRONG]
     assert not strong, [(h.memory.statement, h.confidence) for h in strong]
+
+
+GOAL_PROJECT = [
+    "Weekly sales forecasts are published every Tuesday morning on the planning dashboard.",
+    "Greta Olsen owns the demand planning notebooks and reviews every new feature.",
+    "We measure forecast accuracy with WAPE per store and category, never MAPE.",
+    "Promotions come from the marketing calendar, exported each Friday to data/promos.csv.",
+    "New stores borrow the profile of their cluster for their first eight weeks.",
+    "Never train on the lockdown weeks of 2020; they are flagged in config/exclusions.yaml.",
+    "The goal of this project is to cut stock-outs by forecasting next week's demand for every store.",
+]
+
+
+# The transformer puts the goal first though they share no word; the larger projects' model,
+# which judges statements at every size now, answers it (the small projects' own abstained, 0.35).
+def test_the_goal_paraphrase_is_answered_with_the_transformer(repo: Path) -> None:
+    project = init_project(repo, Settings.from_env())
+    project.remember_many({"statement": s, "kind": "fact"} for s in GOAL_PROJECT)
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600).tier == "transformer"
+    result = project.search("what are we trying to achieve with this work?")
+    assert _first(result).memory.statement == GOAL_PROJECT[-1]
+    assert not result.abstained and result.tier == "transformer"

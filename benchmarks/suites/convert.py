@@ -7,6 +7,11 @@ given on the command line and writes one suite:
     python benchmarks/suites/convert.py nfcorpus SRC_DIR OUT.gold.jsonl [--max-queries N --seed S]
     python benchmarks/suites/convert.py cisi     SRC_DIR OUT.gold.jsonl
     python benchmarks/suites/convert.py cranfield SRC_DIR OUT.gold.jsonl
+    python benchmarks/suites/convert.py wikiqa   SRC_DIR OUT.gold.jsonl [--split test]
+    python benchmarks/suites/convert.py squad2   SRC_DIR OUT.gold.jsonl
+
+WikiQA and SQuAD 2.0 hold questions that memory cannot answer (``"relevant": []``, category
+``no-answer``); they are kept out of every fit and only reported.
 
 See README.md beside this file for the sources, their licences and the exact commands.
 """
@@ -247,10 +252,77 @@ def cranfield(args: argparse.Namespace) -> None:
     w.close(f", {len(queries) - w.queries} queries without relevant docs left out")
 
 
+# --- question answering over sentences, with questions that have no answer --------------
+
+
+def _visible(text: str) -> str:
+    """Without invisible format characters (Unicode Cf: zero-width joiners, bidi marks),
+    which a few Wikipedia sentences carry by the dozen and jupymem refuses past 16."""
+    import unicodedata
+
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def wikiqa(args: argparse.Namespace) -> None:
+    """WikiQA (Yang et al., EMNLP 2015): every candidate sentence of the split is a memory
+    (one project; a sentence shared by two questions is written once); a question is
+    answerable by its sentences labelled 1, and has no answer (``no-answer``) when none is:
+    its page's other sentences are in memory, about the same subject, answering nothing."""
+    src = Path(args.src)
+    rows = [line.split("\t") for line in (src / f"WikiQA-{args.split}.tsv").read_text(encoding="utf-8").splitlines()[1:]]
+    w = Writer(args.out)
+    written: set[str] = set()
+    questions: dict[str, tuple[str, list[str]]] = {}
+    for qid, question, _doc, _title, sid, sentence, label in (r for r in rows if len(r) == 7):
+        if sid not in written and w.memory(sid, _visible(sentence)):
+            written.add(sid)
+        entry = questions.setdefault(qid, (question, []))
+        if label.strip() == "1" and sid in written:
+            entry[1].append(sid)
+    for qid, (question, relevant) in questions.items():
+        w.query(qid, question, relevant, category="answerable" if relevant else "no-answer")
+    w.close()
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def squad2(args: argparse.Namespace) -> None:
+    """SQuAD 2.0 (Rajpurkar et al., ACL 2018), a seeded sample of its dev split with the
+    paragraphs (``queries.json``: id, context, question; ``ground_truth.json``: answers,
+    is_impossible): each paragraph cut into sentences, each sentence a memory (one project);
+    an answerable question's relevant sentences are those holding one of its answers; an
+    impossible one (written to look answerable by the paragraph) has none (``no-answer``)."""
+    src = Path(args.src)
+    queries = json.loads((src / "queries.json").read_text(encoding="utf-8"))["queries"]
+    truth = json.loads((src / "ground_truth.json").read_text(encoding="utf-8"))
+    w = Writer(args.out)
+    paragraphs: dict[str, list[tuple[str, str]]] = {}
+    lost = 0
+    for q in queries:
+        context = q["context"]
+        if context not in paragraphs:
+            n = len(paragraphs)
+            sentences = [s.strip() for s in _SENTENCE_END.split(_visible(context)) if s.strip()]
+            paragraphs[context] = [(f"p{n}-s{i}", s) for i, s in enumerate(sentences) if w.memory(f"p{n}-s{i}", s)]
+        answer = truth.get(q["id"], {})
+        if answer.get("is_impossible"):
+            w.query(q["id"], q["question"], [], category="no-answer")
+            continue
+        texts = [a for a in answer.get("answers", []) if a.strip()]
+        relevant = [sid for sid, s in paragraphs[context] if any(a in s for a in texts)]
+        if not relevant:  # the answer spans a sentence break
+            lost += 1
+            continue
+        w.query(q["id"], q["question"], relevant, category="answerable")
+    w.close(f", {lost} answerable questions whose answer crosses a sentence break left out")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="source", required=True)
-    for name, fn in (("locomo", locomo), ("nfcorpus", nfcorpus), ("cisi", cisi), ("cranfield", cranfield)):
+    for name, fn in (("locomo", locomo), ("nfcorpus", nfcorpus), ("cisi", cisi), ("cranfield", cranfield),
+                     ("wikiqa", wikiqa), ("squad2", squad2)):
         s = sub.add_parser(name)
         s.add_argument("src", help="directory with the extracted source files")
         s.add_argument("out", help="the .gold.jsonl to write")
@@ -261,6 +333,8 @@ def main(argv: list[str] | None = None) -> None:
                            choices=["titles", "all", "nontopic-titles", "vid-titles", "vid-desc"])
             s.add_argument("--max-queries", type=int, default=1000)
             s.add_argument("--seed", type=int, default=13)
+        if name == "wikiqa":
+            s.add_argument("--split", default="test", choices=["train", "dev", "test"])
     args = p.parse_args(argv)
     args.fn(args)
 

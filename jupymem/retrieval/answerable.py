@@ -70,9 +70,11 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def _load(path: Path = FITTED) -> tuple[dict[tuple[str, str], Model], float]:
-    """The fitted models by (mode, band), and STRONG: where a strong first hit is right
-    at least 90% of the time on every held-out family."""
+def _load(path: Path = FITTED) -> tuple[dict[tuple[str, str], Model], float, dict[str, dict], dict[str, dict]]:
+    """The fitted models by (mode, band); the threshold of ``strong`` the models were fitted
+    with; the verdict's reading settings per mode (``reading.py``); and per mode and band the
+    model confidences from which a first hit is right at least 60% ("likely") and 90%
+    ("strong") of the time on every held-out family (``LABELS``)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     models: dict[tuple[str, str], Model] = {}
     for key, fitted in data["models"].items():
@@ -81,16 +83,36 @@ def _load(path: Path = FITTED) -> tuple[dict[tuple[str, str], Model], float]:
         if len(fitted["coef"]) != len(features):
             raise ValueError(f"{path}: {key} has {len(fitted['coef'])} coefficients for {len(features)} signals")
         models[(mode, band)] = Model(features, tuple(fitted["coef"]), fitted["intercept"])
-    return models, float(data["strong"])
+    return models, float(data["strong"]), dict(data.get("reading", {})), dict(data.get("labels", {}))
 
 
-# Words for people: STRONG and above, "strong"; ANSWER_AT and above, "likely"; else "weak".
-MODELS, STRONG = _load()
+MODELS, FITTED_STRONG, READING, LABELS = _load()
+# The confidence a person sees is the model's, mapped (``calibrated``) so that its labels
+# mean the same in every mode and band: "strong" from STRONG (a first hit so labelled was
+# right at least 90% of the time on every held-out family with 20 of them), "likely" from
+# LIKELY (60%), "weak" below; a search answers from ANSWER_AT, so an answer may be weak.
+STRONG, LIKELY = (0.9, 0.75) if LABELS else (FITTED_STRONG, ANSWER_AT)
+
+
+def calibrated(confidence: float, *, mode: str, band: str) -> float:
+    """``confidence`` (the model's, after the reading) on the labels' scale: the measured
+    thresholds of ``mode`` and ``band`` (``LABELS``) go to LIKELY and STRONG, ANSWER_AT stays
+    where it is, and the map is linear between and monotone (the order of hits is kept)."""
+    got = LABELS.get(mode, {}).get(band)
+    if not got or confidence < ANSWER_AT:
+        return confidence
+    likely = max(ANSWER_AT, float(got[0]))
+    strong = max(likely, float(got[1]))
+    if confidence >= strong:
+        return STRONG + (1.0 - STRONG) * ((confidence - strong) / (1.0 - strong) if strong < 1.0 else 0.0)
+    if confidence >= likely:
+        return LIKELY + (STRONG - LIKELY) * (confidence - likely) / (strong - likely)
+    return ANSWER_AT + (LIKELY - ANSWER_AT) * (confidence - ANSWER_AT) / (likely - ANSWER_AT)
 
 
 def level(confidence: float) -> str:
-    """The word a person sees for a confidence."""
-    return "strong" if confidence >= STRONG else "likely" if confidence >= ANSWER_AT else "weak"
+    """The word a person sees for a (calibrated) confidence."""
+    return "strong" if confidence >= STRONG else "likely" if confidence >= LIKELY else "weak"
 
 
 def band(n_docs: int, chars: int) -> str:
@@ -100,11 +122,15 @@ def band(n_docs: int, chars: int) -> str:
     return "document" if chars >= DOCUMENT_CHARS else "large"
 
 
+def mode_of(*, hybrid: bool, tier: str | None = None) -> str:
+    """The fitted mode of a search: the transformer tier's, the static tier's ("hybrid") or the words' alone."""
+    return ("transformer" if tier == "transformer" else "hybrid") if hybrid else "lexical"
+
+
 def model_for(*, hybrid: bool, band: str, tier: str | None = None) -> Model:
     """The model of a search's mode: the transformer tier's own, else the static tier's
     (hybrid) or the words' alone (lexical)."""
-    mode = ("transformer" if tier == "transformer" else "hybrid") if hybrid else "lexical"
-    return MODELS[(mode, band)]
+    return MODELS[(mode_of(hybrid=hybrid, tier=tier), band)]
 
 
 def confidence(x: Sequence[float], *, hybrid: bool, band: str, tier: str | None = None) -> float:

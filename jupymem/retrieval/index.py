@@ -432,9 +432,15 @@ class DenseIndex:
         except Exception as err:  # a background thread reports instead of dying silently
             self._backfill_error = f"{type(err).__name__}: {err}"
             warn("jupymem: embedding memories failed: %s", self._backfill_error)
-        release = getattr(embedder, "release", None)  # the transformer's batches leave freed memory
+        # Batches leave freed memory that glibc keeps (the transformer's most, the static
+        # tier's too: 30 MB of a kernel's growth): hand it back once the backfill is done.
+        release = getattr(embedder, "release", None)
         if release is not None:
             release()
+        else:
+            from .transformer import release_memory
+
+            release_memory()
 
     def wait(self, timeout: float | None = None) -> bool:
         thread = self._thread

@@ -109,6 +109,7 @@ class Candidate:
     legs: tuple[str, ...] = ("lexical",)
     confidence: float = 0.0  # filled by judge(), for the few looked at
     signals: pair.Signals | None = None
+    reading: pair.Reading | None = None  # what of the question it leaves unaccounted for (judge())
 
 
 def _admitted(
@@ -199,6 +200,13 @@ class Ranking:
     embedder: Embedder | None = None  # the dense leg's word-level encoder (``DenseLeg.word_embedder``)
     index: Postings | None = None  # the in-memory index, when it answered
     tier: Tier | None = None  # the dense leg's tier, when it ran
+    # Active memories (``n_docs`` less the superseded and retired): the project's size for
+    # the verdict, so that retired rows never move a question into another band.
+    active: int = -1
+
+    def __post_init__(self) -> None:
+        if self.active < 0:
+            self.active = self.n_docs
 
 
 def without_now_words(text: str) -> tuple[str, bool]:
@@ -255,7 +263,8 @@ def rank(
         for c in candidates:
             c.legs = ("lexical", "fuzzy")
     side = pair.query_side(plan, text, q.fixed)
-    small = 0 < n_docs <= answerable.SMALL_PROJECT
+    active = n_docs - len(inactive) if inactive is not None else n_docs
+    small = 0 < active <= answerable.SMALL_PROJECT
     if dense is not None:
         candidates, background = _fuse(
             store, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
@@ -275,7 +284,7 @@ def rank(
         reason = "no word of the query occurs in memory" if not plan.selected and dense is None else "no memory matches"
     embedder = dense.word_embedder if dense is not None else None
     tier = dense.tier if dense is not None else None
-    return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder, index, tier)
+    return Ranking(query, candidates, legs, side, dense is not None, reason, n_docs, embedder, index, tier, active)
 
 
 # The last few query vectors, per encoder: an assistant's request is encoded for its search

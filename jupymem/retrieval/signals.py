@@ -61,6 +61,7 @@ computed once a search, the memory's side once per candidate.
 from __future__ import annotations
 
 import bisect
+import re
 import dataclasses
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -87,6 +88,32 @@ LEXICAL_FEATURES = (
 )
 HYBRID_FEATURES = LEXICAL_FEATURES + ("cosine", "margin", "soft_coverage", "soft_min", "specific_missed")
 LANGUAGE_CHARS = 600  # enough of a prompt to tell its language
+
+
+class Reading(NamedTuple):
+    """What of the question a memory leaves unaccounted for (``signals(reading=...)``), for
+    the verdict's own reading (``reading.py``), apart from the fitted models:
+
+    * ``lacking``: per query term the memory lacks, its weight share, how close the memory's
+      nearest word comes in meaning (0 without word vectors), how specific it is (None
+      without the encoder) and whether memory uses it elsewhere;
+    * ``names_swapped``: halves of the question's names the memory writes with another
+      ("*Kasimir* Ibarrondo" where it writes Elodie Ibarrondo);
+    * ``names_absent``: names of two words or more of which the memory writes no part;
+    * ``modifiers``: the question's words it lacks that stand just before a word it holds
+      ("the *forecasting* model" against "the churn model"), each with whether memory uses
+      it elsewhere and whether the memory writes a word of its own in that place;
+    * ``attributes_missed``: the attributes asked of a name it names that it lacks
+      ("Lena Park's *email*");
+    * ``predicates_missed``: what a question about a person asks of them, when the memory
+      lacks it ("who *maintains* the dashboard?" against a memory of where it is published)."""
+
+    lacking: tuple[tuple[str, float, float, float | None, bool], ...]  # (word, weight, soft, specificity, known)
+    names_swapped: tuple[str, ...]
+    names_absent: tuple[str, ...]
+    modifiers: tuple[tuple[str, bool, bool], ...]  # (word, known to memory, the memory's own word in its place)
+    attributes_missed: tuple[str, ...]
+    predicates_missed: tuple[str, ...] = ()
 
 
 class Signals(NamedTuple):
@@ -128,6 +155,10 @@ class QuerySide:
     attribute_terms: frozenset[int] = frozenset()
     pairs: tuple[tuple[int, int], ...] = ()  # adjacent query words, as indexes into terms
     focus_terms: frozenset[int] = frozenset()  # what the question asks for (focus_words)
+    predicate_terms: frozenset[int] = frozenset()  # what "who ..." asks of a person (_WHO_DOES)
+    # The attributes asked of a name, capitalised ones too ("Priya Raman's *Slack* handle"),
+    # for the reading (``Reading.attributes_missed``); ``attribute_terms`` leaves those out.
+    possessed: frozenset[int] = frozenset()
     background: float | None = None
     # Per salient word, the index of the very term that searches it (its matches are that
     # term's), or None: a memory's signals then read them off its spans.
@@ -168,10 +199,11 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         known = term is not None and plan.df.get(term.key, 0) > 0
         salient.append((word, term, known))
     salient_terms = frozenset(index[t.key] for _, t, _ in salient if t is not None)
-    attribute_terms = frozenset(
+    possessed = frozenset(
         index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else attribute_words(text)))
         if t is not None
-    ) - salient_terms
+    )
+    attribute_terms = possessed - salient_terms
     pairs: dict[tuple[int, int], None] = {}
     previous: lexical.Term | None = None
     for word in lexical.tokens(text[:LANGUAGE_CHARS]):
@@ -186,10 +218,19 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else focus_words(text)))
         if t is not None
     ) | attribute_terms
+    m = None if foreign else _WHO_DOES.match(text)
+    asked = term_of(fixed.get(m.group(1).lower(), m.group(1).lower())) if m else None
     return QuerySide(
         terms, weights, known_terms, tuple(salient), unknown, foreign, wants,
         salient_terms, attribute_terms, tuple(pairs), focus,
+        predicate_terms=frozenset({index[asked.key]} - salient_terms) if asked is not None else frozenset(),
+        possessed=possessed,
     )
+
+
+# "who *owns* the forecasting model?", "who *maintains* the dashboard?": what a question about
+# a person asks of them (``Reading.predicates_missed``).
+_WHO_DOES = re.compile(r"^\W*who\s+([^\W\d_]{3,})\b", re.IGNORECASE)
 
 
 def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
@@ -235,17 +276,21 @@ def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
             salient_terms.add(i)
             have.add(other)
     attribute_terms = set(q.attribute_terms)
+    possessed = set(q.possessed)
     for m in _POSSESSIVE_ANY.finditer(text[:LANGUAGE_CHARS]):
         attribute = lexical.fold(m.group(2))
         if lexical.fold(m.group(1)) in known_names and attribute not in lexical.STOPWORDS:
-            if (i := index_of(attribute)) is not None and i not in salient_terms:
-                attribute_terms.add(i)
-    if len(salient) == len(q.salient) and attribute_terms == q.attribute_terms:
+            if (i := index_of(attribute)) is not None:
+                possessed.add(i)
+                if i not in salient_terms:
+                    attribute_terms.add(i)
+    possessed = {i for i in possessed if q.terms[i].word not in known_names}  # "Lena's *Park*": a name
+    if len(salient) == len(q.salient) and attribute_terms == q.attribute_terms and possessed == q.possessed:
         return q
     return dataclasses.replace(
         q, salient=tuple(salient), salient_at=(), salient_terms=frozenset(salient_terms),
         attribute_terms=frozenset(attribute_terms - salient_terms),
-        focus_terms=q.focus_terms | frozenset(attribute_terms - salient_terms),
+        focus_terms=q.focus_terms | frozenset(attribute_terms - salient_terms), possessed=frozenset(possessed),
     )
 
 
@@ -291,17 +336,26 @@ def _token_matches(token: str, term: lexical.Term) -> bool:
     return token in (term.key, term.word) or token + "s" == term.word or token == term.word + "s"
 
 
-def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> bool:
-    """Does the memory hold one of two adjacent query words next to another word of its own?"""
+def _swapped(
+    q: QuerySide, hits: Sequence[bool], sequence: Sequence[str], lost: list[tuple[int, bool]] | None = None
+) -> bool:
+    """Does the memory hold one of two adjacent query words next to another word of its own?
+    ``lost``, when given, receives every query term the memory lacks in such a place, with
+    whether it stands before the shared word (a modifier: "the *forecasting* model" where
+    the memory writes "the churn model"; there a memory word ending in -ing counts too,
+    "the *staffing* model")."""
     distinct = set(sequence)
     kept_at: dict[int, list[int]] = {}  # query term -> where the memory has it
     foreign = q.foreign_words  # a memory word -> matches no query term
+    found = False
     for a, b in q.pairs:
         if hits[a] == hits[b]:
             continue
-        kept, lost = (b, a) if hits[b] else (a, b)
-        if q.terms[lost].word.endswith(_PARTICIPLE) and not q.known[lost]:
+        kept, missing = (b, a) if hits[b] else (a, b)
+        if q.terms[missing].word.endswith(_PARTICIPLE) and not q.known[missing]:
             continue  # "missing ages": a participle; "billing API": a word memory knows
+        if found and lost is None:
+            return True
         step = -1 if kept == b else 1  # where the memory's own word would stand
         if kept not in kept_at:
             word = q.terms[kept].word  # every token it matches starts as it does: a cheap first test
@@ -313,13 +367,49 @@ def _swapped(q: QuerySide, hits: Sequence[bool], sequence: Sequence[str]) -> boo
             if not 0 <= j < len(sequence):
                 continue
             other = sequence[j]
-            if other in lexical.STOPWORDS or other.endswith(_PARTICIPLE) or other.isdigit():
+            theirs = other.endswith(_PARTICIPLE)  # counts only for the reading, as a modifier
+            if other in lexical.STOPWORDS or other.isdigit() or (theirs and (lost is None or step != -1)):
                 continue
             if other not in foreign:
                 foreign[other] = not any(_token_matches(other, t) for t in q.terms)
             if foreign[other]:
-                return True
-    return False
+                if lost is not None and all(m != missing for m, _ in lost):
+                    lost.append((missing, step == -1))
+                if not theirs:
+                    found = True
+                    break
+    return found
+
+
+def _reading(
+    q: QuerySide, hits: Sequence[bool], soft: Sequence[float], spec: Mapping[int, float], total: float,
+    lost: Sequence[tuple[int, bool]],
+) -> Reading:
+    named = any(hits[i] for i in q.salient_terms)
+    swapped_before = {i for i, before in lost if before}
+    modifiers = {}
+    for a, b in q.pairs:
+        if not hits[a] and hits[b] and a not in q.salient_terms and a not in modifiers:
+            if not (q.terms[a].word.endswith(_PARTICIPLE) and not q.known[a]):  # "missing ages"
+                modifiers[a] = (q.terms[a].word, q.known[a], a in swapped_before)
+    absent: list[str] = []
+    run: list[int] = []
+    for i in [*sorted(q.salient_terms), -2]:  # runs of adjacent salient terms, in query order
+        if run and (i != run[-1] + 1):
+            if len(run) >= 2 and not any(hits[j] for j in run):
+                absent.append(" ".join(q.terms[j].word for j in run))
+            run = []
+        if i >= 0:
+            run.append(i)
+    return Reading(
+        tuple((q.terms[i].word, q.weights[i] / total if total else 0.0, soft[i], spec.get(i), q.known[i])
+              for i, hit in enumerate(hits) if not hit),
+        tuple(q.terms[i].word for i, _ in lost if i in q.salient_terms),
+        tuple(absent),
+        tuple(modifiers.values()),
+        tuple(q.terms[i].word for i in sorted(q.possessed | q.attribute_terms) if named and not hits[i]),
+        tuple(q.terms[i].word for i in sorted(q.predicate_terms) if not hits[i]),
+    )
 
 
 def signals(
@@ -332,6 +422,7 @@ def signals(
     compared: Sequence[str] | None = None,
     own: float | None = None,
     found: Sequence[range] | None = None,
+    reading: list[Reading] | None = None,
 ) -> Signals:
     """The signals of one memory (``Signals``, in ``HYBRID_FEATURES`` order: the lexical
     models read the first ``len(LEXICAL_FEATURES)``). ``doc`` is the memory's sorted content words,
@@ -340,7 +431,8 @@ def signals(
     (hybrid mode) gives, per query word, its best cosine to a word of the memory (the
     dense leg's word vectors) and how specific each word is (1 for a typical word), over
     ``compared``, the memory's words it compares (default: all of ``doc``); ``found`` its
-    ``spans`` when the caller has them."""
+    ``spans`` when the caller has them; ``reading``, when given, receives the memory's
+    ``Reading``."""
     if found is None:
         found = spans(q, doc)
     covered: set[int] = set()
@@ -381,11 +473,14 @@ def signals(
     only_names = 1.0 if named and others and not any(others) else 0.0
     focus_missed = 1.0 if any(not hits[i] for i in q.focus_terms) else 0.0
     split = any(hits[a] != hits[b] for a, b in q.pairs)  # reading the statement's words only then
-    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement)) else 0.0
+    lost: list[tuple[int, bool]] = []
+    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement), lost) else 0.0
     cos = cosine if cosine is not None else 0.0
     margin = cos - q.background if (cosine is not None and q.background is not None) else 0.0
     soft_coverage = soft_min = coverage
     specific_missed = 0.0
+    soft = [1.0 if hit else 0.0 for hit in hits]
+    spec_of: dict[int, float] = {}
     if vectors is not None and q.terms:
         lacking = [i for i, hit in enumerate(hits) if not hit]
         compared = doc if compared is None else compared
@@ -395,7 +490,10 @@ def signals(
         soft_min = min(soft)
         if lacking and vectors.specificity is not None:
             spec = vectors.specificity([q.terms[i].word for i in lacking])
+            spec_of = dict(zip(lacking, spec))
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
+    if reading is not None:
+        reading.append(_reading(q, hits, soft, spec_of, total, lost))
     return Signals(
         coverage=coverage,
         words=words,

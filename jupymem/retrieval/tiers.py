@@ -192,6 +192,9 @@ class Tiers:
         static = self._indexes.get(index.STATIC)
         if static is not None and static.size:
             static.reset()
+            from .transformer import release_memory
+
+            release_memory()  # the copy's pages go back to the system, not to glibc's free lists
 
     def _spec_said(self) -> str:
         p = self.plan

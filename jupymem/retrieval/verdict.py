@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any, cast
 
-from . import answerable, lexical, wordvec
+from . import answerable, lexical, reading, wordvec
 from . import signals as pair
 from ..models import Hit, Memory, SearchResult
 from ..storage.reads import MemoryReader, store_for
@@ -80,11 +80,11 @@ def judge(store: Any, ranking: Ranking, count: int, start: int = 0) -> None:
     if vectors is not None:
         vectors.table([t.word for t in ranking.side.terms], (w for got in ready for w in got[2]))
     for c, doc, (_, own, compared), at in zip(chosen, docs, ready, found):
-        c.signals = pair.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at)
-        c.confidence = answerable.confidence(
-            c.signals, hybrid=ranking.hybrid, band=answerable.band(ranking.n_docs, len(c.memory.statement)),
-            tier=ranking.tier,
-        )
+        read: list[pair.Reading] = []
+        c.signals = pair.signals(ranking.side, doc, c.memory.statement, idf, c.cosine, vectors, compared, own, at, read)
+        c.reading = read[0]
+        band = answerable.band(ranking.active, len(c.memory.statement))
+        c.confidence = reading.judged(c.signals, c.reading, band=band, hybrid=ranking.hybrid, tier=ranking.tier)
 
 
 # Per project, each memory's own weight (the IDF of its words, summed) and the words it is

@@ -181,7 +181,7 @@ _WANTS_TIME = re.compile(
     r"^\W*(?:when\s+(?:was|were|did|will|is|does|do)\b|(?:what|which)\s+(?:time|day|date|weekday)\b)",
     re.IGNORECASE,
 )
-_TIME_WORDS = frozenset(
+TIME_WORDS = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays
     fridays saturdays sundays weekend weekends january february march april may june july august september
     october november december daily weekly monthly nightly hourly quarterly yearly annually morning
@@ -229,7 +229,7 @@ def has_type(statement: str, wanted: str) -> bool:
     if wanted == "version":
         return bool(_VERSION.search(statement))
     if wanted in ("amount", "time"):
-        words = _AMOUNT_WORDS if wanted == "amount" else _TIME_WORDS
+        words = _AMOUNT_WORDS if wanted == "amount" else TIME_WORDS
         return bool(_NUMBER.search(statement)) or any(w in words for w in lexical.tokens(statement))
     chunks = list(_CHUNK.finditer(statement))
     for i, m in enumerate(chunks):

@@ -1,0 +1,180 @@
+"""The verdict reads the question against the memory: is every part that carries its meaning there?
+
+The fitted models (``answerable``) weigh signals; a weighed sum can still find "Ana Ruiz owns
+the churn model" a likely answer to "who owns the *forecasting* model?" (two of three words,
+a close cosine) or "Elodie Ibarrondo joined the lab in 2019" one to "in what year did
+*Kasimir* Ibarrondo join the lab?". A person reading the two would say at once that the
+memory is about something else: the part of the question that says *which* model, *who*,
+is not in it. So apart from the models, each judged memory is read for the parts of the
+question that carry its meaning (``signals.Reading``):
+
+* a **name** whose other half the memory writes with another ("*Kasimir* Ibarrondo" where
+  it writes Elodie Ibarrondo, "Lena *Marsh*" where Lena Park): a name has no synonym, and
+  a memory about someone else is no answer about them. (A name the memory simply lacks is
+  not enough: a prompt names much that its answer does not, "ChatGPT" is answered by
+  "external chat tools".)
+* a **swapped modifier**: the memory holds the word a question word qualifies, with a word
+  of its own in its place ("the *forecasting* model" / "the churn model", "the *monthly*
+  sales forecast" / "weekly sales forecasts"), the question's word is specific
+  (``SPECIFIC``) and nothing in the memory comes close to it in meaning (the static
+  encoder's word vectors, ``MEANING``: "legacy" accounts for "old", "attrition" for "churn").
+* the **attribute** asked of a name the memory names ("Lena Park's *email*") that nothing
+  in the memory matches or comes close to in meaning.
+
+(The noun a question asks for was read too, and dropped: "which *architecture* is the
+classifier?" is answered by "ConvNeXt-Tiny", which names no architecture.)
+
+A memory that leaves such a part unaccounted for is not an answer: its confidence is held
+below ``answerable.ANSWER_AT`` (``bounded``), whatever the model said, so the label a person
+sees and the abstention an assistant gets agree with the reading. It is shown to people as
+one of the closest memories all the same.
+
+Documents (``answerable.DOCUMENT_CHARS`` and longer) are not read so: a long text names much
+that a claim about it does not, and a claim's names ("IL-6", "5%") are written otherwise
+in the abstract that bears on it; their models already weigh these signals for documents.
+In lexical mode (no word vectors) nothing can account for a part by meaning: a swapped
+name and a missing attribute count as they are, and a swapped modifier only when memory
+uses that word elsewhere (it names something else the project knows; a new word may be a
+paraphrase).
+
+The thresholds were chosen on our own suites and reported on the others
+(``benchmarks/verdict_suites.py``, ``benchmarks/answerability.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import answerable
+from .signals import HYBRID_FEATURES, Reading
+from .wording import TIME_WORDS
+
+# The confidence a memory that leaves a part unaccounted for keeps at most, as a share of
+# what the model said: "weak", below every threshold that answers, still in the model's order.
+CEILING = 0.45
+READ_BANDS = frozenset({"small", "large"})
+# The settings, per mode, as ``benchmarks/verdict_suites.py`` chose them leave one family out
+# (``answerable.READING``, from the data file); these defaults read nothing but names.
+DEFAULTS: dict[str, Any] = {
+    # A question word the memory lacks is accounted for by meaning when one of the memory's
+    # words is at least this close to it (cosine of the static encoder's word vectors).
+    "meaning": 0.35,
+    # Below this specificity (``Model2VecEmbedder.specificity``: ~0.4 for the commonest words,
+    # above 1 for rare ones) a swapped modifier says too little to decide on ("old", "huge").
+    "specific": 0.6,
+    # Which modifiers the memory lacks count: "slot", those where the memory writes a word of
+    # its own in their place; "known", also those memory uses elsewhere; "any", every one.
+    "modifiers": "slot",
+    # Whether a name of two words or more of which the memory writes no part counts.
+    "absent_names": True,
+    # Whether what "who ..." asks of a person counts (hybrid modes: a verb has synonyms).
+    "predicates": False,
+    # Hybrid modes: the question's specific words (specificity at least ``unmet_specific``)
+    # that the memory neither holds nor comes close to in meaning; when they weigh at least
+    # ``unmet_share`` of the question (IDF), the memory is about something else ("the
+    # *parental* leave policy" against a note on the pricing policy). 1.0: not read.
+    "unmet_specific": 1.0,
+    "unmet_share": 1.0,
+    # Which model judges a statement: "band", its project's size band's (``answerable.band``);
+    # "large", the larger projects' at every size (no model boundary a growing project
+    # crosses); "min", the stricter of the two in a larger project.
+    "boundary": "band",
+    # The share of the question (IDF) a memory must hold, by its words (lexical) or by words
+    # or their meaning (``soft_coverage``, hybrid, unless the dense cosine stands at least
+    # ``margin_max`` above the query's background: a paraphrase). 0: not read.
+    "cover_min": 0.0,
+    "margin_max": 0.2,
+}
+_COVERAGE = HYBRID_FEATURES.index("coverage")
+_SOFT_COVERAGE = HYBRID_FEATURES.index("soft_coverage")
+_MARGIN = HYBRID_FEATURES.index("margin")
+
+
+def settings(hybrid: bool, tier: str | None) -> dict[str, Any]:
+    """The reading's settings for a search's mode (lexical, the static tier's or the transformer's)."""
+    return {**DEFAULTS, **answerable.READING.get(answerable.mode_of(hybrid=hybrid, tier=tier), {})}
+
+
+def unaccounted(
+    reading: Reading | None, *, band: str, hybrid: bool, tier: str | None = None, setting: Mapping[str, Any] | None = None,
+    signals: Sequence[float] | None = None,
+) -> str | None:
+    """The first part of the question ``reading`` leaves unaccounted for (a few words for
+    ``explain``), or None when every part is there or the band is not read. ``setting``:
+    the reading's settings (default: the mode's, ``settings``); ``signals``: the memory's
+    (``signals.Signals``), for how much of the question it holds at all."""
+    if reading is None or band not in READ_BANDS:
+        return None
+    got = settings(hybrid, tier) if setting is None else setting
+    if signals is not None and got["cover_min"] > 0:
+        # Little of the question in the memory, by its words or (hybrid) by their meaning,
+        # and the dense leg not close either: a note that shares a word ("the parental
+        # *leave* policy") or nothing at all ("which font do we use in slides?").
+        held = signals[_SOFT_COVERAGE] if hybrid else signals[_COVERAGE]
+        if held < got["cover_min"] and (not hybrid or signals[_MARGIN] < got["margin_max"]):
+            return "little of the question is in the memory"
+    meaning, specific = got["meaning"], got["specific"]
+    if reading.names_swapped:
+        return f"the name {reading.names_swapped[0]!r} is not the memory's"
+    if got["absent_names"]:
+        for name in reading.names_absent:
+            if _person_like(name):
+                return f"no word of the name {name!r} is in the memory"
+    soft = {word: (near, spec) for word, _, near, spec, _ in reading.lacking}
+    for word, known, slot in reading.modifiers:
+        if not (slot or (got["modifiers"] == "known" and known) or got["modifiers"] == "any"):
+            continue
+        near, spec = soft.get(word, (0.0, None))
+        # Only a word memory uses elsewhere: it names another thing the project knows (a new
+        # word may be a paraphrase's, "polygon areas" for shapefiles' areas); and in the dense
+        # modes only when nothing in the memory comes close to it in meaning.
+        if known and (not hybrid or (near < meaning and (spec is None or spec >= specific))):
+            return f"{word!r} where the memory says something else"
+    for word in reading.attributes_missed:
+        if not hybrid or soft.get(word, (0.0, None))[0] < meaning:
+            return f"nothing in the memory is its {word!r}"
+    if hybrid and got["predicates"]:
+        for word in reading.predicates_missed:
+            near, spec = soft.get(word, (0.0, None))
+            if near < meaning and (spec is None or spec >= specific):
+                return f"asks who {word!r}, which the memory does not say"
+    if hybrid and got["unmet_share"] < 1.0:
+        unmet = [(word, weight) for word, weight, near, spec, _ in reading.lacking
+                 if near < meaning and spec is not None and spec >= got["unmet_specific"]]
+        if unmet and sum(w for _, w in unmet) >= got["unmet_share"]:
+            return f"nothing in the memory means {unmet[0][0]!r}"
+    return None
+
+
+def _person_like(name: str) -> bool:
+    """Words that name someone or something, not a date ("July 2023", "16 June 2023")."""
+    words = name.split()
+    return len(words) >= 2 and all(w.isalpha() and w not in TIME_WORDS for w in words)
+
+
+def judged(
+    signals: Sequence[float], reading: Reading | None, *, band: str, hybrid: bool, tier: str | None = None,
+) -> float:
+    """A memory's confidence: the fitted model's (of the band the mode's ``boundary`` says),
+    held below the answer threshold when the reading finds a part of the question the memory
+    leaves unaccounted for (``bounded``), on the labels' scale (``answerable.calibrated``)."""
+    got = settings(hybrid, tier)
+    confidence = answerable.confidence(signals, hybrid=hybrid, band=band, tier=tier)
+    if got["boundary"] == "large" and band == "small":
+        confidence = answerable.confidence(signals, hybrid=hybrid, band="large", tier=tier)
+    elif got["boundary"] == "min" and band == "large":
+        confidence = min(confidence, answerable.confidence(signals, hybrid=hybrid, band="small", tier=tier))
+    confidence = bounded(confidence, reading, band=band, hybrid=hybrid, tier=tier, setting=got, signals=signals)
+    return answerable.calibrated(confidence, mode=answerable.mode_of(hybrid=hybrid, tier=tier), band=band)
+
+
+def bounded(
+    confidence: float, reading: Reading | None, *, band: str, hybrid: bool, tier: str | None = None,
+    setting: Mapping[str, Any] | None = None, signals: Sequence[float] | None = None,
+) -> float:
+    """``confidence``, held at most ``CEILING`` (times itself, to keep the order) when the
+    memory leaves a part of the question unaccounted for (``unaccounted``)."""
+    if unaccounted(reading, band=band, hybrid=hybrid, tier=tier, setting=setting, signals=signals) is None:
+        return confidence
+    return CEILING * confidence
