@@ -120,7 +120,9 @@ def running_lab(theme: str, tmp_path: Path, jupymem_home: Path, app: str = "lab"
     config = tmp_path / "jupyter-config"
     config.mkdir()
     (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupymem": True}}})
+        # Jupyter AI's MCP server binds port 3001 unless told otherwise: a port of its own
+        # (0: the system picks), so that two labs on one machine never fight over it.
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupymem": True}}, "MCPExtensionApp": {"mcp_port": 0}})
     )
     themes = tmp_path / "lab-settings" / "@jupyterlab" / "apputils-extension"
     themes.mkdir(parents=True)

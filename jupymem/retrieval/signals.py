@@ -230,6 +230,7 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
 
 # "who *owns* the forecasting model?", "who *maintains* the dashboard?": what a question about
 # a person asks of them (``Reading.predicates_missed``).
+_WORD = re.compile(r"[^\W\d_]+")
 _WHO_DOES = re.compile(r"^\W*who\s+([^\W\d_]{3,})\b", re.IGNORECASE)
 
 
@@ -242,6 +243,13 @@ def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
         return q
     sequence = lexical.tokens(text[:LANGUAGE_CHARS])
     wanted = {w for w in sequence if w.isalpha() and w not in lexical.STOPWORDS}
+    # A question written with case ("Which project exists ...?") that writes a word in lower
+    # case does not name it, though memory writes "Project Linnet"; one written all in one
+    # case ("what does lena marsh review?") may name anything.
+    letters = [c for c in text[:LANGUAGE_CHARS] if c.isalpha()]
+    if any(c.isupper() for c in letters) and any(c.islower() for c in letters):
+        written = {lexical.fold(w) for w in _WORD.findall(text[:LANGUAGE_CHARS]) if w[0].isupper()}
+        wanted &= written | {lexical.stem(w) for w in written}
     known_names: dict[str, set[int]] = {}
     for statement in statements:
         for word, sides in names(statement, wanted).items():
