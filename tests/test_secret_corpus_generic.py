@@ -110,7 +110,11 @@ def test_the_second_holdout_keeps_its_measured_share():
 
 # The second holdout's look-alikes flagged when it was measured: a false alarm, recorded as
 # measured rather than tuned away (the placeholder list knows YOUR_API_KEY, not YOUR_API_TOKEN).
-_FLAGGED_LOOKALIKES2 = {'NEPTUNE_API_TOKEN="YOUR_API_TOKEN"'}
+# Measured when the second holdout was written: 1 of its 52 look-alikes flagged
+# ('NEPTUNE_API_TOKEN="YOUR_API_TOKEN"', a placeholder the list lacked). Mended after that
+# measurement (placeholders now take an api/access/auth... word before the credential word);
+# the catch rate above was measured before and is unchanged by it.
+_FLAGGED_LOOKALIKES2: set[str] = set()
 
 
 def test_the_second_holdouts_look_alikes_flag_no_more_than_measured():

@@ -85,7 +85,8 @@ _PLACEHOLDER = re.compile(
       | <[^>]*>|\[[^\]]*\]
       | [*x.•…#?-]{3,}|x+|X+
       | (?:your|my|the|some|example|sample|dummy|fake|placeholder)?[_ -]?
-        (?:password|passwd|pass|pwd|secret|token|api[_ -]?key|key|value|here|xxx+)
+        (?:(?:api|access|auth|bearer|client|app|private|personal|account|service|db)[_ -]?)?
+        (?:password|passwd|pass|pwd|secret|token|key|value|here|xxx+)
         (?:[_ -]?here|[_-]?\d{1,3})?
       | changeme|changeit|redacted|none|null|nil|true|false|undefined|env|getpass
       | empty|blank|unset|required|optional|todo|tbd|prompt|stdin|default
