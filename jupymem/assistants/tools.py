@@ -418,7 +418,8 @@ def written_calls(text: str) -> tuple[str, ...]:
 def _call_name(call: Any) -> str | None:
     if not isinstance(call, dict):
         return None
-    inner = call.get("function") if isinstance(call.get("function"), dict) else call
+    function = call.get("function")
+    inner: dict[str, Any] = function if isinstance(function, dict) else call
     name = inner.get("name")
     has_args = any(k in inner for k in ("arguments", "parameters", "args"))
     return name if isinstance(name, str) and name in _TOOLS and has_args else None
