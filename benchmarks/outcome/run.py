@@ -12,11 +12,11 @@ memories of ``benchmarks/suites/own/lessons.gold.jsonl``, then the 40 lessons of
 through the real paths:
 
 * ``none``: ``%%ask --no-memory`` in a real IPython ``InteractiveShell`` with jupymem loaded;
-* ``context``: ``jupymem.context(request)`` as the system text after the plain
-  instructions, sent by litellm (``--variant`` swaps in a candidate presentation,
-  ``present.py``);
-* ``lesson``: the lesson alone, as the block of a project holding nothing else (the
-  ceiling for the model: nothing drowns it);
+* ``context``: ``jupymem.context(request)`` as the system text, nothing else around it (as
+  any other assistant may use it), sent by litellm (``context:VARIANT`` swaps in a
+  candidate presentation, ``present.py``);
+* ``lesson``: the lesson alone, as the system text: the block of a project holding
+  nothing else (the ceiling for the model: nothing drowns it);
 * ``ask``: ``%%ask`` with memory, in the same shell (a notebook file per case, so no
   case sees another's conversation; anything a turn records is retired after it, so the
   block stays the same bytes for the next case).
@@ -170,8 +170,7 @@ class Runner:
             else:  # lesson
                 assert lesson is not None
                 block = lesson_alone(lesson, self.project.settings.block_cap)
-                messages = [{"role": "system", "content": llm_plain() + "\n\n" + block},
-                            {"role": "user", "content": request}]
+                messages = [{"role": "system", "content": block}, {"role": "user", "content": request}]
             text = llm.complete(self.litellm_model, messages, stream=False).text
             shown = {"system_bytes": len(messages[0]["content"].encode()),
                      "user_bytes": len(messages[-1]["content"].encode())}
@@ -203,12 +202,6 @@ class Runner:
         if not result.success:
             text += "\n[error] " + (err.getvalue() or repr(result.error_in_exec))[-2000:]
         return text, recorded
-
-
-def llm_plain() -> str:
-    from jupymem.assistants.inject import PLAIN_INSTRUCTIONS
-
-    return PLAIN_INSTRUCTIONS
 
 
 def score(case_id: str, answer: str) -> dict[str, bool]:
