@@ -53,8 +53,8 @@ def run(suite_path: Path, encoder: str | None) -> dict:
         where = []
         for mid in needed:
             line = memory_line(by_id[mid])
-            where.append("block" if line in block.text else "retrieved" if line in retrieved else None)
-        handed = sum(1 for mid in lessons if memory_line(by_id[mid]) in retrieved)
+            where.append("block" if line in block.text else "retrieved" if _shows(retrieved, mid) else None)
+        handed = sum(1 for mid in lessons if _shows(retrieved, mid))
         rows.append({"id": q.id, "needed": bool(needed), "where": where, "bytes": len(context.encode()),
                      "cap": block.cap, "lessons_retrieved": handed})
         if needed and not all(where):
@@ -74,6 +74,12 @@ def run(suite_path: Path, encoder: str | None) -> dict:
         "dense": {k: status.get(k) for k in ("dense", "tier", "model")},
         "misses": misses,
     }
+
+
+def _shows(retrieved: str, memory_id: str) -> bool:
+    """Whether the retrieved sections show this memory: every line there ends with its id
+    (``[id]``, or ``[id; ...]`` for a clear winner's full record), whatever its format."""
+    return f"[{memory_id}]" in retrieved or f"[{memory_id};" in retrieved
 
 
 def main(argv: list[str] | None = None) -> int:

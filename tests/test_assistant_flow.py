@@ -152,6 +152,34 @@ def test_declaration_parsing(prompt, expected):
     assert tools.declaration(prompt) == expected
 
 
+# -- tool calls written as text ---------------------------------------------------------
+
+_RECORD = {"name": "memory_record", "arguments": {"statement": "Read shipments with sep=';'.", "kind": "constraint"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("```json\n" + json.dumps(_RECORD, indent=2) + "\n```", ("memory_record",)),  # what Qwen2.5-Coder writes
+        (json.dumps(_RECORD), ("memory_record",)),
+        ("<tool_call>" + json.dumps({"name": "memory_search", "arguments": {"query": "x"}}) + "</tool_call>",
+         ("memory_search",)),
+        (json.dumps({"type": "function", "function": {"name": "memory_search", "parameters": {"query": "x"}}}),
+         ("memory_search",)),
+        ("```json\n" + json.dumps([_RECORD, _RECORD]) + "\n```", ("memory_record", "memory_record")),
+        # an answer, not a call: prose around it, code, a JSON answer, another tool name
+        ("I'll record it:\n```json\n" + json.dumps(_RECORD) + "\n```", ()),
+        ("```python\ndf = pd.read_csv('a.csv', sep=';')\n```", ()),
+        ('```json\n{"name": "sales", "columns": ["a"]}\n```', ()),
+        (json.dumps({"name": "delete_everything", "arguments": {}}), ()),
+        ('{"name": "memory_record", "arguments": ', ()),
+        ("", ()),
+    ],
+)
+def test_tool_calls_written_as_text_are_recognised(text, names):
+    assert tools.written_calls(text) == names
+
+
 # -- the tools' honesty rule -----------------------------------------------------------
 
 

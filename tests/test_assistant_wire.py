@@ -235,3 +235,28 @@ def test_ask_without_an_api_key_names_the_missing_key(
     assert "no API key is set" in said and "OPENAI_API_KEY" in said, said
     assert "server error" not in said and "Ask again" not in said, said
     assert fake.requests == []  # nothing left the machine
+
+
+def test_a_tool_call_written_as_text_is_neither_run_nor_shown_and_the_model_answers(
+    shell: InteractiveShell, repo: Path, fake: FakeOpenAI, capsys
+):
+    # What Qwen2.5-Coder writes through llama.cpp's server: the call as a fenced JSON answer.
+    proj = jupymem.init(repo)
+    proj.remember("Plots use seaborn.", kind="preference")
+    before = proj.count()
+    written = {"name": "memory_record", "arguments": {"statement": "Read shipments with sep=';'.", "kind": "constraint",
+                                                        "user_quote": "Load shipments.csv"}}
+    code = "```python\ndf = pd.read_csv('shipments.csv', sep=';')\n```"
+    fake.say("```json\n" + json.dumps(written, indent=2) + "\n```", code)
+    capsys.readouterr()
+    result = shell.run_cell("%%ask\nLoad shipments.csv")
+    assert result.success, result.error_in_exec
+    out = capsys.readouterr().out
+    assert code in out
+    assert '"arguments"' not in out and "```json" not in out, out
+    assert "the model wrote a `memory_record` call as text instead of calling the tool: nothing was recorded" in out
+    assert proj.count() == before
+    first, second = fake.chat_requests()[-2:]
+    assert first.get("tools") and not second.get("tools"), "asked once more, without tools"
+    # The conversation keeps the answer, never the JSON.
+    assert [m.content for m in conversation_for(proj, repo).messages()][-1] == code

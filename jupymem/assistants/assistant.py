@@ -9,6 +9,12 @@ with "remember" / "recuerda" / "acuérdate" is stored as the person's declaratio
 and, when the conversation has grown past 25 messages, it is folded into its
 summary in a background thread: the person never waits for that.
 
+Some models (small local ones behind a server that does not parse their calls) write a
+tool call out as text, a JSON object naming ``memory_record``. That is never run and
+never shown: the start of each reply is held back while it may still be such a call
+(``_Holdback``); if it was one, the model is asked again without tools, and the turn
+says what happened (``Turn.written_calls``) instead of showing JSON.
+
 It is kept apart from the magic so that loading the extension imports none of
 it; litellm itself is imported on the first model call (``llm.py``).
 """
@@ -40,6 +46,38 @@ class Turn:
     problem: str | None = None  # why a declaration was not stored
     compaction: threading.Thread | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)  # the last request sent
+    written_calls: list[str] = field(default_factory=list)  # tool calls the model wrote as text (not run)
+
+
+class _Holdback:
+    """Passes a streamed reply on, except its start while that may still be a tool call
+    written as text (``tools.written_calls``): a reply beginning ```` ```python ```` or a
+    word flows at once; one beginning ```` ```json ````, ``{``, ``[`` or ``<tool_call>`` is
+    held to its end, then shown unless it was a call."""
+
+    STARTS = ("```json", "```JSON", "```tool_call", "```\n{", "{", "[", "<tool_call>")
+
+    def __init__(self, show: Callable[[str], None]):
+        self.show = show
+        self.held = ""
+        self.passing = False
+
+    def __call__(self, piece: str) -> None:
+        if self.passing:
+            self.show(piece)
+            return
+        self.held += piece
+        start = self.held.lstrip()
+        if any(m.startswith(start) or start.startswith(m) for m in self.STARTS):
+            return
+        self.passing = True
+        self.show(self.held)
+        self.held = ""
+
+    def end(self, *, drop: bool) -> None:
+        if self.held and not drop:
+            self.show(self.held)
+        self.held, self.passing = "", False
 
 
 _ephemeral: dict[str, Conversation] = {}
@@ -130,11 +168,26 @@ def ask_turn(
         state["shown"], state["new_round"] = True, False
         on_text(piece)
 
+    written: list[str] = []
     for round_ in range(MAX_TOOL_ROUNDS + 1):
         last = round_ == MAX_TOOL_ROUNDS
         state["new_round"] = round_ > 0
         extra: dict[str, Any] = {"tool_choice": "none"} if last else {}
-        reply = llm.complete(model, list(messages), tools=tools.SCHEMAS, on_text=show, **extra, **llm_kw)
+        hold = _Holdback(show)
+        reply = llm.complete(model, list(messages), tools=tools.SCHEMAS, on_text=hold, **extra, **llm_kw)
+        as_text = () if reply.tool_calls else tools.written_calls(reply.text)
+        hold.end(drop=bool(as_text))
+        if as_text:
+            # Not run, not shown: ask once more without tools, so that the model answers.
+            written.extend(as_text)
+            hold = _Holdback(show)
+            reply = llm.complete(model, list(messages), on_text=hold, **llm_kw)
+            again = tools.written_calls(reply.text)
+            hold.end(drop=bool(again))
+            written.extend(again)
+            if not again:
+                parts.append(reply.text)
+            break
         parts.append(reply.text)
         if not reply.tool_calls or last:
             break
@@ -142,7 +195,7 @@ def ask_turn(
         for call in reply.tool_calls:
             messages.append({"role": "tool", "tool_call_id": call.id, "content": tools.run(tctx, call.name, call.arguments)})
     answer = "\n\n".join(p for p in parts if p)
-    turn = Turn(answer=answer, recorded=list(tctx.recorded), messages=messages)
+    turn = Turn(answer=answer, recorded=list(tctx.recorded), messages=messages, written_calls=written)
 
     # After the answer: conversation memory, the declaration, then the fold.
     if tools.declaration(prompt) is not None:

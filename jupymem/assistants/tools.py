@@ -393,3 +393,49 @@ _TOOLS: dict[str, Callable[..., dict[str, Any]]] = {
     "memory_search": memory_search,
     "memory_record": memory_record,
 }
+
+
+# -- tool calls written as text --------------------------------------------------------
+
+# A fenced block (```json, ```, <tool_call>) or the bare text: what small local models write
+# when their server does not parse a call (Qwen2.5-Coder through llama.cpp writes
+# ```json {"name": "memory_record", "arguments": {...}}```).
+_WRITTEN = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n(.*?)```|<tool_call>(.*?)</tool_call>", re.S)
+
+
+def written_calls(text: str) -> tuple[str, ...]:
+    """The names of our tools that ``text`` *writes out* as calls instead of making them
+    (a JSON object naming one of them, with its arguments, fenced or not), when that is
+    all the text holds; () otherwise. Such a call is never run: a record needs the
+    model's real call, which the person's client shows, not JSON in the answer."""
+    stripped = (text or "").strip()
+    if not stripped:
+        return ()
+    bodies = [a or b for a, b in _WRITTEN.findall(stripped)]
+    rest = _WRITTEN.sub("", stripped).strip()
+    if not bodies:
+        bodies, rest = [stripped], ""
+    if rest:
+        return ()
+    names: list[str] = []
+    for body in bodies:
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return ()
+        for call in value if isinstance(value, list) else [value]:
+            name = _call_name(call)
+            if name is None:
+                return ()
+            names.append(name)
+    return tuple(names)
+
+
+def _call_name(call: Any) -> str | None:
+    if not isinstance(call, dict):
+        return None
+    function = call.get("function")
+    inner: dict[str, Any] = function if isinstance(function, dict) else call
+    name = inner.get("name")
+    has_args = any(k in inner for k in ("arguments", "parameters", "args"))
+    return name if isinstance(name, str) and name in _TOOLS and has_args else None

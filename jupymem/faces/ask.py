@@ -106,6 +106,9 @@ def _footer(turn: Turn) -> str:
         lines.append(f"- remembered {m.kind}{mark} `{m.id}`: {m.statement}")
     if turn.problem:
         lines.append(f"- not remembered: {turn.problem}")
+    for name in dict.fromkeys(turn.written_calls):
+        what = "nothing was recorded" if name == "memory_record" else "memory was not searched"
+        lines.append(f"- the model wrote a `{name}` call as text instead of calling the tool: {what}")
     return ("**Memory**\n" + "\n".join(lines)) if lines else ""
 
 
