@@ -25,19 +25,12 @@ from jupymem.intake import clock
 from jupymem.sharing import checkout, sharelog
 
 from team import git
+import test_share_log
 from test_share_log import PAST, Writer, memory_payload, reread
 
+shared = test_share_log.shared  # the fixture: a repository that shares one memory of Ana's
+
 BEN = ("Amounts are in cents", "Dates are UTC", "The $Id$ keyword marks generated files")
-
-
-@pytest.fixture
-def shared(repo: Path):
-    git(repo, "config", "user.name", "Ana")
-    git(repo, "config", "user.email", "ana@example.com")
-    proj = jupymem.init(repo)
-    proj.remember("Join sales to customers on customer_id", kind="decision")
-    proj.share()
-    return proj
 
 
 def ben_writes(repo: Path) -> Writer:
