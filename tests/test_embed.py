@@ -54,6 +54,36 @@ def test_importing_embed_loads_neither_numpy_nor_model2vec():
     assert json.loads(heavy) == []
 
 
+def test_the_static_table_gives_model2vecs_vectors_to_the_bit():
+    # Stored vectors stay valid whichever loader made them: the same texts, the same bits,
+    # on what a memory can hold (empty, emoji only, control bytes, past 512 tokens, scripts).
+    from model2vec import StaticModel
+
+    from jupymem.retrieval.static_table import StaticTable
+
+    import random
+
+    rng = random.Random(7)
+    words = ["revenue", "customer_id", "Ünïcödé", "客户", "the", "joins", "😀", "\x00", "EUR", "deprecated"]
+    texts = ["", " ", "😀😀", "\x00\x01\x7f", "x" * 5000, "Revenue is reported in USD"]
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 900))) for _ in range(300)]
+    reference = StaticModel.from_pretrained(str(bundled_model_path())).encode(texts, use_multiprocessing=False)
+    ours = StaticTable(bundled_model_path()).encode(texts)
+    assert ours.dtype == reference.dtype and np.array_equal(ours, reference)
+
+
+def test_a_search_with_the_static_tier_imports_no_hub_client():
+    # model2vec's loader brings huggingface_hub, httpx, yaml, joblib and tqdm: ~35 MB of a
+    # kernel's memory for downloads and progress bars a local folder never needs.
+    heavy = run_python(
+        "import json, sys\n"
+        "from jupymem.retrieval.embed import resolve_encoder\n"
+        "resolve_encoder(None).embed_batch(['which table holds revenue?'])\n"
+        "print(json.dumps([m for m in ('model2vec', 'huggingface_hub', 'httpx', 'joblib', 'tqdm', 'yaml') if m in sys.modules]))"
+    )
+    assert json.loads(heavy) == []
+
+
 def test_bundled_model_ships_with_its_licence_and_stays_small():
     folder = bundled_model_path()
     names = {p.name for p in folder.iterdir()}
@@ -180,9 +210,10 @@ def test_none_turns_the_dense_leg_off():
 
 
 def test_missing_model2vec_names_the_pip_command():
-    # A None entry in sys.modules makes the import fail, as on an install without model2vec.
+    # A None entry in sys.modules makes the import fail, as on an install without model2vec
+    # (safetensors comes with it; the bundled model is read without model2vec itself).
     out = run_python(
-        "import json, sys; sys.modules['model2vec'] = None\n"
+        "import json, sys; sys.modules['model2vec'] = None; sys.modules['safetensors'] = None\n"
         "from jupymem.retrieval.embed import BackgroundEncoder, resolve_encoder\n"
         "from jupymem.errors import MissingDependency\n"
         "try:\n    resolve_encoder(None)\nexcept MissingDependency as e:\n    raised = e.message\n"

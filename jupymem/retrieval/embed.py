@@ -109,14 +109,13 @@ class Model2VecEmbedder:
     """
 
     def __init__(self, source: str | Path, *, name: str | None = None, allow_download: bool = False):
-        try:
-            from model2vec import StaticModel
-        except ImportError as err:
-            raise MissingDependency(INSTALL_HINT) from err
+        from .static_table import load_static
 
         folder = _locate(str(source), allow_download=allow_download)
         try:
-            self._model = StaticModel.from_pretrained(str(folder))
+            self._model = load_static(folder)
+        except ImportError as err:
+            raise MissingDependency(INSTALL_HINT) from err
         except Exception as err:  # model2vec, safetensors and tokenizers raise many kinds
             raise JupymemError(
                 f"could not read the model2vec model in {folder}: {err}. Rebuild or re-download it, "
@@ -202,7 +201,12 @@ class Model2VecEmbedder:
         np = arrays.np()
 
         if self._norms is None:
-            norms = np.linalg.norm(np.asarray(self._model.embedding, dtype=np.float32), axis=1)
+            # By slices: the whole int8 table as float32 is 30 MB at once, which glibc keeps
+            # on its free lists after it is freed (a kernel's resident memory, for good).
+            table = self._model.embedding
+            norms = np.empty(len(table), dtype=np.float32)
+            for i in range(0, len(table), 4096):
+                norms[i : i + 4096] = np.linalg.norm(np.asarray(table[i : i + 4096], dtype=np.float32), axis=1)
             self._norms = norms / (float(np.median(norms)) or 1.0)
         return self._norms
 

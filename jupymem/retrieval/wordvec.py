@@ -71,6 +71,11 @@ def background(embedder: Embedder, query_vector: Any) -> float:
             if len(_background_cache) >= 8:  # tests make many small embedders
                 _background_cache.clear()
             held = _background_cache[id(embedder)] = (embedder, embedder.embed_batch(list(BACKGROUND)))
+            # The transformer's batch leaves ~30 MB on glibc's free lists, in the thread of
+            # the first search (a kernel's main thread): hand it back, once per embedder.
+            release = getattr(embedder, "release", None)
+            if release is not None:
+                release()
     sims = held[1] @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
     return float(np.median(sims))
 
