@@ -71,7 +71,7 @@ def run(suite_path: Path, encoder: str | None) -> dict:
         "block_cap": rows[0]["cap"] if rows else None,
         "unrelated_requests": len(none),
         "lessons_handed_to_unrelated": sum(r["lessons_retrieved"] for r in none),
-        "dense": {k: status.get(k) for k in ("dense", "tier", "model")},
+        "dense": {k: getattr(status, k, None) for k in ("dense", "tier", "model")},
         "misses": misses,
     }
 

@@ -196,7 +196,7 @@ class Project:
 
     def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> builtins.list[Memory]:
         """Lessons that may apply to a request (``engine.LESSON_KINDS``: corrections, constraints,
-        procedures, failure lessons), nearest by meaning, whether or not memory answers the
+        preferences, decisions, procedures, failure lessons), nearest by meaning, whether or not memory answers the
         request (``SearchEngine.applicable``). Empty without the dense leg. ``inject`` hands
         them to assistants."""
         return self.engine.applicable(prompt, limit=limit, exclude=exclude)

@@ -29,9 +29,12 @@ if TYPE_CHECKING:
     from .postings import Postings
     from .tiers import Tiers
 
-# What ``applicable`` hands over: the kinds of memory that say how to do a task right,
-# and how far above a request's dense background one must be (benchmarks/bench_lessons.py).
-LESSON_KINDS = frozenset({"correction", "constraint", "procedure", "failure"})
+# What ``applicable`` hands over: the kinds of memory that say how to do a task right (every
+# kind but facts and notes: a preference or a decision shapes code as a constraint does,
+# "every chart uses the colorblind palette", "model log1p(sale_price)"; two of the outcome
+# benchmark's fit cases were missed for their kind alone), and how far above a request's
+# dense background one must be (benchmarks/bench_lessons.py).
+LESSON_KINDS = frozenset({"correction", "constraint", "preference", "decision", "procedure", "failure"})
 LESSON_MARGIN = 0.15
 
 
