@@ -180,6 +180,25 @@ def test_tool_calls_written_as_text_are_recognised(text, names):
     assert tools.written_calls(text) == names
 
 
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # with tools offered: a call to a function of the model's own invention
+        ('```json\n{"name": "merge_intervals", "arguments": {"intervals": [[1, 3]]}}\n```', ("merge_intervals",)),
+        (json.dumps({"name": "delete_everything", "arguments": {}}), ("delete_everything",)),
+        (json.dumps(_RECORD), ("memory_record",)),
+        # still answers: data that merely has a name, prose around a call, names that are no function's
+        ('```json\n{"name": "sales", "columns": ["a"]}\n```', ()),
+        ('{"name": "sales", "arguments": {}, "rows": 3}', ()),
+        ('{"name": "drop table; --", "arguments": {}}', ()),
+        ("Here it is:\n" + json.dumps({"name": "f", "arguments": {}}), ()),
+        ('{"name": "f", "arguments": 3}', ()),
+    ],
+)
+def test_with_tools_offered_a_call_to_any_function_written_as_text_is_recognised(text, names):
+    assert tools.written_calls(text, any_name=True) == names
+
+
 # -- the tools' honesty rule -----------------------------------------------------------
 
 

@@ -260,3 +260,35 @@ def test_a_tool_call_written_as_text_is_neither_run_nor_shown_and_the_model_answ
     assert first.get("tools") and not second.get("tools"), "asked once more, without tools"
     # The conversation keeps the answer, never the JSON.
     assert [m.content for m in conversation_for(proj, repo).messages()][-1] == code
+
+
+def test_a_call_to_a_tool_of_the_models_own_invention_is_not_shown_and_the_model_answers(
+    shell: InteractiveShell, repo: Path, fake: FakeOpenAI, capsys
+):
+    # Qwen2.5-Coder asked for merge_intervals, with tools offered, "called" a tool by that name.
+    jupymem.init(repo)
+    invented = {"name": "merge_intervals", "arguments": {"intervals": [[1, 3], [2, 6]]}}
+    code = "```python\ndef merge_intervals(intervals):\n    return sorted(intervals)\n```"
+    fake.say("```json\n" + json.dumps(invented, indent=2) + "\n```", code)
+    capsys.readouterr()
+    result = shell.run_cell("%%ask\nWrite a Python function merge_intervals(intervals).")
+    assert result.success, result.error_in_exec
+    out = capsys.readouterr().out
+    assert code in out and '"arguments"' not in out, out
+    assert "the model wrote a call to `merge_intervals`, a tool that does not exist, as text" in out
+    first, second = fake.chat_requests()[-2:]
+    assert first.get("tools") and not second.get("tools"), "asked once more, without tools"
+
+
+def test_json_asked_for_without_tools_is_shown_as_the_answer(
+    shell: InteractiveShell, repo: Path, fake: FakeOpenAI, capsys
+):
+    # Asked again without tools, the same JSON is what the person asked for: it is shown.
+    jupymem.init(repo)
+    asked = json.dumps({"name": "get_weather", "arguments": {"city": "Lisbon"}})
+    fake.say(asked, asked)
+    capsys.readouterr()
+    result = shell.run_cell("%%ask\nShow me an OpenAI function call for the weather in Lisbon as JSON.")
+    assert result.success, result.error_in_exec
+    out = capsys.readouterr().out
+    assert '"get_weather"' in out, out

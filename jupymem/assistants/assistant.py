@@ -175,7 +175,7 @@ def ask_turn(
         extra: dict[str, Any] = {"tool_choice": "none"} if last else {}
         hold = _Holdback(show)
         reply = llm.complete(model, list(messages), tools=tools.SCHEMAS, on_text=hold, **extra, **llm_kw)
-        as_text = () if reply.tool_calls else tools.written_calls(reply.text)
+        as_text = () if reply.tool_calls else tools.written_calls(reply.text, any_name=True)
         hold.end(drop=bool(as_text))
         if as_text:
             # Not run, not shown: ask once more without tools, so that the model answers.

@@ -403,11 +403,16 @@ _TOOLS: dict[str, Callable[..., dict[str, Any]]] = {
 _WRITTEN = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n(.*?)```|<tool_call>(.*?)</tool_call>", re.S)
 
 
-def written_calls(text: str) -> tuple[str, ...]:
+def written_calls(text: str, *, any_name: bool = False) -> tuple[str, ...]:
     """The names of our tools that ``text`` *writes out* as calls instead of making them
     (a JSON object naming one of them, with its arguments, fenced or not), when that is
     all the text holds; () otherwise. Such a call is never run: a record needs the
-    model's real call, which the person's client shows, not JSON in the answer."""
+    model's real call, which the person's client shows, not JSON in the answer.
+    ``any_name``: a call to a tool we do not have counts too. A reply to a request that
+    offered tools and is nothing but ``{"name": "merge_intervals", "arguments": {...}}``
+    is a small model calling a function of its own invention, not an answer (Qwen2.5-Coder
+    did so for a request for that function); where no tools were offered, such JSON may
+    be what was asked for."""
     stripped = (text or "").strip()
     if not stripped:
         return ()
@@ -424,18 +429,25 @@ def written_calls(text: str) -> tuple[str, ...]:
         except ValueError:
             return ()
         for call in value if isinstance(value, list) else [value]:
-            name = _call_name(call)
+            name = _call_name(call, any_name)
             if name is None:
                 return ()
             names.append(name)
     return tuple(names)
 
 
-def _call_name(call: Any) -> str | None:
+def _call_name(call: Any, any_name: bool = False) -> str | None:
     if not isinstance(call, dict):
         return None
     function = call.get("function")
     inner: dict[str, Any] = function if isinstance(function, dict) else call
     name = inner.get("name")
-    has_args = any(k in inner for k in ("arguments", "parameters", "args"))
-    return name if isinstance(name, str) and name in _TOOLS and has_args else None
+    args = next((inner[k] for k in ("arguments", "parameters", "args") if k in inner), None)
+    if not isinstance(name, str) or args is None:
+        return None
+    if name in _TOOLS:
+        return name
+    # Another name: only a call's whole shape (a name that could be a function's and
+    # arguments as an object or its JSON text), nothing else beside them.
+    shaped = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]{0,63}", name) and isinstance(args, (dict, str))
+    return name if any_name and shaped and set(inner) <= {"name", "arguments", "parameters", "args", "type"} else None

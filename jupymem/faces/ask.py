@@ -107,8 +107,12 @@ def _footer(turn: Turn) -> str:
     if turn.problem:
         lines.append(f"- not remembered: {turn.problem}")
     for name in dict.fromkeys(turn.written_calls):
-        what = "nothing was recorded" if name == "memory_record" else "memory was not searched"
-        lines.append(f"- the model wrote a `{name}` call as text instead of calling the tool: {what}")
+        if name in ("memory_record", "memory_search"):
+            what = "nothing was recorded" if name == "memory_record" else "memory was not searched"
+            lines.append(f"- the model wrote a `{name}` call as text instead of calling the tool: {what}")
+        else:  # a tool of its own invention
+            lines.append(f"- the model wrote a call to `{name}`, a tool that does not exist, as text: "
+                         "it was not run, and the model was asked again without tools")
     return ("**Memory**\n" + "\n".join(lines)) if lines else ""
 
 
