@@ -263,3 +263,18 @@ def test_concurrent_batches_give_the_same_vectors(bundled):
     for thread in threads:
         thread.join(60)
     assert results == [True] * 12
+
+
+def test_a_folder_whose_tensors_are_named_otherwise_goes_through_model2vec(tmp_path):
+    # The same files with the table under another name: not our layout, so model2vec reads it
+    # (and says what it cannot read), never a KeyError of ours.
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "other"
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        (folder / name).write_bytes((bundled_model_path() / name).read_bytes())
+    table = load_file(str(bundled_model_path() / "model.safetensors"))["embeddings"]
+    save_file({"embedding.weight": table}, str(folder / "model.safetensors"))
+    with pytest.raises(JupymemError, match="could not read the model2vec model"):
+        Model2VecEmbedder(folder)

@@ -36,10 +36,17 @@ def load_static(folder: Path) -> Any:
     """The model in ``folder``: a ``StaticTable`` for model2vec's own layout, else model2vec's
     ``StaticModel`` (which knows the other layouts)."""
     if all((folder / name).is_file() for name in ("config.json", "model.safetensors", "tokenizer.json")):
-        return StaticTable(folder)
+        try:
+            return StaticTable(folder)
+        except _OtherLayout:
+            pass
     from model2vec import StaticModel
 
     return StaticModel.from_pretrained(str(folder))
+
+
+class _OtherLayout(Exception):
+    """The folder's tensors are not named as model2vec's own layout names them."""
 
 
 class StaticTable:
@@ -53,6 +60,8 @@ class StaticTable:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         with safe_open(str(folder / "model.safetensors"), framework="numpy") as tensors:
             names = set(tensors.keys())
+            if "embeddings" not in names:
+                raise _OtherLayout(folder)
             self.embedding = tensors.get_tensor("embeddings")
             self.weights = tensors.get_tensor("weights") if "weights" in names else None
             self.token_mapping = tensors.get_tensor("mapping") if "mapping" in names else None
