@@ -147,6 +147,7 @@ class Model2VecEmbedder:
         the tokenizer (6 µs a word). A model with token weights or a token mapping takes the
         general path."""
         np = arrays.np()
+        from .static_table import mean_rows
 
         model = self._model
         if not words or model.weights is not None or model.token_mapping is not None:
@@ -162,15 +163,9 @@ class Model2VecEmbedder:
             for i, enc in zip(rest, model.tokenizer.encode_batch_fast([words[i] for i in rest], add_special_tokens=False)):
                 raw[i] = list(enc.ids)
         unk = model.unk_token_id
-        ids = [[t for t in r if t != unk] if unk is not None else r for r in raw]  # type: ignore[union-attr]
-        # model2vec's StaticModel._encode_batch: rows of one length averaged together.
+        ids = [[t for t in r or () if unk is None or t != unk] for r in raw]  # every row is filled by now
         out = np.zeros((len(words), model.dim), dtype=np.float32)
-        buckets: dict[int, list[int]] = {}
-        for i, id_list in enumerate(ids):
-            if id_list:
-                buckets.setdefault(len(id_list), []).append(i)
-        for indices in buckets.values():
-            out[indices] = model.embedding[np.array([ids[i] for i in indices], dtype=np.int64)].mean(axis=1)
+        mean_rows(model.embedding, ids, out)  # as encode does, to the bit
         if model.normalize:
             out = (out / (np.linalg.norm(out, axis=1, keepdims=True) + 1e-32)).astype(np.float32)
         self._fill_specificity(words, raw)

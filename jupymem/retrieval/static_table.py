@@ -29,7 +29,7 @@ from . import arrays
 DEFAULT_MAX_LENGTH = 512  # model2vec's, when config.json names none
 BATCH = 1024  # model2vec's encode batch: results do not depend on it, memory does
 
-__all__ = ["StaticTable", "load_static"]
+__all__ = ["StaticTable", "load_static", "mean_rows"]
 
 
 def load_static(folder: Path) -> Any:
@@ -107,12 +107,7 @@ class StaticTable:
         dtype = np.dtype(np.float32) if self.embedding.dtype == np.int8 else self.embedding.dtype
         out = np.zeros((len(ids), self.dim), dtype=dtype)
         if self.token_mapping is None and self.weights is None:
-            buckets: dict[int, list[int]] = {}
-            for i, row in enumerate(ids):
-                if row:
-                    buckets.setdefault(len(row), []).append(i)
-            for indices in buckets.values():
-                out[indices] = self.embedding[np.array([ids[i] for i in indices], dtype=np.int64)].mean(axis=1)
+            mean_rows(self.embedding, ids, out)
         else:
             for i, row in enumerate(ids):
                 if row:
@@ -124,6 +119,20 @@ class StaticTable:
             out32 = out.astype(np.float32)
             return (out32 / (np.linalg.norm(out32, axis=1, keepdims=True) + 1e-32)).astype(out.dtype)
         return out
+
+
+def mean_rows(table: Any, ids: Sequence[Sequence[int]], out: Any) -> None:
+    """``out[i]`` = the mean of ``table``'s rows ``ids[i]`` (left as it is for no ids), texts
+    of one length averaged together in one gather, as model2vec's ``_encode_batch`` does (the
+    same bits: a row's mean does not depend on the others in its bucket)."""
+    np = arrays.np()
+
+    buckets: dict[int, list[int]] = {}
+    for i, row in enumerate(ids):
+        if row:
+            buckets.setdefault(len(row), []).append(i)
+    for indices in buckets.values():
+        out[indices] = table[np.array([ids[i] for i in indices], dtype=np.int64)].mean(axis=1)
 
 
 def _unk_id(tokenizer: Any) -> int | None:
