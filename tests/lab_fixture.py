@@ -259,6 +259,38 @@ class Browser:
             tab.click()
         return sidebar
 
+    def press(self, name: str, within: str = "#jupymem-sidebar", attempts: int = 3) -> None:
+        """Click the button called ``name`` in ``within`` and make sure the click reached such
+        a button. On a loaded machine a click can land while the page is still laying out (a
+        notebook opening beside the panel) and hit whatever was under the pointer instead;
+        the action the test checks next then never starts. A click that reached no such
+        button is made again; one that did is never repeated, so an action that fails after
+        its click still fails. (The check is by name, not by element: React may replace the
+        button's node between finding it and clicking it.)"""
+        button = self.page.locator(within).get_by_role("button", name=name, exact=True)
+        for _ in range(attempts):
+            self.page.evaluate(
+                """([within, name]) => {
+                  window.__jmPressed = false;
+                  const seen = e => {
+                    const b = e.target instanceof Element ? e.target.closest('button') : null;
+                    if (b && b.closest(within) && b.textContent.trim() === name) {
+                      window.__jmPressed = true;
+                      window.removeEventListener('click', seen, true);
+                    }
+                  };
+                  window.addEventListener('click', seen, true);
+                }""",
+                [within, name],
+            )
+            button.click()
+            try:
+                self.page.wait_for_function("() => window.__jmPressed", timeout=2_000)
+                return
+            except Exception:  # Playwright's TimeoutError: the click went elsewhere
+                continue
+        raise AssertionError(f"{attempts} clicks never reached the button {name!r}")
+
     def shortcut(self) -> None:
         """The panel's shortcut (schema/sidebar.json: Accel Shift Y), pressed on the page."""
         self.page.locator("body").press("Control+Shift+Y")

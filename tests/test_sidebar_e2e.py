@@ -134,7 +134,7 @@ def walk_every_state(lab: Lab, page: Any) -> None:
     # Confirm the unconfirmed one.
     box.fill("")
     sidebar.locator(f'[data-memory-id="{ids["unconfirmed"]}"]').click()
-    sidebar.get_by_role("button", name="Confirm").click()
+    b.press("Confirm")
     expect(sidebar.locator(".jp-jupymem-notice")).to_have_text("Confirmed.", timeout=10_000)
     assert proj.get(ids["unconfirmed"]).standing == "supported"
     assert [h.action for h in proj.history(ids["unconfirmed"])][-1] == "confirmed"
@@ -205,6 +205,12 @@ def walk_every_state(lab: Lab, page: Any) -> None:
     expect(error).to_contain_text("password", timeout=10_000)
     assert not [m for m in proj.list() if "hunter2" in m.statement]
     b.snap("error")
+    # A reload that succeeds (the poller's, or this button) leaves the refusal to be read.
+    painted = "() => performance.getEntriesByName('jupymem:list-painted').length"
+    before = page.evaluate(painted)
+    sidebar.get_by_role("button", name="Reload memory").click()
+    page.wait_for_function(f"() => ({painted})() > {before}")
+    expect(error).to_contain_text("password")
     cancel.click()
     sidebar.get_by_role("button", name="+ Record").click()
     expect(error).to_have_count(0)

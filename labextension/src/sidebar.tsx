@@ -108,7 +108,11 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const [totals, setTotals] = React.useState<Record<string, number> | null>(null);
   const [evidence, setEvidence] = React.useState<IEvidence[]>([]);
   const [block, setBlock] = React.useState<IBlock | null>(null);
+  // What an action (or a search) was refused with: it stays until the next action, so a
+  // background reload that succeeds must not wipe it before anyone has read it.
   const [error, setError] = React.useState<string | null>(null);
+  // Why the list could not be loaded: the next reload that succeeds clears it.
+  const [loadError, setLoadError] = React.useState<string | null>(null);
   const [notice, setNotice] = React.useState<string | null>(null);
   const [busy, setBusy] = React.useState(false);
   const [tab, setTab] = React.useState<Tab>('memories');
@@ -196,7 +200,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
         setMemories(null);
         setEvidence([]);
         setBlock(null);
-        setError(null);
+        setLoadError(null);
         return;
       }
       const { kind: k, showAll: all } = filters.current;
@@ -213,7 +217,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       setTotals(list.kinds ?? null);
       setEvidence(ev.evidence);
       setBlock(b);
-      setError(null);
+      setLoadError(null);
       setPainted(n => n + 1);
       if (queryRef.current.trim()) {
         void runSearch(queryRef.current);
@@ -230,7 +234,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       }
     } catch (err) {
       if (gen === generation.current) {
-        setError(message(err));
+        setLoadError(message(err));
       }
     }
   }, [api, runSearch]);
@@ -282,6 +286,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   // A new path (or filter) means a different list.
   React.useEffect(() => {
     setDetail(null);
+    setError(null);
     void reload();
   }, [path, kind, showAll, reload]);
 
@@ -337,9 +342,9 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
           ⟳
         </button>
       </div>
-      {error && (
+      {(error ?? loadError) && (
         <div className="jp-jupymem-error" role="alert">
-          {error}
+          {error ?? loadError}
         </div>
       )}
       {notice && (
