@@ -25,12 +25,12 @@ git is asked only about ids that two files record, which few repositories ever h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..storage.eventlog import SHARED, LogItem
+from ..storage.eventlog import PRIVATE, SHARED, LogItem
 from .folder import FOLDER, LOG_DIR
 from .sharelog import Entry, Problem, Reading
 
@@ -94,10 +94,14 @@ def git_order(root: Path) -> Order:
     commits: dict[tuple[str, str], str | None] = {}
 
     def introduced(c: Claim) -> str | None:
-        key = (c.file, c.entry.uid)
+        key = (c.file, c.entry.hash)
         if key not in commits:
-            # The oldest commit that changed how often the line's uid occurs in its file: the one that added it.
-            out = _git(root, "log", "--format=%H", "--topo-order", "--reverse", f"-S{c.entry.uid}", "--",
+            # The oldest commit that changed how often the line's own hash occurs in its file:
+            # the one that added the line. Not its uid, which the writer chooses: a uid planted
+            # in an earlier commit (inside an older line's hash) would date the claim before
+            # the words it claims were ever written. The hash covers those words, so nobody
+            # can write it before they exist.
+            out = _git(root, "log", "--format=%H", "--topo-order", "--reverse", f"-S{c.entry.hash}", "--",
                        f"{FOLDER}/{LOG_DIR}/{c.file}")
             commits[key] = out.split()[0] if out and out.split() else None
         return commits[key]
@@ -177,17 +181,31 @@ def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Pr
     return out
 
 
-def replay_order(owned: dict[str, Claim]) -> Callable[[LogItem], tuple[Any, ...]]:
+def replay_order(owned: dict[str, Claim], items: Iterable[LogItem] = ()) -> Callable[[LogItem], tuple[Any, ...]]:
     """Replay in (time, uid) order, except that a record of an id whose owner is another
     file (``claims``) comes just after the owner's record, whatever time it claims: it
-    never founds the memory, so the projection keeps it in history only."""
+    never founds the memory, so the projection keeps it in history only. Likewise a
+    shared record of an id that this machine recorded privately (among ``items``), unless
+    its writer is the private memory's author: a teammate's line dated before it would
+    otherwise found the memory with the teammate's words and no private flag, and the
+    author's next supersede of it would be written to the files."""
     first = {mid: (c.file, c.entry.at, c.entry.uid) for mid, c in owned.items()}
+    private: dict[str, tuple[str, str, str | None]] = {}
+    for i in items:
+        m = memory_of(i[1], i[3])
+        if m is not None and i[6] == PRIVATE and (i[2], i[0]) < private.get(m["id"], ("\uffff", "", None))[:2]:
+            private[m["id"]] = (i[2], i[0], i[8])
 
     def key(i: LogItem) -> tuple[Any, ...]:
         m = memory_of(i[1], i[3])
-        owner = first.get(m["id"]) if m is not None else None
-        if owner is not None and i[6] == SHARED and i[7] != owner[0] and (i[2], i[0]) < owner[1:]:
+        if m is None or i[6] != SHARED:
+            return (i[2], i[0], 0, "", "")
+        owner = first.get(m["id"])
+        if owner is not None and i[7] != owner[0] and (i[2], i[0]) < owner[1:]:
             return (owner[1], owner[2], 1, i[2], i[0])
+        mine = private.get(m["id"])
+        if mine is not None and i[8] != mine[2] and (i[2], i[0]) < mine[:2]:
+            return (mine[0], mine[1], 1, i[2], i[0])
         return (i[2], i[0], 0, "", "")
 
     return key

@@ -312,7 +312,7 @@ class Sharing:
                         continue  # this machine's event, in a file now (share wrote it out)
                     uid = f"{uid}:local"  # a file reuses the uid of this machine's own event
                 items.setdefault(uid, (uid, type_, at, payload, body, payload_hash, scope, source, writer))
-            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=claims.replay_order(owned)))
+            evts = eventlog.replace_log(self.conn, sorted(items.values(), key=claims.replay_order(owned, items.values())))
             clear(self.conn)
             self._replay(evts)
             for p in together:

@@ -87,7 +87,8 @@ def _new_memory_rows(
 
 def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | None = None) -> None:
     evidence = m.get("evidence") or []
-    row = conn.execute("SELECT status, standing, evidence, source FROM memories WHERE id = ?", (m["id"],)).fetchone()
+    row = conn.execute("SELECT status, standing, evidence, source, private, author FROM memories WHERE id = ?",
+                       (m["id"],)).fetchone()
     if row is None:
         memory, history, cited = _new_memory_rows(ev, m, supersedes)
         conn.execute(_INSERT_MEMORY, memory)
@@ -95,8 +96,8 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
         for c in cited:
             conn.execute(_INSERT_CITED, c)
         return
-    status, standing, old_evidence, source = row
-    if foreign(source, ev.source):
+    status, standing, old_evidence, source, private, author = row
+    if foreign(source, ev.source) or not_theirs(private, author, ev):
         # A line speaks only for its writer: another writer's file recording this id (the
         # same words said too, or a claim on them) changes nothing of the memory: not its
         # words, kind, author, standing or evidence, nor its status. History keeps it.
@@ -143,6 +144,16 @@ def foreign(owner: str | None, source: str | None) -> bool:
     return owner is not None and source is not None and owner != source
 
 
+def not_theirs(private: int, author: str | None, ev: Event) -> bool:
+    """Whether a shared file's event would act on a private memory of someone else's. A
+    private memory lives on this machine only and has no file, so ``foreign`` cannot see
+    its owner; a teammate who guesses its words must not re-kind, reopen, retire, confirm
+    or attach evidence to it, nor clear its private flag (after which its next supersede
+    would be written to the files). Only its author's own line may (saying it again
+    where it is shared is how a person shares a private memory)."""
+    return bool(private) and ev.source is not None and ev.writer != author
+
+
 def adds_nothing(conn: Connection, m: dict[str, Any]) -> bool:
     """True when recording ``m`` again would change nothing: it is active, no more
     supported than before, and cites no new evidence. Such records are not logged."""
@@ -163,7 +174,10 @@ def _record(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
 
 def _supersede(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
     old, new = p["old"], p["memory"]["id"]
-    _upsert(conn, ev, p["memory"], supersedes=old)
+    guarded = _guarded(conn, old, ev)
+    _upsert(conn, ev, p["memory"], supersedes=None if guarded else old)
+    if guarded:
+        return
     conn.execute(
         "UPDATE memories SET status = ?, valid_to = ?, superseded_by = ?, seq = ? WHERE id = ? AND status = ?",
         (SUPERSEDED, ev.at, new, ev.seq, old, ACTIVE),
@@ -172,6 +186,8 @@ def _supersede(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
 
 
 def _retire(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
+    if _guarded(conn, p["id"], ev):
+        return
     conn.execute(
         "UPDATE memories SET status = ?, valid_to = ?, retire_reason = ?, seq = ? WHERE id = ? AND status = ?",
         (RETIRED, ev.at, p.get("reason"), ev.seq, p["id"], ACTIVE),
@@ -180,11 +196,20 @@ def _retire(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
 
 
 def _confirm(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
+    if _guarded(conn, p["id"], ev):
+        return
     conn.execute(
         "UPDATE memories SET standing = ?, confirmed_at = ?, seq = ? WHERE id = ?",
         (SUPPORTED, ev.at, ev.seq, p["id"]),
     )
     _history(conn, p["id"], ev, "confirmed", by=p.get("by"))
+
+
+def _guarded(conn: Connection, memory_id: str, ev: Event) -> bool:
+    """Whether ``not_theirs`` kept ``ev`` off the memory: nothing of it is written to the
+    memory or its history (neither ever leaves this machine)."""
+    row = conn.execute("SELECT private, author FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row is not None and not_theirs(row[0], row[1], ev)
 
 
 def _gc(conn: Connection, ev: Event, p: dict[str, Any]) -> None:

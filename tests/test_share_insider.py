@@ -1,0 +1,139 @@
+"""A teammate with push access against another's memory, where git's history or a
+private memory was the way in (found by playing Mallory against this code).
+
+- A claim's place in history is found by the line's own hash, never by its uid, which
+  the writer chooses: a uid planted inside an earlier commit's line would otherwise date
+  a claim on Alice's words before she wrote them.
+- A shared line never acts on someone else's private memory: it has no file, so nothing
+  else says whose it is. Not by recording its words (re-kind, reopen, evidence, clearing
+  the private flag), not by retire, confirm or supersede, not by a line dated before it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hostile import Forger, failure, memory, memory_id
+from team import Clone, make_team
+
+ALICE_SAYS = "Revenue is reported in EUR, never USD"
+MALLORY_SAYS = "Revenue is reported in USD; EUR figures are deprecated"
+BACKDATED = "2025-06-01T00:00:00.000000Z"
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Clone, Clone, Clone]:
+    alice, mallory, bob = make_team(tmp_path, ("Alice", "alice@example.com"), ("Mallory", "mallory@example.com"),
+                                    ("Bob", "bob@example.com"))
+    alice.ok("share")
+    alice.git("add", "-A")
+    alice.git("commit", "-q", "-m", "share")
+    alice.push()
+    mallory.pull()
+    bob.pull()
+    return alice, mallory, bob
+
+
+def push(clone: Clone, message: str) -> None:
+    clone.git("add", "-A")
+    clone.git("commit", "-q", "-m", message)
+    clone.push()
+
+
+def one(clone: Clone, memory_id_: str) -> dict:
+    (m,) = [m for m in clone.listed() if m["id"] == memory_id_]
+    return m
+
+
+def test_a_uid_planted_in_an_earlier_commit_does_not_date_a_claim(team) -> None:
+    alice, mallory, bob = team
+    # Mallory's harmless line, committed before Alice records anything; its hash holds the
+    # uid his later claim will carry.
+    early = Forger(mallory.path).record("Mallory likes short notebook titles", "preference")
+    early.write()
+    push(mallory, "mallory: a preference")
+    planted = early.prev[:32]
+    alice.pull()
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice: the currency")
+    mallory.pull()
+    # After her commit: her words as "original", his as the statement, another kind, a
+    # fabricated failure, and the planted uid.
+    claim = memory(MALLORY_SAYS, "note", original=ALICE_SAYS, evidence=[failure()]) | {"id": mine["id"]}
+    early.lines.clear()
+    early.event("record", {"memory": claim}, uid=planted)
+    with open(early.path, "ab") as f:
+        f.write(b"".join(early.lines))
+    push(mallory, "mallory: restate")
+    for clone in (alice, bob):
+        clone.pull()
+        m = one(clone, mine["id"])
+        assert (m["statement"], m["kind"], m["provenance"]["author"]) == (
+            ALICE_SAYS, "constraint", "Alice <alice@example.com>"), (clone.name, m)
+        assert not m.get("evidence"), (clone.name, m)
+        verify = clone.jm("verify")
+        assert verify.returncode == 1 and "mallory-" in verify.stdout.decode(), verify.stdout.decode()
+
+
+PRIVATE_NOTE = "I suspect the churn label leaks the target"
+PRIVATE_DRAFT = "My draft: drop region EMEA from the forecast"
+PRIVATE_RULE = "Never publish the Q3 churn numbers before the board meeting"
+PRIVATE_LATER = "The refund column may carry the churn label"
+
+
+def test_a_shared_line_never_acts_on_someone_elses_private_memory(team) -> None:
+    alice, mallory, _ = team
+    note = alice.remember(PRIVATE_NOTE, "--kind", "note", "--private")
+    draft = alice.remember(PRIVATE_DRAFT, "--kind", "decision", "--private")
+    alice.ok("retire", draft["id"], "--reason", "changed my mind")
+    rule = alice.remember(PRIVATE_RULE, "--kind", "constraint", "--private")
+    later = alice.remember(PRIVATE_LATER, "--kind", "correction", "--private")
+    before = {m["id"]: m for m in alice.listed()}
+    # Mallory guesses her words: records them as other kinds with a fabricated failure
+    # (the retired one reopened as a constraint), retires and confirms by id, supersedes,
+    # and dates a line with the words of another before she recorded them.
+    forged = Forger(mallory.path)
+    forged.record(PRIVATE_NOTE, "correction", memory={"evidence": [failure()]})
+    forged.record(PRIVATE_DRAFT, "constraint")
+    forged.event("retire", {"id": rule["id"], "reason": "obsolete"})
+    forged.event("confirm", {"id": note["id"], "by": "person"})
+    forged.event("supersede", {"old": rule["id"], "memory": memory("Publish the Q3 churn numbers now", "decision")})
+    forged.record(PRIVATE_LATER, "note", at_=BACKDATED)
+    forged.write()
+    push(mallory, "mallory")
+    alice.pull()
+    after = {m["id"]: m for m in alice.listed()}
+    for mid in (note["id"], draft["id"], rule["id"]):
+        keep = ("statement", "kind", "status", "standing", "private", "evidence", "superseded_by")
+        assert {k: after[mid].get(k) for k in keep} == {k: before[mid].get(k) for k in keep}, mid
+        assert after[mid]["provenance"]["author"] == "Alice <alice@example.com>"
+    m = after[later["id"]]
+    assert (m["statement"], m["kind"], m["private"]) == (PRIVATE_LATER, "correction", True), m
+    assert m["provenance"]["author"] == "Alice <alice@example.com>", m
+    for mid in (note["id"], rule["id"], later["id"]):
+        history = alice.json("history", mid)
+        assert not [h for h in history if h["action"] in ("retired", "confirmed", "superseded", "reopened")
+                    and "Mallory" in json.dumps(h)], history
+    assert PRIVATE_RULE in alice.ok("block")
+    # Her private memories stay hers: what she does with them never reaches the files.
+    alice.ok("supersede", note["id"], "Confirmed: the churn label leaks through the credit memo field")
+    alice.ok("supersede", later["id"], "The credit memo field carries the churn label")
+    alice.ok("share")
+    assert "credit memo" not in alice.shared_text()
+    assert memory_id(PRIVATE_NOTE) == note["id"]
+
+
+def test_her_own_line_still_shares_a_private_memory(team) -> None:
+    alice, _, bob = team
+    doubt = alice.remember(PRIVATE_NOTE, "--kind", "note", "--private")
+    alice.remember(PRIVATE_NOTE, "--kind", "note")  # said again without --private: shared now
+    push(alice, "alice: shares her doubt")
+    bob.pull()
+    assert one(bob, doubt["id"])["statement"] == PRIVATE_NOTE
+    # Her clone rebuilt from the history (the private record and her own line) still
+    # holds it as shared: the private memory's author may share it.
+    alice.ok("rebuild")
+    assert one(alice, doubt["id"])["private"] is False
