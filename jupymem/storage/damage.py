@@ -70,6 +70,11 @@ def storage_error(exc: BaseException, path: Path | str | None = None) -> Jupymem
                             "Nothing was changed; check the disk.")
     if "locked" in msg or "busy" in msg:
         return StorageError(f"{where} stayed locked by another process for 30 s ({exc}); try again.")
+    if "locking protocol" in msg:
+        # Another process holds a lock on the shared-memory file (-shm) that SQLite's
+        # protocol does not expect: a process of another user, or a hung one.
+        return StorageError(f"{where} is locked in a way SQLite cannot wait out ({exc}): another process "
+                            "holds its -shm file. Nothing was changed; stop that process and try again.")
     return None
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import DatabaseDamaged, ReadOnlyHome, SchemaTooNew, StorageError
+from . import files
 from .damage import (
     DOCTOR, QUICK_CHECK_MAX_BYTES, check_file, checked_since, disk_full, mark_checked, storage_error, translated,
 )
@@ -447,13 +448,15 @@ def open_database(path: Path, *, create: bool, driver_name: str | None = None, c
     """
     if create:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            files.private_dir(path.parent)
         except OSError as exc:
             if disk_full(exc):
                 raise StorageError(f"Cannot create {path.parent}: the disk is full ({exc.strerror}).") from None
             raise ReadOnlyHome(f"Cannot create {path.parent} ({exc.strerror or exc}); is the memory home writable?") from None
     elif not path.exists():
         raise FileNotFoundError(path)
+    else:
+        files.close_to_others(path.parent)  # made 0755 by an earlier version
     if path.exists():
         check_file(path)
     conn = _connect(path, create=create, driver_name=driver_name)

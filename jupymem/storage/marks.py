@@ -54,7 +54,7 @@ def mark_path(database: Path) -> Path:
 def write(database: Path, events: int, last_hash: str) -> None:
     """Overwrite the mark in place (every mark has the same length). Raises OSError."""
     data = _FORMAT.format(events=events, last_hash=last_hash).encode("ascii")
-    fd = os.open(mark_path(database), os.O_WRONLY | os.O_CREAT, 0o644)
+    fd = os.open(mark_path(database), os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         os.pwrite(fd, data, 0)
     finally:

@@ -27,6 +27,7 @@ import fcntl
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from pathlib import Path
 from ..models import _Record
 from ..errors import JupymemError, NotAGitRepository, ReadOnlyHome, RegistryCorrupt, StorageError
 from ..intake import clock
+from . import files
 
 # subprocess, secrets and tempfile are imported where git is asked, an id made or the registry
 # written: a command that only reads a bound repository does none of these, and the three
@@ -256,16 +258,45 @@ def _unwritable(home: Path, exc: OSError) -> JupymemError:
 def locked(home: Path) -> Iterator[None]:
     """Exclusive lock over registry changes, across threads and processes."""
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        fh = open(home / "registry.lock", "a+b")  # noqa: SIM115 - closed below, after the lock
+        if not home.exists():
+            files.private_dir(home)  # a home of ours, made now: only we enter it
+        # Only this user may open the lock: flock works through a read-only descriptor, so
+        # a lock file others can read is one another local user can hold forever.
+        fd = os.open(home / "registry.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except OSError as exc:
         raise _unwritable(home, exc) from None
-    with fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    with os.fdopen(fd, "r+b") as fh:
+        with contextlib.suppress(OSError):
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, 0o600)  # made 0644 by an earlier version
+        _flock(fh.fileno(), home)
         try:
             yield
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+_LOCK_WAIT = 30.0
+
+
+def _flock(fd: int, home: Path) -> None:
+    """The registry's lock, waited for up to ``_LOCK_WAIT`` seconds: a change to the
+    registry takes milliseconds, so a lock held longer is a process that hangs (or
+    another user's), and the person is told instead of waiting forever."""
+    deadline = time.monotonic() + _LOCK_WAIT
+    pause = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise StorageError(
+                    f"The registry of the memory home {home} stayed locked by another process for "
+                    f"{_LOCK_WAIT:.0f} s (registry.lock); nothing was changed. Try again, or look for a hung "
+                    "jupymem process.") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 def write_registry(home: Path, reg: Registry) -> None:
