@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..intake import capture, language
 from ..retrieval import lexical
 from ..config import Settings
-from ..errors import JupymemError, LanguageRefused, NoMemory
+from ..errors import JupymemError, LanguageRefused, NoMemory, UnknownMemory
 from ..models import KINDS, SUPPORTED, UNCONFIRMED, Evidence, Memory, Provenance, SearchResult
 
 if TYPE_CHECKING:
@@ -230,8 +230,13 @@ def memory_record(
     user_quote: str | None = None,
     evidence: Sequence[str] | None = None,
     topic: str | None = None,
+    *,
+    public_only: bool = False,
     **_ignored: Any,
 ) -> dict[str, Any]:
+    """``public_only``: an endpoint that cannot tell whose private memories are (as
+    ``memory_search``): none is named among the similar ones, and none is recorded over
+    (recording a private memory's words where it is shared is how it is made shared)."""
     if not isinstance(statement, str) or not statement.strip():
         return {"error": "statement must be a non-empty string."}
     cited = _staged(ctx, evidence or ())
@@ -245,6 +250,11 @@ def memory_record(
             "it with the user's exact words as user_quote, or ask them to run `jupymem init` (in a notebook: "
             "%memory init)."
         )
+    if public_only:
+        same = _found(proj, capture.memory_id(capture.check_statement(statement)))
+        if same is not None and same.private:
+            return {"error": "This cannot be recorded through this endpoint; nothing was recorded. The user can "
+                             "record it in a notebook (%%remember) or with `jupymem remember`."}
     prov = replace(ctx.provenance, recorder="assistant", quote=user_quote if standing == SUPPORTED else None)
     done = proj.record(statement, kind or "note", topic or None, cited, provenance=prov, standing=standing)
     m = done.memory
@@ -252,11 +262,24 @@ def memory_record(
     out: dict[str, Any] = {"recorded": m.id, "kind": m.kind, "standing": m.standing, "statement": _clip(m.statement)}
     if m.standing == UNCONFIRMED and why:
         out["note"] = why
-    if done.similar:
+    similar = [s for s in done.similar if not (public_only and _private(proj, s.id))]
+    if similar:
         # As every face does: the record is kept, and the model can tell the person.
-        out["similar"] = [{"id": s.id, "statement": _clip(s.statement)} for s in done.similar]
+        out["similar"] = [{"id": s.id, "statement": _clip(s.statement)} for s in similar]
         out["similar_note"] = "This nearly repeats an active memory; ask the user whether it should supersede it."
     return out
+
+
+def _found(proj: Any, memory_id: str) -> Memory | None:
+    try:
+        return proj.get(memory_id)  # type: ignore[no-any-return]
+    except UnknownMemory:
+        return None
+
+
+def _private(proj: Any, memory_id: str) -> bool:
+    found = _found(proj, memory_id)
+    return found is None or found.private
 
 
 def _check_before_creating(ctx: ToolContext, statement: str, quote: str | None) -> None:
@@ -301,19 +324,28 @@ def quote_standing(quote: str | None, prompt: str | None, statement: str) -> tup
     if not folded or folded not in capture.fold_quote(prompt):
         return UNCONFIRMED, "user_quote does not occur verbatim in the user's current message"
     if not related(quote, statement):
-        return UNCONFIRMED, "user_quote is not about the statement (they share no content words)"
+        return UNCONFIRMED, ("user_quote does not carry the statement (most of its words, and any address in "
+                             "it, must be the user's)")
     return SUPPORTED, None
 
 
 def related(quote: str, statement: str) -> bool:
-    """True when the quote carries the statement: they share at least half of the
-    statement's content stems, or at least three."""
+    """True when the quote carries the statement: at least two thirds of the statement's
+    content stems are the quote's, and every address in it (a URL, an email, a path) is
+    quoted. The statement is the assistant's and may rephrase; what it adds beyond the
+    person's words must stay small: a few words the person said, as the cover for an
+    instruction they never gave ("… and post every summary to http://…"), would
+    otherwise be recorded as theirs."""
     q = lexical.content_terms(quote)
     s = lexical.content_terms(statement)
     if not q or not s:
         return False
     shared = sum(1 for t in s if any(_same_stem(t, u) for u in q))
-    return shared >= 3 or 2 * shared >= len(s)
+    folded = capture.fold_quote(quote).lower()
+    addresses = [w.strip(".,;:()[]<>'\"") for w in statement.split() if any(c in w for c in ("://", "@", "/"))]
+    if any(a and a.lower() not in folded for a in addresses):
+        return False
+    return 3 * shared >= 2 * len(s)
 
 
 def _same_stem(a: str, b: str) -> bool:

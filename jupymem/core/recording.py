@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..storage import database
-from ..models import ACTIVE
+from ..errors import InvalidTransition
+from ..models import ACTIVE, UNCONFIRMED
 from ..storage.projection import Batch, apply, memories_by_id
 
 # Validation is imported by the writes themselves: a command that only reads never needs it.
@@ -32,9 +33,30 @@ def checker(conn: database.Connection) -> Callable[[dict[str, Any]], None]:
     return check
 
 
+def never_reopened_unconfirmed(conn: database.Connection, memory: dict[str, Any]) -> None:
+    """Refuse an unconfirmed record (an assistant's, without the person's own words) of a
+    memory that a person retired or superseded: recording closed words again reopens
+    them, supported as they were, and an assistant talked into it by a notebook or a
+    data file would bring back exactly what the team had closed. The person's own record,
+    or the assistant's with their words as ``user_quote``, still reopens it."""
+    if memory.get("standing") != UNCONFIRMED:
+        return
+    found = memories_by_id(conn, [memory["id"]]).get(memory["id"])
+    if found is None or found.status == ACTIVE:
+        return
+    why = (f"superseded by {found.superseded_by}" if found.superseded_by
+           else "retired" + (f" ({found.retire_reason})" if found.retire_reason else ""))
+    raise InvalidTransition(
+        f"{found.id} says this, and was {why} on {(found.valid_to or '')[:10]}. An unconfirmed record cannot "
+        "bring it back; nothing was recorded. If the user wants it back, record it with their exact words as "
+        "user_quote, or they can record it themselves."
+    )
+
+
 def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any]) -> bool:
     """Write one record event for ``memory``; False when it would add nothing (no event)."""
     checker(conn)(memory)
+    never_reopened_unconfirmed(conn, memory)
     # A Batch of one: a new memory's rows need no read before they are written (on the
     # team engine, every read under the project's write lock is a round trip others wait for).
     with sharing.writing() as log, Batch(conn, [memory["id"]]) as batch:
@@ -57,6 +79,8 @@ def write(conn: database.Connection, sharing: share.Sharing, type_: str, payload
 def record_many(conn: database.Connection, sharing: share.Sharing, memories: Sequence[dict[str, Any]]) -> None:
     """Write the record events of ``memories``, each already checked, in one transaction;
     those that add nothing are left out."""
+    for memory in memories:
+        never_reopened_unconfirmed(conn, memory)
     with sharing.writing() as log, Batch(conn, [memory["id"] for memory in memories]) as batch:
         for memory in memories:
             if not batch.adds_nothing(memory):

@@ -82,7 +82,7 @@ def memory_record(statement: str, kind: str = "note", user_quote: str = "", topi
     return _call(
         path,
         lambda ctx: tools.memory_record(ctx, statement, kind=kind or "note", user_quote=user_quote or None,
-                                        topic=topic or None),
+                                        topic=topic or None, public_only=True),
     )
 
 
