@@ -137,3 +137,23 @@ def test_her_own_line_still_shares_a_private_memory(team) -> None:
     # holds it as shared: the private memory's author may share it.
     alice.ok("rebuild")
     assert one(alice, doubt["id"])["private"] is False
+
+
+def test_a_folder_committed_in_place_of_her_file_does_not_stop_her_recording(team) -> None:
+    alice, mallory, _ = team
+    alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    mallory.pull()
+    (path,) = mallory.log_files()
+    path.unlink()
+    path.mkdir()
+    (path / "x.jsonl").write_text("hello\n")
+    push(mallory, "mallory: a folder where her file was")
+    alice.pull()
+    for words in ("Plots use the colorblind-safe palette", "Timestamps are UTC"):
+        proc = alice.jm("remember", words, "--kind", "preference")
+        assert proc.returncode == 0, proc.stderr.decode()
+    mine = [p for p in alice.log_files() if p.is_file() and p.name.startswith("alice-")]
+    assert len(mine) == 1 and "Timestamps are UTC" in mine[0].read_text()
+    verify = alice.jm("verify").stdout.decode()
+    assert path.name in verify, verify

@@ -181,6 +181,10 @@ def _open_file(dir_fd: int, name: str, flags: int, where: str, mode: str) -> IO[
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refused(where, _kind(dir_fd, name) or "a symbolic link") from None
+        if exc.errno in (errno.EISDIR, errno.ENOTDIR, errno.ENXIO):
+            # A folder (or a socket) committed in place of a writer's file: refused like a
+            # link, so that the writer starts a new file instead of failing at every record.
+            raise _refused(where, _kind(dir_fd, name) or "not a regular file") from None
         raise
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
