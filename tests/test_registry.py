@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -173,3 +174,25 @@ def test_public_functions_survive_importing_every_module(repo: Path) -> None:
     jupymem.init(repo)
     assert jupymem.project(repo) is not None
     assert jupymem.project(repo / "README.md").root == repo
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a .git to another user needs root (CI runs as root)")
+def test_a_git_folder_another_user_owns_is_no_repository_of_ours(
+    tmp_path: Path, jupymem_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another user plants .git and .jupymem/ in a shared parent (a stand-in for /tmp).
+    shared = make_repo(tmp_path / "shared")
+    for path in (shared / ".git", *(shared / ".git").rglob("*")):
+        os.lchown(path, 1000, 1000)
+    scratch = shared / "victim-scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    assert registry.find_git_root(scratch) is None
+    with pytest.raises(NotAGitRepository):
+        jupymem.init(scratch)
+    assert not (shared / ".jupymem").exists()
+    # As git does: named safe in the person's own git config, it is theirs to use.
+    (tmp_path / "gitconfig").write_text(f"[safe]\n\tdirectory = {shared}\n")
+    assert registry.find_git_root(scratch) == shared
+    (tmp_path / "gitconfig").write_text(f"[safe]\n\tdirectory = {shared}\n\tdirectory =\n")
+    assert registry.find_git_root(scratch) is None

@@ -54,7 +54,8 @@ def find_git_root(path: str | os.PathLike[str]) -> Path | None:
     """The top-level working tree containing ``path`` (a file or directory), or None.
 
     Walks up looking for ``.git`` (a directory, or a file for worktrees and
-    submodules) instead of spawning git: this runs on hot paths.
+    submodules) instead of spawning git: this runs on hot paths. A ``.git`` another user
+    owns is no repository of ours (``_trusted``): None.
     """
     p = Path(path).expanduser()
     try:
@@ -65,8 +66,38 @@ def find_git_root(path: str | os.PathLike[str]) -> Path | None:
         p = p.parent
     for candidate in (p, *p.parents):
         if (candidate / ".git").exists():
-            return candidate
+            return candidate if _trusted(candidate) else None
     return None
+
+
+def _trusted(root: Path) -> bool:
+    """git's own rule (``safe.directory``): a repository whose ``.git`` another user owns
+    is none of ours unless git's global or system config names it safe. Without it, a
+    ``.git`` and ``.jupymem/`` planted in a shared parent (``/tmp``) would make that
+    user's log part of our block and our records land in their folder."""
+    try:
+        owner = os.lstat(root / ".git").st_uid
+    except OSError:
+        return False
+    if owner == os.geteuid():
+        return True
+    return _safe_directory(root)
+
+
+def _safe_directory(root: Path) -> bool:
+    import subprocess  # only for a repository another user owns
+
+    try:
+        out = subprocess.run(["git", "config", "--get-all", "safe.directory"], capture_output=True, text=True,
+                             timeout=10, check=False, cwd="/")
+    except (OSError, subprocess.SubprocessError):
+        return False
+    said: list[str] = []
+    for line in out.stdout.splitlines():
+        value = line.strip()
+        said = [*said, value] if value else []  # an empty value resets the list, as git reads it
+    # "*" trusts every repository.
+    return "*" in said or str(root) in said or f"{root}/" in said or f"{root}/.git" in said
 
 
 def require_git_root(path: str | os.PathLike[str]) -> Path:
