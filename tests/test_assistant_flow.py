@@ -301,6 +301,15 @@ def test_record_tool_where_private_memories_cannot_be_served(repo: Path, setting
     assert proj.get(salary.id).private
 
 
+def test_record_tool_refused_for_its_topic_never_initializes(repo: Path, settings: Settings):
+    prompt = "We store everything in the EU region."
+    out = json.loads(tools.run(_ctx(repo, settings, prompt), "memory_record", {
+        "statement": "Store everything in the EU region.", "topic": "x" * 500,
+        "user_quote": "We store everything in the EU region"}))
+    assert "topic" in out["error"], out
+    assert jupymem.project(repo) is None
+
+
 def test_record_tool_unconfirmed_never_initializes(repo: Path, settings: Settings):
     out = json.loads(tools.run(_ctx(repo, settings, "hi"), "memory_record",
                                {"statement": "Join on customer_id.", "kind": "decision"}))

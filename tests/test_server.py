@@ -219,7 +219,10 @@ async def test_secrets_are_refused(fetch: Any, served_repo: Path) -> None:
     spanish = "Los ingresos se reportan siempre en euros y nunca en dólares estadounidenses"
     code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": spanish})
     assert code == 400 and err["error"] == "language_refused" and "JUPYMEM_MODEL" in err["message"]
-    # A refused first record leaves no memory behind.
+    # A refused first record leaves no memory behind: refused for its topic too.
+    code, err = await fetch("memories", method="POST", body={"path": "proj", "statement": "Use the EU region",
+                                                            "topic": "x" * 500})
+    assert code == 400 and err["error"] == "invalid_statement" and "topic" in err["message"]
     assert jupymem.project(served_repo) is None
 
 

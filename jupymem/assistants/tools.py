@@ -242,7 +242,7 @@ def memory_record(
     cited = _staged(ctx, evidence or ())
     standing, why = quote_standing(user_quote, ctx.prompt, statement)
     if standing == SUPPORTED:
-        _check_before_creating(ctx, statement, user_quote)
+        _check_before_creating(ctx, statement, user_quote, topic)
     proj = ctx.project(create=standing == SUPPORTED)
     if proj is None:
         raise NoMemory(
@@ -282,14 +282,17 @@ def _private(proj: Any, memory_id: str) -> bool:
     return found is None or found.private
 
 
-def _check_before_creating(ctx: ToolContext, statement: str, quote: str | None) -> None:
+def _check_before_creating(ctx: ToolContext, statement: str, quote: str | None, topic: str | None = None) -> None:
     """Refuse what the core would refuse *before* a record starts a repository's
     memory, so that a refused record leaves nothing behind."""
     if ctx.project() is not None:
         return  # the core checks as it records
+    from ..storage.validate import check_topic
+
     capture.check_statement(statement)
     if quote:
         capture.check_statement(quote)
+    check_topic(topic or None)
     if ctx.settings.language != "source" and ctx.translator is None and not language.is_english(statement):
         raise LanguageRefused(
             "This statement is not in English, and stored memory is English. Set JUPYMEM_MODEL to a "

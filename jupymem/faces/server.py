@@ -361,6 +361,9 @@ class MemoriesHandler(_Handler):
             # The first explicit record initializes, as in every face; a refused
             # one (empty, a secret, another language, an unknown kind) must not.
             check_first_record(statement, self.core)
+            from ..storage.validate import check_topic
+
+            check_topic(topic)  # a refused topic refuses the record: before memory starts
             if kind is not None and kind not in KINDS:
                 raise InvalidStatement(f"Unknown kind {kind!r}; use one of {', '.join(KINDS)}.")
             # Superseding needs a memory to replace: that is never a first record.
