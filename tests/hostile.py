@@ -337,6 +337,14 @@ def plant_backdated_many_files(s: Scene) -> None:
             "constraint", at_=f"2025-01-01T00:00:{i:02d}.000000Z").write()
 
 
+def plant_corrections_flood(s: Scene) -> None:
+    # Corrections rank first in the block: a hundred and fifty short ones (more than it holds), in one file.
+    f = Forger(s.mallory.path)
+    for i in range(150):
+        f.record(f"Correction {i:03d}: use v{i}", "correction")
+    f.write()
+
+
 # Committed symbolic links ----------------------------------------------------------------
 
 def plant_config_tmp_link(s: Scene) -> None:
@@ -666,6 +674,7 @@ ATTACKS = (
     Attack("dated_1970", "time as a weapon", plant_dated_1970, named=(f"{_m('0123456789')} line 1",)),
     Attack("backdated", "time as a weapon", plant_backdated, floods=True),
     Attack("backdated_many_files", "time as a weapon", plant_backdated_many_files, floods=True),
+    Attack("corrections_flood", "time as a weapon", plant_corrections_flood, floods=True),
     Attack("config_tmp_link", "committed symlinks", plant_config_tmp_link),
     Attack("config_dangling_link", "committed symlinks", plant_config_dangling_link,
            said=(("share", ".jupymem/config.json is a symbolic link"),), refused=frozenset({"share", "share --off"})),

@@ -154,11 +154,12 @@ def _inventory(omitted: Sequence[Entry], budget: int) -> str:
 
 
 def _turns(ordered: Sequence[Entry], seen: dict[str, int]) -> list[Entry]:
-    """``ordered`` (block order) re-ordered for filling: within each kind, the sources
-    (this machine, each shared file) take turns, each giving its next memory in time
-    order; in each turn this machine first, then by when this clone first saw the file,
-    then the sources holding more memories, then by their first memory. With one
-    source, nothing moves."""
+    """``ordered`` (block order) re-ordered for filling: the sources (this machine, each
+    shared file) take turns, each giving its next memory in block order (kind, then
+    time); in each turn this machine first, then by when this clone first saw the file,
+    then the sources holding more memories, then by their first memory. Turns run across
+    kinds, not within each: one file of 300 short corrections (the first kind) would
+    otherwise fill the block before anyone's constraint. With one source, nothing moves."""
     held = Counter(e.source for e in ordered)
     if len(held) <= 1:  # one source (an unshared repository): nothing moves, nothing to queue
         return list(ordered)
@@ -166,19 +167,15 @@ def _turns(ordered: Sequence[Entry], seen: dict[str, int]) -> list[Entry]:
     def rank(source: str | None, first: int) -> tuple[int, int, int]:
         return (-1 if source is None else seen.get(source, len(seen) + 1), -held[source], first)
 
+    queues: dict[str | None, list[Entry]] = {}
+    firsts: dict[str | None, int] = {}
+    for i, e in enumerate(ordered):
+        queues.setdefault(e.source, []).append(e)
+        firsts.setdefault(e.source, i)
+    lists = [queues[s] for s in sorted(queues, key=lambda s: rank(s, firsts[s]))]
     out: list[Entry] = []
-    i = 0
-    while i < len(ordered):
-        kind = ordered[i].key[0]
-        queues: dict[str | None, list[Entry]] = {}
-        firsts: dict[str | None, int] = {}
-        while i < len(ordered) and ordered[i].key[0] == kind:
-            queues.setdefault(ordered[i].source, []).append(ordered[i])
-            firsts.setdefault(ordered[i].source, i)
-            i += 1
-        lists = [queues[s] for s in sorted(queues, key=lambda s: rank(s, firsts[s]))]
-        for turn in range(max(len(q) for q in lists)):
-            out.extend(q[turn] for q in lists if turn < len(q))
+    for turn in range(max(len(q) for q in lists)):
+        out.extend(q[turn] for q in lists if turn < len(q))
     return out
 
 
