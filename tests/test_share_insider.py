@@ -157,3 +157,33 @@ def test_a_folder_committed_in_place_of_her_file_does_not_stop_her_recording(tea
     assert len(mine) == 1 and "Timestamps are UTC" in mine[0].read_text()
     verify = alice.jm("verify").stdout.decode()
     assert path.name in verify, verify
+
+
+def test_a_claim_on_a_branch_cut_before_hers_does_not_take_her_memory_where_hers_was_seen(team) -> None:
+    alice, mallory, bob = team
+    base = mallory.git("rev-parse", "HEAD").stdout.strip()
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice: the currency")
+    bob.pull()
+    assert one(bob, mine["id"])["statement"] == ALICE_SAYS
+    # Mallory reads her words, then commits a backdated claim on a branch cut from before
+    # her commit and merges it: git cannot say which came first.
+    mallory.pull()
+    mallory.git("checkout", "-q", "-b", "side", base)
+    claim = memory(MALLORY_SAYS, "note", original=ALICE_SAYS) | {"id": mine["id"]}
+    Forger(mallory.path).event("record", {"memory": claim}, BACKDATED).write()
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "-m", "mallory: notes")
+    mallory.git("checkout", "-q", "main")
+    mallory.git("merge", "-q", "--no-edit", "side")
+    mallory.push()
+    for clone in (alice, bob):
+        clone.pull()
+        m = one(clone, mine["id"])
+        assert (m["statement"], m["kind"], m["provenance"]["author"]) == (
+            ALICE_SAYS, "constraint", "Alice <alice@example.com>"), (clone.name, m)
+        verify = clone.jm("verify").stdout.decode()
+        assert "mallory-" in verify and "changes nothing" in verify, verify
+        # Reading again (a rebuild from the files) keeps what this clone saw first.
+        assert "rebuilt from" in clone.jm("rebuild").stdout.decode()  # exit 1: verify names Mallory's line
+        assert one(clone, mine["id"])["statement"] == ALICE_SAYS

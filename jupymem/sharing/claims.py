@@ -15,8 +15,9 @@ cannot forge relative to the others is the repository's history: a commit made a
 pulling Alice's commit descends from it. So the owner is the claimant whose line
 entered the history in a commit that is an ancestor of every other claimant's (a line
 not committed yet comes after every committed one). Where git cannot order them (no
-git, concurrent branches, none committed), the earliest (time, uid) is the owner, as
-replay has always had it; either way the other files' lines are named by ``verify``
+git, concurrent branches, none committed) and they differ, the file that owned the id on
+this clone before keeps it (``owners``' ``seen``); otherwise the earliest (time, uid) is
+the owner, as replay has always had it; either way the other files' lines are named by ``verify``
 when they differ from the owner's (other words, another kind, failures it does not
 cite), on every clone, because every clone reads the same files and the same history.
 
@@ -149,13 +150,29 @@ def _git_env() -> dict[str, str]:
     return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
 
 
-def owners(claims: dict[str, list[Claim]], order: Order | None) -> dict[str, Claim]:
-    """Memory id -> the claim that owns it (see the module docstring)."""
+def owners(claims: dict[str, list[Claim]], order: Order | None,
+           seen: dict[str, str | None] | None = None) -> dict[str, Claim]:
+    """Memory id -> the claim that owns it (see the module docstring). ``seen``: memory id
+    -> the file that owned it on this clone before this read. Where git cannot order the
+    claims, that file keeps it: a teammate who reads Alice's words, commits a claim on a
+    branch cut from before her commit and merges it has made the two concurrent, and his
+    line's time is his to choose. Only a clone that sees both at once (a new one) falls
+    back to (time, uid)."""
     out = {}
     for mid, cs in claims.items():
         found = order(cs) if order is not None else None
+        if found is None and seen and _differ(cs):
+            found = next((c for c in cs if c.file == seen.get(mid)), None)
         out[mid] = found if found is not None else min(cs, key=lambda c: c.entry.key)
     return out
+
+
+def _differ(cs: list[Claim]) -> bool:
+    """Whether the claims say different things (words, kind, failures cited): two people
+    who said the same sentence are one memory whoever owns it, and every clone must
+    agree on which record shows, so (time, uid) decides between them."""
+    cited = {frozenset(e.get("handle") for e in c.memory.get("evidence") or () if isinstance(e, dict)) for c in cs}
+    return len({c.says() for c in cs}) > 1 or len(cited) > 1
 
 
 def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Problem]:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..intake import clock
-from ..storage import database, eventlog
+from ..storage import database, eventlog, projection
 from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
 from . import checkout, claims
@@ -294,7 +294,8 @@ class Sharing:
                     del from_cache[name]
             combined, together = combine(readings)
             contested = claims.contested(readings)
-            owned = claims.owners(contested, claims.git_order(self.root) if contested else None)
+            owned = claims.owners(contested, claims.git_order(self.root) if contested else None,
+                                  projection.sources(self.conn, contested) if contested else None)
             together += claims.problems(contested, owned)
             items: dict[str, eventlog.LogItem] = {}
             for e, name, key in combined:
@@ -494,7 +495,8 @@ class Sharing:
         readings = self._read(names, clock.now())
         _, together = combine(readings)
         contested = claims.contested(readings)
-        together += claims.problems(contested, claims.owners(contested, claims.git_order(self.root)))
+        seen = projection.sources(self.conn, contested) if contested else None
+        together += claims.problems(contested, claims.owners(contested, claims.git_order(self.root), seen))
         lines = sum(r.lines for r in readings.values())
         problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
         attributes = checkout.attribute_problems(self.root, [f"{FOLDER}/{LOG_DIR}/{name}" for name in names])

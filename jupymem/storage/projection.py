@@ -138,6 +138,18 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
     _cite(conn, m["id"], evidence)
 
 
+def sources(conn: Connection, ids: Iterable[str]) -> dict[str, str | None]:
+    """Memory id -> the shared file its row came from (None: this machine's), for ``ids``
+    that have a row (``sharing.claims.owners``: which file owned an id before a rebuild)."""
+    wanted = sorted(set(ids))
+    out: dict[str, str | None] = {}
+    for i in range(0, len(wanted), 500):
+        chunk = wanted[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(conn.execute(f"SELECT id, source FROM memories WHERE id IN ({marks})", chunk).fetchall())
+    return out
+
+
 def foreign(owner: str | None, source: str | None) -> bool:
     """Whether an event read from shared file ``source`` records a memory that another
     writer's file (``owner``) recorded first. This machine's own events (no file) are its own."""
