@@ -8,6 +8,7 @@ unknown ids and handles, secrets, and reads that must leave no trace.
 from __future__ import annotations
 
 import json
+import subprocess
 import os
 from pathlib import Path
 from typing import Any
@@ -351,6 +352,32 @@ async def test_keep_a_failure_as_a_lesson(fetch: Any, served_repo: Path) -> None
     # The failure says it was kept, whichever memories a client lists (a kind filter may hide the lesson).
     code, listing = await fetch("evidence", params={"path": "proj"})
     assert [(e["handle"], e["kept_by"]) for e in listing["evidence"]] == [(ev.handle, m["id"])]
+
+
+async def test_a_clone_in_the_root_does_not_adopt_a_checkout_outside_it(
+    fetch: Any, root: Path, tmp_path: Path
+) -> None:
+    """A checkout with the same first commit placed in the root (a clone, an uploaded .git)
+    must not reach the memory of the repository's checkout outside the root."""
+    outside = make_repo(tmp_path / "outside" / "private-work")
+    secret = jupymem.init(outside).remember("I am interviewing at a competitor next week", private=True)
+    subprocess.run(["git", "clone", "-q", str(outside), str(root / "upload")], check=True, capture_output=True)
+    code, status = await fetch("status", params={"path": "upload"})
+    assert code == 200 and str(tmp_path / "outside") not in json.dumps(status), status
+    assert status["matches"]["roots"] == [] and "outside the server root" in status["message"], status
+    code, status = await fetch("init", method="POST", body={"path": "upload"})
+    assert code == 200, status
+    code, page = await fetch("memories", params={"path": "upload", "all": "1"})
+    assert code == 200 and page["memories"] == [], page
+    assert jupymem.project(root / "upload").id != jupymem.project(outside).id
+    assert jupymem.project(outside).get(secret.id).private
+    # A checkout moved into the root (nothing left outside) still adopts its memory.
+    moved = make_repo(tmp_path / "outside" / "moved")
+    kept = jupymem.init(moved).remember("Revenue is reported in EUR", kind="constraint")
+    moved.rename(root / "moved")
+    code, status = await fetch("init", method="POST", body={"path": "moved"})
+    code, page = await fetch("memories", params={"path": "moved"})
+    assert [m["id"] for m in page["memories"]] == [kept.id], page
 
 
 async def test_repository_enclosing_the_server_root(jp_fetch: Any, tmp_path: Path) -> None:

@@ -112,11 +112,13 @@ class ToolContext:
     provenance: Provenance = field(default_factory=lambda: Provenance(recorder="assistant"))
     translator: Callable[[str], str] | None = None
     recorded: list[Memory] = field(default_factory=list)  # what this turn recorded
+    within: Path | None = None  # a face confined to a folder (``opening.init_project``)
 
     def project(self, *, create: bool = False) -> Project | None:
         from ..core.opening import find_project, init_project
 
-        proj = init_project(self.path, self.settings) if create else find_project(self.path, self.settings)
+        proj = (init_project(self.path, self.settings, within=self.within) if create
+                else find_project(self.path, self.settings))
         if proj is not None and proj.translator is None and self.translator is not None:
             proj.translator = self.translator
         return proj

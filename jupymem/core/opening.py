@@ -268,9 +268,23 @@ def require_project(path: str | Path, settings: Settings) -> Project:
     return proj
 
 
-def init_project(path: str | Path, settings: Settings, *, database_url: str | None = None) -> Project:
+def _all_within(roots: list[str], within: Path) -> bool:
+    """Whether every one of ``roots`` that still exists lies inside ``within``."""
+    for root in roots:
+        path = Path(root)
+        if path.exists() and not path.resolve().is_relative_to(within):
+            return False
+    return True
+
+
+def init_project(path: str | Path, settings: Settings, *, database_url: str | None = None,
+                 within: Path | None = None) -> Project:
     """Bind the repository holding ``path``, creating or adopting its project;
-    ``database_url``: in that team database (``core.team``), remembered for the repository."""
+    ``database_url``: in that team database (``core.team``), remembered for the repository.
+    ``within``: a face confined to a folder (the Jupyter server's root) adopts only a
+    project none of whose existing checkouts lies outside it; otherwise a checkout placed
+    in the root with the same first commit (a clone, an uploaded ``.git``) would read the
+    memory of a repository the face may not reach, private memories included."""
     root = registry.require_git_root(path)
     url = database_url or settings.database_url or _bound_team(settings.home, root)
     if url:
@@ -286,6 +300,8 @@ def init_project(path: str | Path, settings: Settings, *, database_url: str | No
         if pid is None:
             commit = registry.root_commit(root)
             matches = reg.projects_with_commit(commit)
+            if within is not None:
+                matches = [p for p in matches if _all_within(reg.roots_of(p.project_id), within)]
             if matches:  # a moved or re-cloned checkout adopts its memory
                 pid = sorted(matches, key=lambda p: p.created_at)[0].project_id
                 records = reg.projects

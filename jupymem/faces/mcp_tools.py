@@ -129,7 +129,8 @@ def _call(path: str, fn: Any) -> dict[str, Any]:
         from ..intake.llm import translator_for
 
         ctx = tools.ToolContext(
-            path=_resolve(path, chat_path), settings=settings, prompt=prompt, translator=translator_for(settings)
+            path=_resolve(path, chat_path), settings=settings, prompt=prompt, translator=translator_for(settings),
+            within=server_root(),
         )
         result: dict[str, Any] = fn(ctx)
         return result

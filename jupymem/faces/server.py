@@ -228,6 +228,17 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
         repo = Path(out["root"]) if out["root"] else None
         out["root_path"] = _relative_posix(repo, root) if repo else None
         out["server_root_in_repo"] = _relative_posix(root, repo) if repo else None
+        if out.get("matches"):
+            # A checkout of the same repository elsewhere: named only inside the root.
+            roots = [Path(r) for r in out["matches"]["roots"]]
+            outside = [r for r in roots if _relative_posix(r, root) is None]
+            out["matches"]["roots"] = [_relative_posix(r, root) for r in roots if r not in outside]
+            for r in outside:
+                out["message"] = out["message"].replace(f" (bound at {r})", " (bound outside the server root)")
+            if outside:
+                out["message"] = out["message"].replace(
+                    "`%memory init` (or `jupymem init`) adopts that memory.",
+                    "This server does not adopt it; `jupymem init` in a terminal does.")
         if out.get("retrieval"):
             out["retrieval"] = self.with_plan(out["retrieval"])
         return out
@@ -307,7 +318,7 @@ class InitHandler(_Handler):
         target = self.target(_get_str(body, "path"))
 
         def work() -> dict[str, Any]:
-            init_project(target, self.core)
+            init_project(target, self.core, within=self.server_root)
             return self.status_of(target)
 
         self.reply(await self.call(work))
@@ -367,7 +378,7 @@ class MemoriesHandler(_Handler):
             if kind is not None and kind not in KINDS:
                 raise InvalidStatement(f"Unknown kind {kind!r}; use one of {', '.join(KINDS)}.")
             # Superseding needs a memory to replace: that is never a first record.
-            proj = self.existing(target) if supersedes else init_project(target, self.core)
+            proj = self.existing(target) if supersedes else init_project(target, self.core, within=self.server_root)
             # The memory itself, plus "similar": the active memories it nearly repeats.
             return to_json(
                 proj.record(statement, kind, topic, handles, supersedes, provenance=provenance, private=private)
@@ -484,7 +495,7 @@ class ShareHandler(_Handler):
         on = _get_bool(body, "on", default=True)
 
         def work() -> dict[str, Any]:
-            report = init_project(target, self.core).share(on=on)
+            report = init_project(target, self.core, within=self.server_root).share(on=on)
             return {**report.to_dict(), "status": self.status_of(target)}
 
         self.reply(await self.call(work))
