@@ -187,3 +187,32 @@ def test_a_claim_on_a_branch_cut_before_hers_does_not_take_her_memory_where_hers
         # Reading again (a rebuild from the files) keeps what this clone saw first.
         assert "rebuilt from" in clone.jm("rebuild").stdout.decode()  # exit 1: verify names Mallory's line
         assert one(clone, mine["id"])["statement"] == ALICE_SAYS
+
+
+def test_many_contested_ids_cost_git_one_question_per_file(team, tmp_path: Path) -> None:
+    import cli_run
+
+    alice, mallory, bob = team
+    alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    mallory.pull()
+    first, second = Forger(mallory.path, "0123456789"), Forger(mallory.path, "9876543210", name="Mallory2")
+    for i in range(100):
+        first.record(f"Mallory note number {i}", "note")
+        second.record(f"Mallory note number {i}", "note", at_=BACKDATED)
+    first.write()
+    push(mallory, "mallory 1")
+    second.write()
+    push(mallory, "mallory 2")
+    bob.pull()
+    trace = tmp_path / "trace.json"
+    proc = cli_run.jm("list", "--all", "--json", cwd=bob.path,
+                      env={"JUPYMEM_HOME": str(bob.home), "JUPYMEM_ENCODER": "none", "GIT_TRACE2_EVENT": str(trace)})
+    assert proc.returncode == 0, proc.stderr.decode()
+    listed = json.loads(proc.stdout)
+    assert {m["provenance"]["author"] for m in listed if m["statement"].startswith("Mallory note")} == {
+        "Mallory <mallory@example.com>"}
+    starts = [json.loads(line) for line in trace.read_text().splitlines() if '"event":"start"' in line]
+    asked = [e["argv"] for e in starts if len(e["argv"]) > 3 and {"log", "merge-base"} & set(e["argv"])]
+    assert len(asked) <= 4, asked  # a log per file, a merge-base per pair of commits
+

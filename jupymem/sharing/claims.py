@@ -26,6 +26,7 @@ git is asked only about ids that two files record, which few repositories ever h
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,21 +92,23 @@ Order = Callable[[list[Claim]], Claim | None]
 
 
 def git_order(root: Path) -> Order:
-    """The claim whose line entered ``root``'s git history before every other's, or None."""
-    commits: dict[tuple[str, str], str | None] = {}
+    """The claim whose line entered ``root``'s git history before every other's, or None.
+
+    git is asked once per file (``introduced``) and once per pair of commits, whatever
+    the number of claims: a teammate's file recording hundreds of ids that another file
+    records too would otherwise start two git processes per id at every rebuild."""
+    by_file: dict[str, dict[str, str]] = {}
+    ancestry: dict[tuple[str, str], bool] = {}
 
     def introduced(c: Claim) -> str | None:
-        key = (c.file, c.entry.hash)
-        if key not in commits:
-            # The oldest commit that changed how often the line's own hash occurs in its file:
-            # the one that added the line. Not its uid, which the writer chooses: a uid planted
-            # in an earlier commit (inside an older line's hash) would date the claim before
-            # the words it claims were ever written. The hash covers those words, so nobody
-            # can write it before they exist.
-            out = _git(root, "log", "--format=%H", "--topo-order", "--reverse", f"-S{c.entry.hash}", "--",
-                       f"{FOLDER}/{LOG_DIR}/{c.file}")
-            commits[key] = out.split()[0] if out and out.split() else None
-        return commits[key]
+        if c.file not in by_file:
+            by_file[c.file] = _first_commits(root, f"{FOLDER}/{LOG_DIR}/{c.file}")
+        return by_file[c.file].get(c.entry.hash)
+
+    def before(a: str, b: str) -> bool:
+        if (a, b) not in ancestry:
+            ancestry[(a, b)] = _is_ancestor(root, a, b)
+        return ancestry[(a, b)]
 
     def first(claims: list[Claim]) -> Claim | None:
         made = [(c, introduced(c)) for c in claims]
@@ -113,7 +116,7 @@ def git_order(root: Path) -> Order:
         if not committed:
             return None
         for c, h in committed:
-            if all(h2 == h or _is_ancestor(root, h, h2) for _, h2 in committed if h2 is not None):
+            if all(h2 == h or before(h, h2) for _, h2 in committed if h2 is not None):
                 if sum(1 for _, h2 in committed if h2 == h) == 1:  # two claims in one commit: no order
                     return c
         return None
@@ -121,15 +124,39 @@ def git_order(root: Path) -> Order:
     return first
 
 
+# A line's own hash in the format's canonical JSON (sorted keys, no spaces). Not its uid,
+# which the writer chooses: a uid planted in an earlier commit (inside an older line's
+# hash) would date a claim before the words it claims were ever written. The hash covers
+# those words, so nobody can write it before they exist.
+_LINE_HASH = re.compile(r'"hash":"([0-9a-f]{64})"')
+
+
+def _first_commits(root: Path, path: str) -> dict[str, str]:
+    """Line hash -> the oldest commit (in topological order) that added a line carrying
+    it to ``path``: one ``git log -p`` of the file."""
+    out = _git(root, "log", "--topo-order", "--reverse", "--format=commit %H", "-p", "--text", "--unified=0",
+               "--no-color", "--no-ext-diff", "--no-textconv", "--", path)
+    found: dict[str, str] = {}
+    commit = None
+    for line in (out or "").splitlines():
+        if line.startswith("commit ") and len(line) == 47:
+            commit = line[7:]
+        elif commit and line.startswith("+") and not line.startswith("+++"):
+            for h in _LINE_HASH.findall(line):
+                found.setdefault(h, commit)
+    return found
+
+
 def _git(root: Path, *args: str) -> str | None:
     import subprocess  # only for an id two files record
 
     try:
-        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
                              timeout=_GIT_TIMEOUT, check=False, env=_git_env())
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout if out.returncode == 0 else None
+    # Bytes, read leniently: a file converted at checkout (UTF-16) must not stop a read.
+    return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None
 
 
 def _is_ancestor(root: Path, a: str, b: str) -> bool:
