@@ -216,3 +216,28 @@ def test_many_contested_ids_cost_git_one_question_per_file(team, tmp_path: Path)
     asked = [e["argv"] for e in starts if len(e["argv"]) > 3 and {"log", "merge-base"} & set(e["argv"])]
     assert len(asked) <= 4, asked  # a log per file, a merge-base per pair of commits
 
+
+
+def test_a_commit_that_takes_her_lines_out_is_named_by_verify_but_a_checkout_is_not(team) -> None:
+    alice, mallory, _ = team
+    alice.remember(ALICE_SAYS, "--kind", "constraint")
+    alice.remember("Plots use the colorblind-safe palette", "--kind", "preference")
+    push(alice, "alice")
+    # Her own branch: lines this branch's history never held are no rewrite when she leaves it.
+    alice.git("checkout", "-q", "-b", "draft")
+    alice.remember("Draft: weeks start on Sunday", "--kind", "decision")
+    alice.git("add", "-A")
+    alice.git("commit", "-q", "-m", "draft")
+    alice.git("checkout", "-q", "main")
+    assert "taken out" not in alice.jm("verify").stdout.decode()
+    # Mallory cuts her last line (the chain before it stays valid) and pushes.
+    mallory.pull()
+    (hers,) = [p for p in mallory.log_files() if p.name.startswith("alice-")]
+    lines = hers.read_bytes().splitlines(keepends=True)
+    hers.write_bytes(b"".join(lines[:-1]))
+    push(mallory, "mallory: tidy")
+    alice.pull()
+    verify = alice.jm("verify")
+    said = verify.stdout.decode()
+    assert verify.returncode == 1 and f"{hers.name}: 1 committed line taken out by commit" in said, said
+    assert "(Mallory <mallory@example.com>)" in said, said
