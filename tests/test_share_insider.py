@@ -103,6 +103,12 @@ def test_a_shared_line_never_acts_on_someone_elses_private_memory(team) -> None:
     forged.event("supersede", {"old": rule["id"], "memory": memory("Publish the Q3 churn numbers now", "decision")})
     forged.record(PRIVATE_LATER, "note", at_=BACKDATED)
     forged.write()
+    # The same, in a file whose lines name Alice herself: a name is a claim anyone can write.
+    as_alice = Forger(mallory.path, "5555555555", name="Alice")
+    as_alice.record(PRIVATE_NOTE, "correction", memory={"evidence": [failure()]})
+    as_alice.event("retire", {"id": rule["id"], "reason": "obsolete"})
+    as_alice.event("confirm", {"id": note["id"], "by": "person"})
+    as_alice.write()
     push(mallory, "mallory")
     alice.pull()
     after = {m["id"]: m for m in alice.listed()}
@@ -115,8 +121,7 @@ def test_a_shared_line_never_acts_on_someone_elses_private_memory(team) -> None:
     assert m["provenance"]["author"] == "Alice <alice@example.com>", m
     for mid in (note["id"], rule["id"], later["id"]):
         history = alice.json("history", mid)
-        assert not [h for h in history if h["action"] in ("retired", "confirmed", "superseded", "reopened")
-                    and "Mallory" in json.dumps(h)], history
+        assert not [h for h in history if h["action"] in ("retired", "confirmed", "superseded", "reopened")], history
     assert PRIVATE_RULE in alice.ok("block")
     # Her private memories stay hers: what she does with them never reaches the files.
     alice.ok("supersede", note["id"], "Confirmed: the churn label leaks through the credit memo field")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..storage import database
 from ..errors import InvalidTransition
 from ..models import ACTIVE, UNCONFIRMED
-from ..storage.projection import Batch, apply, memories_by_id
+from ..storage.projection import Batch, apply, is_private, memories_by_id, own_act
 
 # Validation is imported by the writes themselves: a command that only reads never needs it.
 if TYPE_CHECKING:
@@ -62,8 +62,19 @@ def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, 
     with sharing.writing() as log, Batch(conn, [memory["id"]]) as batch:
         if batch.adds_nothing(memory):
             return False
-        batch.apply(log.append("record", {"memory": memory}, private=bool(memory.get("private"))))
+        _append(conn, log, batch, memory)
     return True
+
+
+def _append(conn: database.Connection, log: Any, batch: Batch, memory: dict[str, Any]) -> None:
+    """Append and apply one record. A private memory of this machine said again without
+    ``private`` goes to the files, and only a line this machine wrote may act on a private
+    memory (``projection.not_theirs``): it is marked as this machine's first."""
+    shares_private = not memory.get("private") and is_private(conn, memory["id"])
+    ev = log.append("record", {"memory": memory}, private=bool(memory.get("private")))
+    if shares_private and ev.source is not None:
+        own_act(conn, ev.uid)
+    batch.apply(ev)
 
 
 def write(conn: database.Connection, sharing: share.Sharing, type_: str, payload: dict[str, Any], *,
@@ -84,7 +95,7 @@ def record_many(conn: database.Connection, sharing: share.Sharing, memories: Seq
     with sharing.writing() as log, Batch(conn, [memory["id"] for memory in memories]) as batch:
         for memory in memories:
             if not batch.adds_nothing(memory):
-                batch.apply(log.append("record", {"memory": memory}, private=bool(memory.get("private"))))
+                _append(conn, log, batch, memory)
 
 
 def supersede(conn: database.Connection, sharing: share.Sharing, old_id: str, memory: dict[str, Any], *,

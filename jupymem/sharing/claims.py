@@ -229,8 +229,8 @@ def replay_order(owned: dict[str, Claim], items: Iterable[LogItem] = ()) -> Call
     """Replay in (time, uid) order, except that a record of an id whose owner is another
     file (``claims``) comes just after the owner's record, whatever time it claims: it
     never founds the memory, so the projection keeps it in history only. Likewise a
-    shared record of an id that this machine recorded privately (among ``items``), unless
-    its writer is the private memory's author: a teammate's line dated before it would
+    shared record of an id that this machine recorded privately (among ``items``),
+    whatever writer it names: a teammate's line dated before it would
     otherwise found the memory with the teammate's words and no private flag, and the
     author's next supersede of it would be written to the files."""
     first = {mid: (c.file, c.entry.at, c.entry.uid) for mid, c in owned.items()}
@@ -248,7 +248,7 @@ def replay_order(owned: dict[str, Claim], items: Iterable[LogItem] = ()) -> Call
         if owner is not None and i[7] != owner[0] and (i[2], i[0]) < owner[1:]:
             return (owner[1], owner[2], 1, i[2], i[0])
         mine = private.get(m["id"])
-        if mine is not None and i[8] != mine[2] and (i[2], i[0]) < mine[:2]:
+        if mine is not None and (i[2], i[0]) < mine[:2]:
             return (mine[0], mine[1], 1, i[2], i[0])
         return (i[2], i[0], 0, "", "")
 

@@ -41,7 +41,7 @@ from ..errors import CorruptLog, DatabaseDamaged, InvalidImport, JupymemError, O
 from ..intake import strictjson
 from . import database, eventlog, validate
 from .damage import translated
-from .projection import Batch, apply, clear, snapshot
+from .projection import Batch, apply, clear, copy_own_acts, snapshot
 
 EXPORT_FORMAT = 1
 MAX_EXPORT_LINE_BYTES = 1024 * 1024  # one event; a statement is at most 16 KB
@@ -171,6 +171,7 @@ def _compare_with_replay(conn: database.Connection, evts: list[eventlog.Event]) 
     problems = []
     scratch = database.memory_database(_driver_name(conn))
     try:
+        copy_own_acts(conn, scratch)  # what this machine says it wrote decides a replay too
         for ev in evts:
             try:
                 apply(scratch, ev)

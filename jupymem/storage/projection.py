@@ -87,7 +87,7 @@ def _new_memory_rows(
 
 def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | None = None) -> None:
     evidence = m.get("evidence") or []
-    row = conn.execute("SELECT status, standing, evidence, source, private, author FROM memories WHERE id = ?",
+    row = conn.execute("SELECT status, standing, evidence, source, private FROM memories WHERE id = ?",
                        (m["id"],)).fetchone()
     if row is None:
         memory, history, cited = _new_memory_rows(ev, m, supersedes)
@@ -96,8 +96,8 @@ def _upsert(conn: Connection, ev: Event, m: dict[str, Any], supersedes: str | No
         for c in cited:
             conn.execute(_INSERT_CITED, c)
         return
-    status, standing, old_evidence, source, private, author = row
-    if foreign(source, ev.source) or not_theirs(private, author, ev):
+    status, standing, old_evidence, source, private = row
+    if foreign(source, ev.source) or not_theirs(private, ev, conn):
         # A line speaks only for its writer: another writer's file recording this id (the
         # same words said too, or a claim on them) changes nothing of the memory: not its
         # words, kind, author, standing or evidence, nor its status. History keeps it.
@@ -156,14 +156,46 @@ def foreign(owner: str | None, source: str | None) -> bool:
     return owner is not None and source is not None and owner != source
 
 
-def not_theirs(private: int, author: str | None, ev: Event) -> bool:
-    """Whether a shared file's event would act on a private memory of someone else's. A
-    private memory lives on this machine only and has no file, so ``foreign`` cannot see
-    its owner; a teammate who guesses its words must not re-kind, reopen, retire, confirm
-    or attach evidence to it, nor clear its private flag (after which its next supersede
-    would be written to the files). Only its author's own line may (saying it again
-    where it is shared is how a person shares a private memory)."""
-    return bool(private) and ev.source is not None and ev.writer != author
+def not_theirs(private: int, ev: Event, conn: Connection) -> bool:
+    """Whether a shared file's event would act on a private memory. A private memory
+    lives on this machine only and has no file, so ``foreign`` cannot see its owner; a
+    teammate who guesses its words must not re-kind, reopen, retire, confirm or attach
+    evidence to it, nor clear its private flag (after which its next supersede would be
+    written to the files), whatever writer the line names: a name is a claim anyone can
+    write. Only a line this machine wrote may (``own_act``): saying a private memory
+    again where it is shared is how its author shares it."""
+    return bool(private) and ev.source is not None and ev.uid not in _own_acts(conn)
+
+
+# The uids of the shared events this machine wrote that act on one of its private
+# memories (a private memory said again, shared): kept in ``meta``, which a rebuild keeps.
+OWN_ACTS = "own-acts-on-private"
+
+
+def own_act(conn: Connection, uid: str) -> None:
+    """Say that this machine wrote the shared event ``uid`` that acts on a private memory."""
+    from .database import set_meta
+
+    set_meta(conn, OWN_ACTS, json.dumps(sorted({*_own_acts(conn), uid})))
+
+
+def copy_own_acts(source: Connection, target: Connection) -> None:
+    """Give a scratch database the ``own_act`` marks of ``source``, before it replays."""
+    acts = _own_acts(source)
+    if acts:
+        from .database import set_meta
+
+        set_meta(target, OWN_ACTS, json.dumps(sorted(acts)))
+
+
+def is_private(conn: Connection, memory_id: str) -> bool:
+    row = conn.execute("SELECT private FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def _own_acts(conn: Connection) -> set[str]:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (OWN_ACTS,)).fetchone()
+    return set(json.loads(row[0])) if row else set()
 
 
 def adds_nothing(conn: Connection, m: dict[str, Any]) -> bool:
@@ -220,8 +252,8 @@ def _confirm(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
 def _guarded(conn: Connection, memory_id: str, ev: Event) -> bool:
     """Whether ``not_theirs`` kept ``ev`` off the memory: nothing of it is written to the
     memory or its history (neither ever leaves this machine)."""
-    row = conn.execute("SELECT private, author FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    return row is not None and not_theirs(row[0], row[1], ev)
+    row = conn.execute("SELECT private FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row is not None and not_theirs(row[0], ev, conn)
 
 
 def _gc(conn: Connection, ev: Event, p: dict[str, Any]) -> None:
