@@ -246,3 +246,33 @@ def test_a_commit_that_takes_her_lines_out_is_named_by_verify_but_a_checkout_is_
     said = verify.stdout.decode()
     assert verify.returncode == 1 and f"{hers.name}: 1 committed line taken out by commit" in said, said
     assert "(Mallory <mallory@example.com>)" in said, said
+
+
+def test_a_copy_of_her_file_merged_from_a_branch_does_not_hide_her_commit(team) -> None:
+    alice, mallory, bob = team
+    base = mallory.git("rev-parse", "HEAD").stdout.strip()
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice: the currency")
+    bob.pull()
+    mallory.pull()
+    hers = {p: mallory.git("show", f"main:{p}").stdout.encode()
+            for p in mallory.git("ls-tree", "-r", "--name-only", "main", ".jupymem/log").stdout.split()
+            if p.rsplit("/", 1)[-1].startswith("alice-")}
+    # On a branch cut before her commit: his claim (dated after hers), then a byte copy of her
+    # file, then main merged in with his branch as the first parent. Without --full-history
+    # git follows his side alone for her file, and her line seems to enter in his copy.
+    mallory.git("checkout", "-q", "-b", "side", base)
+    claim = memory(MALLORY_SAYS, "note", original=ALICE_SAYS) | {"id": mine["id"]}
+    Forger(mallory.path).event("record", {"memory": claim}).write()
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "-m", "mallory: notes")
+    for path, data in hers.items():
+        (mallory.path / path).write_bytes(data)
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "-m", "sync logs")
+    mallory.git("merge", "-q", "--no-edit", "main")
+    mallory.git("push", "-q", "origin", "HEAD:main")
+    for clone in (alice, bob):
+        clone.pull()
+        m = one(clone, mine["id"])
+        assert (m["statement"], m["provenance"]["author"]) == (ALICE_SAYS, "Alice <alice@example.com>"), (clone.name, m)

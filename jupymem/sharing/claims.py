@@ -97,13 +97,13 @@ def git_order(root: Path) -> Order:
     git is asked once per file (``introduced``) and once per pair of commits, whatever
     the number of claims: a teammate's file recording hundreds of ids that another file
     records too would otherwise start two git processes per id at every rebuild."""
-    by_file: dict[str, dict[str, str]] = {}
+    by_file: dict[str, dict[str, list[str]]] = {}
     ancestry: dict[tuple[str, str], bool] = {}
 
-    def introduced(c: Claim) -> str | None:
+    def introduced(c: Claim) -> list[str]:
         if c.file not in by_file:
-            by_file[c.file] = _first_commits(root, f"{FOLDER}/{LOG_DIR}/{c.file}")
-        return by_file[c.file].get(c.entry.hash)
+            by_file[c.file] = _adding_commits(root, f"{FOLDER}/{LOG_DIR}/{c.file}")
+        return by_file[c.file].get(c.entry.hash, [])
 
     def before(a: str, b: str) -> bool:
         if (a, b) not in ancestry:
@@ -111,13 +111,15 @@ def git_order(root: Path) -> Order:
         return ancestry[(a, b)]
 
     def first(claims: list[Claim]) -> Claim | None:
-        made = [(c, introduced(c)) for c in claims]
-        committed = [(c, h) for c, h in made if h is not None]
-        if not committed:
-            return None
-        for c, h in committed:
-            if all(h2 == h or before(h, h2) for _, h2 in committed if h2 is not None):
-                if sum(1 for _, h2 in committed if h2 == h) == 1:  # two claims in one commit: no order
+        # Every commit that added each claim's line: a copy of Alice's file committed on a
+        # branch cut before her commit, and merged, adds her line a second time. A claim
+        # is first when one commit that added it is an ancestor of every commit that added
+        # each other claim; two claims added in one commit have no order.
+        committed = [(c, hs) for c in claims if (hs := introduced(c))]
+        for c, hs in committed:
+            others = [hs2 for c2, hs2 in committed if c2 is not c]
+            for h in hs:
+                if all(h not in hs2 and all(before(h, h2) for h2 in hs2) for hs2 in others):
                     return c
         return None
 
@@ -131,19 +133,23 @@ def git_order(root: Path) -> Order:
 _LINE_HASH = re.compile(r'"hash":"([0-9a-f]{64})"')
 
 
-def _first_commits(root: Path, path: str) -> dict[str, str]:
-    """Line hash -> the oldest commit (in topological order) that added a line carrying
-    it to ``path``: one ``git log -p`` of the file."""
-    out = _git(root, "log", "--topo-order", "--reverse", "--format=commit %H", "-p", "--text", "--unified=0",
-               "--no-color", "--no-ext-diff", "--no-textconv", "--", path)
-    found: dict[str, str] = {}
+def _adding_commits(root: Path, path: str) -> dict[str, list[str]]:
+    """Line hash -> every commit that added a line carrying it to ``path``, in git's
+    topological order: one ``git log -p --full-history`` of the file (without
+    ``--full-history``, git follows one parent of a merge whose copy of the file is the
+    same as the merge's, and a commit on the other side drops out of the file's history)."""
+    out = _git(root, "log", "--full-history", "--topo-order", "--reverse", "--format=commit %H", "-p", "--text",
+               "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--", path)
+    found: dict[str, list[str]] = {}
     commit = None
     for line in (out or "").splitlines():
         if line.startswith("commit ") and len(line) == 47:
             commit = line[7:]
         elif commit and line.startswith("+") and not line.startswith("+++"):
             for h in _LINE_HASH.findall(line):
-                found.setdefault(h, commit)
+                commits = found.setdefault(h, [])
+                if commit not in commits:
+                    commits.append(commit)
     return found
 
 
