@@ -245,7 +245,14 @@ def test_a_commit_that_takes_her_lines_out_is_named_by_verify_but_a_checkout_is_
     verify = alice.jm("verify")
     said = verify.stdout.decode()
     assert verify.returncode == 1 and f"{hers.name}: 1 committed line taken out by commit" in said, said
-    assert "(Mallory <mallory@example.com>)" in said, said
+    assert "authored as Mallory <mallory@example.com>" in said, said
+    # A copy of her lines kept in a subfolder puts nothing back.
+    (mallory.path / ".jupymem" / "log" / "archive").mkdir()
+    (mallory.path / ".jupymem" / "log" / "archive" / hers.name).write_bytes(b"".join(lines))
+    mallory.pull()
+    push(mallory, "mallory: archive")
+    alice.pull()
+    assert f"{hers.name}: 1 committed line taken out by commit" in alice.jm("verify").stdout.decode()
 
 
 def test_a_copy_of_her_file_merged_from_a_branch_does_not_hide_her_commit(team) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .folder import FOLDER, LOG_DIR, shown
 
-__all__ = ["Removal", "removals"]
+__all__ = ["UNCHECKED", "Removal", "removals"]
 
 _LINE_HASH = re.compile(r'"hash":"([0-9a-f]{64})"')
 _GIT_TIMEOUT = 60
@@ -40,52 +40,74 @@ class Removal:
     def __str__(self) -> str:
         n = self.lines
         return (f"{FOLDER}/{LOG_DIR}/{shown(self.file)}: {n} committed line{'s' if n != 1 else ''} taken out by "
-                f"commit {self.commit[:12]} ({self.author}). The log is append-only, so this rewrites what its "
-                f"writer said; `git show {self.commit[:12]}` shows it. Memory shows what the file says now, "
-                "not what was taken out.")
+                f"commit {self.commit[:12]} (authored as {self.author}, which whoever committed it chose). The "
+                f"log is append-only, so this rewrites what its writer said; `git show {self.commit[:12]}` shows "
+                "it. Memory shows what the file says now, not what was taken out.")
 
 
-def removals(root: Path) -> list[Removal]:
-    """The commits on this branch that took committed lines out of a writer's file, and
-    how many, oldest first; none where git cannot answer."""
+UNCHECKED = ("the log folder's git history could not be read, so lines a commit took out of a writer's file "
+             "are not checked")
+
+
+def removals(root: Path) -> list[Removal] | None:
+    """The commits that took committed lines out of a writer's file, with how many lines
+    each took that the file does not hold now; None where git cannot answer (``UNCHECKED``)."""
     out = _git_log(root)
-    if not out:
-        return []
+    if out is None:
+        return None
+    log = root / FOLDER / LOG_DIR
     present: dict[str, dict[str, int]] = {}  # file -> line hash -> how many times it is there
     taken: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it took out
     authors: dict[str, str] = {}
     commit, file, header = "", "", False
+    prefix = f"{FOLDER}/{LOG_DIR}/"
     for raw in out.split(b"\n"):
         if raw.startswith(b"commit "):
             commit, _, who = raw[7:].decode("utf-8", "replace").partition(" ")
             authors[commit] = who
             header = False
         elif raw.startswith(b"diff --git "):
-            header = True  # the file's names follow, up to its first hunk
+            header, file = True, ""  # the file's names follow, up to its first hunk
         elif header and raw.startswith((b"--- ", b"+++ ")):
             name = raw[4:].decode("utf-8", "replace")
-            if name != "/dev/null":
-                file = name.rsplit("/", 1)[-1]
+            name = name[2:] if name.startswith(("a/", "b/")) else name
+            # A writer's file is a top-level .jsonl of the log: a copy kept in a subfolder
+            # puts nothing back.
+            rest = name[len(prefix):] if name.startswith(prefix) else ""
+            if rest.endswith(".jsonl") and "/" not in rest:
+                file = rest
         elif raw.startswith(b"@@"):
             header = False
         elif not header and raw[:1] in (b"+", b"-") and commit and file:
             # A line as a checkout attribute may have stored it (UTF-16): its NULs aside.
             text = raw[1:].replace(b"\x00", b"").decode("utf-8", "replace")
             counts = present.setdefault(file, {})
-            for h in _LINE_HASH.findall(text):
+            for h in _LINE_HASH.findall(text)[:1]:  # the line's own hash: its second key
                 if raw[:1] == b"+":
                     counts[h] = counts.get(h, 0) + 1
                 elif counts.get(h, 0) > 0:
                     counts[h] -= 1
                     taken.setdefault((file, commit), set()).add(h)
+    held: dict[str, set[str]] = {}
     found = []
     for (name, sha), hashes in taken.items():
-        gone = [h for h in hashes if present.get(name, {}).get(h, 0) == 0]  # not added back since
+        if name not in held:
+            held[name] = _hashes_now(log / name)
+        gone = hashes - held[name]  # not in the file now, whatever put it back in between
         if gone:
             r = Removal(name, sha, authors.get(sha, "?"))
             r.lines = len(gone)
             found.append(r)
     return found
+
+
+def _hashes_now(path: Path) -> set[str]:
+    try:
+        data = path.read_bytes() if not path.is_symlink() else b""
+    except OSError:
+        return set()
+    text = data.replace(b"\x00", b"").decode("utf-8", "replace")
+    return {found[0] for line in text.splitlines() if (found := _LINE_HASH.findall(line))}
 
 
 def _git_log(root: Path) -> bytes | None:
@@ -95,11 +117,15 @@ def _git_log(root: Path) -> bytes | None:
     path = f"{FOLDER}/{LOG_DIR}"
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "log", "--topo-order", "--reverse", "--format=commit %H %an <%ae>", "-p",
-             "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--", path],
+            ["git", "-C", str(root), "log", "--full-history", "--topo-order", "--reverse",
+             "--format=commit %H %an <%ae>", "-p", "--text", "--unified=0", "--no-color", "--no-ext-diff",
+             "--no-textconv", "--no-renames", "--", path],
             capture_output=True, timeout=_GIT_TIMEOUT, check=False,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"},
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout if out.returncode == 0 else None
+    if out.returncode != 0:
+        # Not a repository with commits yet (a fresh `git init`): nothing was committed to take out.
+        return b"" if b"does not have any commits" in out.stderr else None
+    return out.stdout

@@ -500,9 +500,10 @@ class Sharing:
         lines = sum(r.lines for r in readings.values())
         problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
         attributes = checkout.attribute_problems(self.root, [f"{FOLDER}/{LOG_DIR}/{name}" for name in names])
-        from .history import removals  # verify alone asks git for the folder's history
+        from .history import UNCHECKED, removals  # verify alone asks git for the folder's history
 
-        rewritten = [str(r) for r in removals(self.root)]
+        found = removals(self.root)
+        rewritten = [UNCHECKED] if found is None else [str(r) for r in found]
         return lines, problems + folder_problems(self.root) + attributes + rewritten
 
 
