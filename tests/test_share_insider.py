@@ -283,3 +283,21 @@ def test_a_copy_of_her_file_merged_from_a_branch_does_not_hide_her_commit(team) 
         clone.pull()
         m = one(clone, mine["id"])
         assert (m["statement"], m["provenance"]["author"]) == (ALICE_SAYS, "Alice <alice@example.com>"), (clone.name, m)
+
+
+def test_a_shallow_clone_says_it_cannot_tell_who_came_first(team, tmp_path: Path) -> None:
+    import cli_run
+    from team import git
+
+    alice, mallory, _ = team
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    mallory.pull()
+    claim = memory(MALLORY_SAYS, "note", original=ALICE_SAYS) | {"id": mine["id"]}
+    Forger(mallory.path).event("record", {"memory": claim}, BACKDATED).write()
+    push(mallory, "mallory")
+    remote = alice.path.parent / "remote.git"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{remote}", str(tmp_path / "ci"))
+    proc = cli_run.jm("verify", cwd=tmp_path / "ci", env={"JUPYMEM_HOME": str(tmp_path / "ci-home"),
+                                                          "JUPYMEM_ENCODER": "none"})
+    assert proc.returncode == 1 and "shallow clone" in proc.stdout.decode(), proc.stdout.decode()

@@ -176,6 +176,16 @@ def _is_ancestor(root: Path, a: str, b: str) -> bool:
     return out.returncode == 0
 
 
+SHALLOW = ("this is a shallow clone: git holds too little history to tell which of two files recording one "
+           "memory recorded it first, so time decides here, which a writer sets; `git fetch --unshallow` gives "
+           "the history")
+
+
+def shallow(root: Path) -> bool:
+    """Whether ``root`` is a shallow clone (``--depth``: the usual CI checkout)."""
+    return (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() == "true"
+
+
 def _git_env() -> dict[str, str]:
     import os
 

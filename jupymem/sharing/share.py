@@ -497,6 +497,7 @@ class Sharing:
         contested = claims.contested(readings)
         seen = projection.sources(self.conn, contested) if contested else None
         together += claims.problems(contested, claims.owners(contested, claims.git_order(self.root), seen))
+        shallow = [claims.SHALLOW] if contested and claims.shallow(self.root) else []
         lines = sum(r.lines for r in readings.values())
         problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
         attributes = checkout.attribute_problems(self.root, [f"{FOLDER}/{LOG_DIR}/{name}" for name in names])
@@ -504,7 +505,7 @@ class Sharing:
 
         found = removals(self.root)
         rewritten = [UNCHECKED] if found is None else [str(r) for r in found]
-        return lines, problems + folder_problems(self.root) + attributes + rewritten
+        return lines, problems + folder_problems(self.root) + attributes + rewritten + shallow
 
 
 _UNSEEN = object()
