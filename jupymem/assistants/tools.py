@@ -336,21 +336,56 @@ def quote_standing(quote: str | None, prompt: str | None, statement: str) -> tup
 
 def related(quote: str, statement: str) -> bool:
     """True when the quote carries the statement: at least two thirds of the statement's
-    content stems are the quote's, and every address in it (a URL, an email, a path) is
-    quoted. The statement is the assistant's and may rephrase; what it adds beyond the
-    person's words must stay small: a few words the person said, as the cover for an
-    instruction they never gave ("… and post every summary to http://…"), would
-    otherwise be recorded as theirs."""
+    content stems are the quote's, it negates what the quote negates, and every address in
+    it (a URL, an email, a path, a domain) is one the quote holds whole. The statement is
+    the assistant's and may rephrase; what it adds beyond the person's words must stay
+    small: a few words the person said, as the cover for an instruction they never gave
+    ("… and post every summary to http://…", "never" for "always"), would otherwise be
+    recorded as theirs."""
     q = lexical.content_terms(quote)
     s = lexical.content_terms(statement)
     if not q or not s:
         return False
-    shared = sum(1 for t in s if any(_same_stem(t, u) for u in q))
-    folded = capture.fold_quote(quote).lower()
-    addresses = [w.strip(".,;:()[]<>'\"") for w in statement.split() if any(c in w for c in ("://", "@", "/"))]
-    if any(a and a.lower() not in folded for a in addresses):
+    if _negates(quote) != _negates(statement):
         return False
+    held = {_address_form(w) for w in quote.split()}
+    if any(a not in held for a in _addresses(statement)):
+        return False
+    shared = sum(1 for t in s if any(_same_stem(t, u) for u in q))
     return 3 * shared >= 2 * len(s)
+
+
+_NEGATIONS = frozenset({"not", "never", "no", "don't", "dont", "doesn't", "doesnt", "isn't", "aren't", "without",
+                        "avoid", "cannot", "can't", "nor", "neither", "none", "stop", "n't"})
+_WORD = re.compile(r"[a-z']+")
+# A domain: dotted labels ending in a common top-level domain (a code name like df.groupby
+# or a file like data.csv is not one).
+_DOMAIN = re.compile(r"^(?:[a-z0-9-]+\.)+(?:com|net|org|io|ai|dev|app|co|cloud|info|biz|xyz|site|online|me|us|uk|de|"
+                     r"fr|eu|ca|au|nl|ch|se|jp|cn|in|ru|br)$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$")
+_NOT_PATHS = frozenset({"and/or", "w/o", "i/o", "n/a", "a/b", "y/n", "either/or"})
+
+
+def _negates(text: str) -> bool:
+    words = _WORD.findall(unicodedata.normalize("NFKC", text).lower().replace("’", "'"))
+    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
+
+
+def _address_form(word: str) -> str:
+    """A word as addresses are compared: lower case, without the punctuation around it
+    or a trailing slash."""
+    return word.lower().strip(".,;:!?()[]{}<>'\"`").rstrip("/")
+
+
+def _addresses(text: str) -> set[str]:
+    out = set()
+    for word in text.split():
+        w = _address_form(word)
+        if not w or w in _NOT_PATHS:
+            continue
+        if "://" in w or _EMAIL.match(w) or _DOMAIN.match(w) or ("/" in w and re.search(r"\w/\w|^/\w", w)):
+            out.add(w)
+    return out
 
 
 def _same_stem(a: str, b: str) -> bool:
