@@ -188,8 +188,13 @@ def test_a_git_folder_another_user_owns_is_no_repository_of_ours(
     scratch.mkdir()
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
     assert registry.find_git_root(scratch) is None
-    with pytest.raises(NotAGitRepository):
+    with pytest.raises(NotAGitRepository) as info:
         jupymem.init(scratch)
+    assert "another user owns" in info.value.message and "safe.directory" in info.value.message
+    # As git: root through sudo works in the repository of the user who ran sudo.
+    monkeypatch.setenv("SUDO_UID", "1000")
+    assert registry.find_git_root(scratch) == shared
+    monkeypatch.delenv("SUDO_UID")
     assert not (shared / ".jupymem").exists()
     # As git does: named safe in the person's own git config, it is theirs to use.
     (tmp_path / "gitconfig").write_text(f"[safe]\n\tdirectory = {shared}\n")

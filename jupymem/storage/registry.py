@@ -70,6 +70,18 @@ def find_git_root(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def _untrusted_root(path: str | os.PathLike[str]) -> Path | None:
+    """The nearest folder above ``path`` holding a ``.git`` that ``_trusted`` refuses."""
+    try:
+        p = Path(path).expanduser().resolve()
+    except OSError:
+        return None
+    for candidate in (p if p.is_dir() else p.parent, *p.parents):
+        if (candidate / ".git").exists():
+            return None if _trusted(candidate) else candidate
+    return None
+
+
 def _trusted(root: Path) -> bool:
     """git's own rule (``safe.directory``): a repository whose ``.git`` another user owns
     is none of ours unless git's global or system config names it safe. Without it, a
@@ -81,6 +93,8 @@ def _trusted(root: Path) -> bool:
         return False
     if owner == os.geteuid():
         return True
+    if os.geteuid() == 0 and os.environ.get("SUDO_UID") == str(owner):
+        return True  # as git: root through sudo works in the repository of the user who ran it
     return _safe_directory(root)
 
 
@@ -103,6 +117,13 @@ def _safe_directory(root: Path) -> bool:
 def require_git_root(path: str | os.PathLike[str]) -> Path:
     root = find_git_root(path)
     if root is None:
+        foreign = _untrusted_root(path)
+        if foreign is not None:
+            raise NotAGitRepository(
+                f"{foreign} is a git repository another user owns, so jupymem keeps no memory for it (git "
+                "calls such a repository of dubious ownership). If it is yours to use, name it safe as git "
+                f"does: git config --global --add safe.directory {foreign}"
+            )
         raise NotAGitRepository(
             f"{path} is not inside a git repository, so there is nowhere to keep its memory. "
             "Run `git init` there (or open a notebook inside a repository) and try again."
