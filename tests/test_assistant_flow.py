@@ -292,6 +292,12 @@ def test_record_tool_never_brings_back_what_a_person_closed_without_their_words(
         assert proj.get(closed.id).status != "active"
         assert [h.action for h in proj.history(closed.id)][-1] in ("retired", "superseded")
     assert "Report revenue in USD." not in proj.block().text
+    # Nor as the new statement of an unconfirmed supersede.
+    from jupymem.errors import InvalidTransition
+
+    with pytest.raises(InvalidTransition):
+        proj.supersede(eur.id, usd.statement, standing=UNCONFIRMED, provenance=Provenance(recorder="assistant"))
+    assert proj.get(usd.id).status == "superseded" and proj.get(eur.id).status == "active"
     # The person's own words bring it back.
     prompt = "We are back on the legacy pipeline: use pandas 1.5 for the legacy pipeline."
     out = json.loads(tools.run(_ctx(repo, settings, prompt), "memory_record", {

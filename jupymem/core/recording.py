@@ -112,6 +112,7 @@ def supersede(conn: database.Connection, sharing: share.Sharing, old_id: str, me
     """
     from ..storage import validate
 
+    never_reopened_unconfirmed(conn, memory)  # its new statement may be a closed memory's words
     found = memories_by_id(conn, [memory["id"]]).get(memory["id"])
     events: list[tuple[str, dict[str, Any], bool]] = []
     if found is not None and found.status == ACTIVE and (found.kind, found.topic) != (memory["kind"], memory.get("topic")):
