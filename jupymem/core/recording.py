@@ -70,9 +70,10 @@ def _append(conn: database.Connection, log: Any, batch: Batch, memory: dict[str,
     """Append and apply one record. A private memory of this machine said again without
     ``private`` goes to the files, and only a line this machine wrote may act on a private
     memory (``projection.not_theirs``): it is marked as this machine's first."""
-    shares_private = not memory.get("private") and is_private(conn, memory["id"])
     ev = log.append("record", {"memory": memory}, private=bool(memory.get("private")))
-    if shares_private and ev.source is not None:
+    # Asked only of a shared line about a memory that has a row: no query for the
+    # new memories of a bulk record, none in a repository that does not share.
+    if ev.source is not None and not batch.has_no_row(memory["id"]) and is_private(conn, memory["id"]):
         own_act(conn, ev.uid)
     batch.apply(ev)
 

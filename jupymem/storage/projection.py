@@ -348,6 +348,10 @@ class Batch:
         if exc[0] is None:
             self.flush()
 
+    def has_no_row(self, memory_id: str) -> bool:
+        """True when ``memory_id`` has no row for sure (known without a query)."""
+        return memory_id in self._absent
+
     def adds_nothing(self, m: dict[str, Any]) -> bool:
         """``adds_nothing``, without a query for a memory that has no row yet."""
         if m["id"] in self._absent:
