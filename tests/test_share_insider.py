@@ -194,6 +194,75 @@ def test_a_claim_on_a_branch_cut_before_hers_does_not_take_her_memory_where_hers
         assert one(clone, mine["id"])["statement"] == ALICE_SAYS
 
 
+def _fresh(tmp_path: Path, like: Clone, name: str) -> Clone:
+    """A clone made after everything was pushed, with a home of its own: it sees every
+    file at once and never saw anyone own anything."""
+    from team import git
+
+    remote = like.path.parent / "remote.git"
+    git(tmp_path, "clone", "-q", f"file://{remote}", str(tmp_path / name))
+    return Clone((tmp_path / name).resolve(), tmp_path / f"home-{name}", name, f"{name}@example.com")
+
+
+# How Mallory words a claim on Alice's constraint ("Revenue is reported in EUR, never USD").
+CLAIMS = {
+    "his words over her id": lambda mid: memory(MALLORY_SAYS, "constraint", original=ALICE_SAYS) | {"id": mid},
+    "his words over her id, in lower case": lambda mid: memory(MALLORY_SAYS, "constraint",
+                                                               original=ALICE_SAYS.lower()) | {"id": mid},
+    "her words as a note": lambda mid: memory(ALICE_SAYS, "note") | {"id": mid},
+    "her words with a fabricated failure": lambda mid: memory(ALICE_SAYS, "constraint",
+                                                              evidence=[failure()]) | {"id": mid},
+}
+
+
+@pytest.mark.parametrize("how", sorted(CLAIMS))
+def test_a_claim_git_cannot_order_does_not_take_her_memory_on_a_new_clone(team, tmp_path: Path, how: str) -> None:
+    alice, mallory, _ = team
+    base = mallory.git("rev-parse", "HEAD").stdout.strip()
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice: the currency")
+    # Mallory reads her words, commits a backdated claim on a branch cut from before her
+    # commit, and merges: the two are concurrent in git, and a new clone has never seen
+    # either own the memory.
+    mallory.pull()
+    mallory.git("checkout", "-q", "-b", "side", base)
+    Forger(mallory.path).event("record", {"memory": CLAIMS[how](mine["id"])}, BACKDATED).write()
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "-m", "mallory: notes")
+    mallory.git("checkout", "-q", "main")
+    mallory.git("merge", "-q", "--no-edit", "side")
+    mallory.push()
+    carol = _fresh(tmp_path, alice, "carol")
+    m = one(carol, mine["id"])
+    assert (m["statement"], m["kind"], m["provenance"]["author"]) == (
+        ALICE_SAYS, "constraint", "Alice <alice@example.com>"), m
+    assert not m.get("evidence"), m
+    verify = carol.jm("verify")
+    said = verify.stdout.decode()
+    assert verify.returncode == 1 and "mallory-" in said and "changes nothing" in said, said
+    # A rebuild from the files on that clone keeps it so.
+    carol.jm("rebuild")
+    assert one(carol, mine["id"])["statement"] == ALICE_SAYS
+
+
+def test_two_writers_who_said_the_same_words_concurrently_are_one_memory_on_every_clone(team, tmp_path: Path) -> None:
+    alice, mallory, bob = team
+    base = bob.git("rev-parse", "HEAD").stdout.strip()
+    mine = alice.remember("Timestamps are stored in UTC", "--kind", "constraint")
+    push(alice, "alice")
+    bob.git("checkout", "-q", "-b", "side", base)
+    bob.remember("Timestamps are stored in UTC", "--kind", "constraint")
+    bob.commit("bob")
+    bob.git("checkout", "-q", "main")
+    bob.pull()
+    bob.git("merge", "-q", "--no-edit", "side")
+    bob.push()
+    shown = {c.name: one(c, mine["id"])["provenance"]["author"]
+             for c in (_fresh(tmp_path, alice, "carol"), _fresh(tmp_path, alice, "dave"))}
+    assert len(set(shown.values())) == 1, shown
+    assert "changes nothing" not in _fresh(tmp_path, alice, "erin").jm("verify").stdout.decode()
+
+
 def test_many_contested_ids_cost_git_one_question_per_file(team, tmp_path: Path) -> None:
     import cli_run
 

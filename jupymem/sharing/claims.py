@@ -16,8 +16,11 @@ pulling Alice's commit descends from it. So the owner is the claimant whose line
 entered the history in a commit that is an ancestor of every other claimant's (a line
 not committed yet comes after every committed one). Where git cannot order them (no
 git, concurrent branches, none committed) and they differ, the file that owned the id on
-this clone before keeps it (``owners``' ``seen``); otherwise the earliest (time, uid) is
-the owner, as replay has always had it; either way the other files' lines are named by ``verify``
+this clone before keeps it (``owners``' ``seen``). A clone that sees them all at once (a
+new clone) has nothing a claimant cannot steer but what the lines say, so it reads that
+(``_unordered``): a record in its own words before one that takes the id through
+``original``, the more binding kind, the fewer failures cited; (time, uid) only between
+records that say the same. Either way the other files' lines are named by ``verify``
 when they differ from the owner's (other words, another kind, failures it does not
 cite), on every clone, because every clone reads the same files and the same history.
 
@@ -199,15 +202,41 @@ def owners(claims: dict[str, list[Claim]], order: Order | None,
     -> the file that owned it on this clone before this read. Where git cannot order the
     claims, that file keeps it: a teammate who reads Alice's words, commits a claim on a
     branch cut from before her commit and merges it has made the two concurrent, and his
-    line's time is his to choose. Only a clone that sees both at once (a new one) falls
-    back to (time, uid)."""
+    line's time is his to choose. A clone that sees both at once (a new one) reads what
+    they say (``_unordered``)."""
     out = {}
     for mid, cs in claims.items():
         found = order(cs) if order is not None else None
         if found is None and seen and _differ(cs):
             found = next((c for c in cs if c.file == seen.get(mid)), None)
-        out[mid] = found if found is not None else min(cs, key=lambda c: c.entry.key)
+        out[mid] = found if found is not None else min(cs, key=_unordered)
     return out
+
+
+def _unordered(c: Claim) -> tuple[Any, ...]:
+    """Which of claims that git cannot order owns their id on a clone that never saw one
+    own it, least first. The claimant sets time, uid, file name and every commit on his
+    branch; what he cannot set is what the first writer's line says, and a copy of it can
+    only add to or move away from it. So: a record whose statement is its own words (no
+    ``original``, or the same words) before one that takes the id through ``original``
+    with other words (Mallory's words over Alice's id); then the more binding kind (her
+    constraint copied as a note is not demoted; the most he gets is her note shown as a
+    constraint, in her words); then the fewer failures cited (a fabricated failure is not
+    attached; the most he gets is hers not shown); (time, uid) between records that say
+    the same, so that every clone shows the same one."""
+    from ..intake.capture import fold_quote  # only for an id two files record
+    from ..models import kind_rank
+
+    m = c.memory
+    statement, original = m.get("statement"), m.get("original")
+
+    def fold(w: Any) -> Any:
+        return fold_quote(w).rstrip(". \t\n").casefold() if isinstance(w, str) else w
+
+    own_words = not original or fold(original) == fold(statement)
+    cited = {e.get("handle") for e in m.get("evidence") or () if isinstance(e, dict)}
+    kind = m.get("kind")
+    return (not own_words, kind_rank(kind if isinstance(kind, str) else ""), len(cited), c.entry.key)
 
 
 def _differ(cs: list[Claim]) -> bool:
@@ -236,7 +265,7 @@ def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Pr
             else:
                 continue  # the same words and kind: a teammate said it too
             out.append(Problem(c.file, c.entry.line, (
-                f"records memory {mid} {what} {where}, which came first: a line speaks only for its "
+                f"records memory {mid} {what} {where}, which owns it: a line speaks only for its "
                 "writer, so it is kept in that memory's history and changes nothing"), applied=True))
     return out
 
