@@ -34,9 +34,10 @@ import codecs
 import io
 import os
 import re
-import subprocess
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
+
+from . import gitcall
 
 if TYPE_CHECKING:
     from .folder import Folder
@@ -135,17 +136,11 @@ def attribute_problems(root: Path, relpaths: list[str]) -> list[str]:
     and the user's own attributes file, in git's own order); nothing when git cannot say."""
     if not relpaths:
         return []
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "check-attr", "--stdin", "-z", "-a"],
-            input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in relpaths) + b"\0",
-            capture_output=True, timeout=30, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+    said = gitcall.output(root, "check-attr", "--stdin", "-z", "-a", timeout=30,
+                          input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in relpaths) + b"\0")
+    if said is None:
         return []
-    if proc.returncode != 0:
-        return []
-    fields = proc.stdout.split(b"\0")
+    fields = said.split(b"\0")
     found: dict[tuple[str, str], list[str]] = {}
     for i in range(0, len(fields) - 2, 3):
         path, attr, value = (f.decode("utf-8", "replace") for f in fields[i : i + 3])
@@ -181,14 +176,8 @@ def rewritten_on_commit(root: Path, folder: Folder, relpath: str) -> str | None:
     need not be asked. Otherwise `git check-attr` says."""
     if folder.read(".gitattributes", 4096) == ATTRIBUTES.encode("utf-8") and not _log_attributes(folder):
         return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "check-attr", "-z", *_ON_COMMIT, "--", relpath],
-            capture_output=True, timeout=30, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    fields = proc.stdout.split(b"\0") if proc.returncode == 0 else []
+    out = gitcall.output(root, "check-attr", "-z", *_ON_COMMIT, "--", relpath, timeout=30)
+    fields = out.split(b"\0") if out is not None else []
     for i in range(0, len(fields) - 2, 3):
         attr, value = fields[i + 1].decode("utf-8", "replace"), fields[i + 2].decode("utf-8", "replace")
         if value not in ("unset", "unspecified"):

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..storage.eventlog import PRIVATE, SHARED, LogItem
+from . import gitcall
 from .folder import FOLDER, LOG_DIR
 from .sharelog import Entry, Problem, Reading
 
@@ -157,26 +158,13 @@ def _adding_commits(root: Path, path: str) -> dict[str, list[str]]:
 
 
 def _git(root: Path, *args: str) -> str | None:
-    import subprocess  # only for an id two files record
-
-    try:
-        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
-                             timeout=_GIT_TIMEOUT, check=False, env=_git_env())
-    except (OSError, subprocess.SubprocessError):
-        return None
-    # Bytes, read leniently: a file converted at checkout (UTF-16) must not stop a read.
-    return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None
+    out = gitcall.output(root, *args, timeout=_GIT_TIMEOUT)
+    return out.decode("utf-8", "replace") if out is not None else None
 
 
 def _is_ancestor(root: Path, a: str, b: str) -> bool:
-    import subprocess
-
-    try:
-        out = subprocess.run(["git", "-C", str(root), "merge-base", "--is-ancestor", a, b], capture_output=True,
-                             timeout=_GIT_TIMEOUT, check=False, env=_git_env())
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0
+    done = gitcall.call(root, "merge-base", "--is-ancestor", a, b, timeout=_GIT_TIMEOUT)
+    return done is not None and done.returncode == 0
 
 
 SHALLOW = ("this is a shallow clone: git holds too little history to tell which of two files recording one "
@@ -187,13 +175,6 @@ SHALLOW = ("this is a shallow clone: git holds too little history to tell which 
 def shallow(root: Path) -> bool:
     """Whether ``root`` is a shallow clone (``--depth``: the usual CI checkout)."""
     return (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() == "true"
-
-
-def _git_env() -> dict[str, str]:
-    import os
-
-    # Never a prompt, never a pager: this runs inside a read of every face.
-    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
 
 
 def owners(claims: dict[str, list[Claim]], order: Order | None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import gitcall
 from .folder import FOLDER, LOG_DIR, shown
 
 __all__ = ["UNCHECKED", "Removal", "removals"]
@@ -111,21 +112,12 @@ def _hashes_now(path: Path) -> set[str]:
 
 
 def _git_log(root: Path) -> bytes | None:
-    import os
-    import subprocess  # only when verify asks
-
-    path = f"{FOLDER}/{LOG_DIR}"
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "log", "--full-history", "--topo-order", "--reverse",
-             "--format=commit %H %an <%ae>", "-p", "--text", "--unified=0", "--no-color", "--no-ext-diff",
-             "--no-textconv", "--no-renames", "--", path],
-            capture_output=True, timeout=_GIT_TIMEOUT, check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.SubprocessError):
+    done = gitcall.call(root, "log", "--full-history", "--topo-order", "--reverse", "--format=commit %H %an <%ae>",
+                        "-p", "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+                        "--", f"{FOLDER}/{LOG_DIR}", timeout=_GIT_TIMEOUT)
+    if done is None:
         return None
-    if out.returncode != 0:
+    if done.returncode != 0:
         # Not a repository with commits yet (a fresh `git init`): nothing was committed to take out.
-        return b"" if b"does not have any commits" in out.stderr else None
-    return out.stdout
+        return b"" if b"does not have any commits" in done.stderr else None
+    return done.stdout
