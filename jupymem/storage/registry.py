@@ -307,8 +307,9 @@ def _unwritable(home: Path, exc: OSError) -> JupymemError:
 
 
 @contextlib.contextmanager
-def locked(home: Path) -> Iterator[None]:
-    """Exclusive lock over registry changes, across threads and processes."""
+def locked(home: Path, wait: float | None = None) -> Iterator[None]:
+    """Exclusive lock over registry changes, across threads and processes, waited for up
+    to ``wait`` seconds (``_LOCK_WAIT`` unless said)."""
     try:
         if not home.exists():
             files.private_dir(home)  # a home of ours, made now: only we enter it
@@ -321,7 +322,7 @@ def locked(home: Path) -> Iterator[None]:
         with contextlib.suppress(OSError):
             if os.fstat(fd).st_mode & 0o077:
                 os.fchmod(fd, 0o600)  # made 0644 by an earlier version
-        _flock(fh.fileno(), home)
+        _flock(fh.fileno(), home, _LOCK_WAIT if wait is None else wait)
         try:
             yield
         finally:
@@ -331,11 +332,11 @@ def locked(home: Path) -> Iterator[None]:
 _LOCK_WAIT = 30.0
 
 
-def _flock(fd: int, home: Path) -> None:
-    """The registry's lock, waited for up to ``_LOCK_WAIT`` seconds: a change to the
+def _flock(fd: int, home: Path, wait: float) -> None:
+    """The registry's lock, waited for up to ``wait`` seconds: a change to the
     registry takes milliseconds, so a lock held longer is a process that hangs (or
     another user's), and the person is told instead of waiting forever."""
-    deadline = time.monotonic() + _LOCK_WAIT
+    deadline = time.monotonic() + wait
     pause = 0.005
     while True:
         try:
@@ -345,7 +346,7 @@ def _flock(fd: int, home: Path) -> None:
             if time.monotonic() > deadline:
                 raise StorageError(
                     f"The registry of the memory home {home} stayed locked by another process for "
-                    f"{_LOCK_WAIT:.0f} s (registry.lock); nothing was changed. Try again, or look for a hung "
+                    f"{wait:g} s (registry.lock); nothing was changed. Try again, or look for a hung "
                     "jupymem process.") from None
             time.sleep(pause)
             pause = min(pause * 2, 0.1)
