@@ -364,7 +364,9 @@ async def test_a_clone_in_the_root_does_not_adopt_a_checkout_outside_it(
     subprocess.run(["git", "clone", "-q", str(outside), str(root / "upload")], check=True, capture_output=True)
     code, status = await fetch("status", params={"path": "upload"})
     assert code == 200 and str(tmp_path / "outside") not in json.dumps(status), status
-    assert status["matches"]["roots"] == [] and "outside the server root" in status["message"], status
+    # Said as the server's init will act: no match to adopt (the sidebar would promise one), a new memory.
+    assert status["matches"] is None and "outside this server's root" in status["message"], status
+    assert "initializing here starts a new one" in status["message"], status
     code, status = await fetch("init", method="POST", body={"path": "upload"})
     assert code == 200, status
     code, page = await fetch("memories", params={"path": "upload", "all": "1"})
@@ -375,6 +377,9 @@ async def test_a_clone_in_the_root_does_not_adopt_a_checkout_outside_it(
     moved = make_repo(tmp_path / "outside" / "moved")
     kept = jupymem.init(moved).remember("Revenue is reported in EUR", kind="constraint")
     moved.rename(root / "moved")
+    code, status = await fetch("status", params={"path": "moved"})
+    assert code == 200 and status["matches"]["roots"] == [] and "adopts that memory" in status["message"], status
+    assert str(tmp_path / "outside") not in json.dumps(status), status
     code, status = await fetch("init", method="POST", body={"path": "moved"})
     code, page = await fetch("memories", params={"path": "moved"})
     assert [m["id"] for m in page["memories"]] == [kept.id], page

@@ -268,6 +268,15 @@ def require_project(path: str | Path, settings: Settings) -> Project:
     return proj
 
 
+def adoptable(matches: list[registry.ProjectRecord], reg: registry.Registry,
+              within: Path | None) -> list[registry.ProjectRecord]:
+    """Of the projects with this repository's first commit, those ``init_project`` may adopt:
+    every one, or under ``within`` those none of whose existing checkouts lies outside it."""
+    if within is None:
+        return list(matches)
+    return [p for p in matches if _all_within(reg.roots_of(p.project_id), within)]
+
+
 def _all_within(roots: list[str], within: Path) -> bool:
     """Whether every one of ``roots`` that still exists lies inside ``within``."""
     for root in roots:
@@ -299,9 +308,7 @@ def init_project(path: str | Path, settings: Settings, *, database_url: str | No
         pid = reg.project_for_root(root)
         if pid is None:
             commit = registry.root_commit(root)
-            matches = reg.projects_with_commit(commit)
-            if within is not None:
-                matches = [p for p in matches if _all_within(reg.roots_of(p.project_id), within)]
+            matches = adoptable(reg.projects_with_commit(commit), reg, within)
             if matches:  # a moved or re-cloned checkout adopts its memory
                 pid = sorted(matches, key=lambda p: p.created_at)[0].project_id
                 records = reg.projects

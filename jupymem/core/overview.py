@@ -23,8 +23,10 @@ from ..reports import BlockSize, Engine, ProjectMatch, RepositoryStatus, Sharing
 from ..storage import registry
 
 
-def status(path: Path, settings: Settings) -> RepositoryStatus:
-    """What jupymem knows about ``path``'s repository, said for people in ``message``."""
+def status(path: Path, settings: Settings, *, within: Path | None = None) -> RepositoryStatus:
+    """What jupymem knows about ``path``'s repository, said for people in ``message``.
+    ``within``: a face confined to a folder (the Jupyter server's root), whose init adopts
+    only what ``opening.init_project`` adopts there, so this says what its init would do."""
     base = RepositoryStatus(path=str(path), home=str(settings.home))
     if settings.database_url:
         from . import team
@@ -45,7 +47,7 @@ def status(path: Path, settings: Settings) -> RepositoryStatus:
     except JupymemError as exc:  # a lost or damaged database: said plainly, never "no memory"
         return replace(base, memory=True, damage=exc.code, message=exc.message, project_id=reg.project_for_root(root))
     if proj is None:
-        return _unbound(base, root, reg)
+        return _unbound(base, root, reg, within)
     from .team import engine_of
 
     engine = engine_of(proj)
@@ -113,17 +115,27 @@ def dense_now(proj: Any) -> Any:
     return proj.dense_status()
 
 
-def _unbound(base: RepositoryStatus, root: Path, reg: registry.Registry) -> RepositoryStatus:
+def _unbound(base: RepositoryStatus, root: Path, reg: registry.Registry, within: Path | None) -> RepositoryStatus:
     """A repository with no memory bound here: perhaps a known project moved or re-cloned."""
-    matches = reg.projects_with_commit(registry.root_commit(root))
+    from .opening import adoptable
+
+    found = reg.projects_with_commit(registry.root_commit(root))
+    matches = adoptable(found, reg, within)
     match = None
     if matches:
         m = sorted(matches, key=lambda p: p.created_at)[0]
         match = ProjectMatch(project_id=m.project_id, roots=tuple(reg.roots_of(m.project_id)))
-        where = f" (bound at {match.roots[0]})" if match.roots else ""
+        where = f" (bound at {match.roots[0]})" if match.roots and within is None else ""
         message = (
             f"{root.name} has no memory bound here, but it is the same repository as project "
             f"{m.project_id}{where}. `%memory init` (or `jupymem init`) adopts that memory."
+        )
+    elif found:
+        # Named without its path: a checkout outside the root is not this face's to show.
+        message = (
+            f"{root.name} has no memory bound here. It is the same repository as a project with a checkout "
+            "outside this server's root, which this server does not adopt: `jupymem init` in a terminal adopts "
+            "that memory; initializing here starts a new one."
         )
     else:
         message = f"{root.name} has no memory yet. `%%remember` or `%memory init` starts it."

@@ -222,23 +222,17 @@ class _Handler(ExtensionHandlerMixin, APIHandler):
 
     def status_of(self, target: Path) -> dict[str, Any]:
         """``jupymem.status`` as JSON, its paths said relative to the server root."""
-        out = overview.status(target, self.core).to_dict()
         root = self.server_root
+        out = overview.status(target, self.core, within=root).to_dict()
         out["path"] = _relative_posix(target, root) or ""
         repo = Path(out["root"]) if out["root"] else None
         out["root_path"] = _relative_posix(repo, root) if repo else None
         out["server_root_in_repo"] = _relative_posix(root, repo) if repo else None
         if out.get("matches"):
-            # A checkout of the same repository elsewhere: named only inside the root.
-            roots = [Path(r) for r in out["matches"]["roots"]]
-            outside = [r for r in roots if _relative_posix(r, root) is None]
-            out["matches"]["roots"] = [_relative_posix(r, root) for r in roots if r not in outside]
-            for r in outside:
-                out["message"] = out["message"].replace(f" (bound at {r})", " (bound outside the server root)")
-            if outside:
-                out["message"] = out["message"].replace(
-                    "`%memory init` (or `jupymem init`) adopts that memory.",
-                    "This server does not adopt it; `jupymem init` in a terminal does.")
+            # Checkouts of the same repository elsewhere: named only inside the root (one
+            # outside that still exists would have kept it from matching at all).
+            roots = [_relative_posix(Path(r), root) for r in out["matches"]["roots"]]
+            out["matches"]["roots"] = [r for r in roots if r is not None]
         if out.get("retrieval"):
             out["retrieval"] = self.with_plan(out["retrieval"])
         return out
