@@ -305,6 +305,53 @@ def test_record_tool_never_brings_back_what_a_person_closed_without_their_words(
     assert out["standing"] == SUPPORTED and proj.get(old.id).status == "active"
 
 
+def test_record_tool_never_brings_back_a_closed_memory_in_other_words(repo: Path, settings: Settings):
+    proj = jupymem.init(repo)
+    old = proj.remember("Never use the 2023 VAT table for EU invoices.", kind="constraint")
+    proj.retire(old.id, "the 2024 table replaced it")
+    usd = proj.remember("Report revenue in USD, converted at month end.", kind="constraint")
+    eur = proj.supersede(usd.id, "Report revenue in EUR; USD figures are deprecated.")
+    before = proj.revision()
+    # A comma dropped, a word changed, the words moved: a new id each time, the same memory.
+    for closed, reworded in ((old, "Never use the 2023 VAT table, for EU invoices."),
+                             (old, "Do not use the 2023 VAT table for EU invoices."),
+                             (usd, "Report revenue in USD converted at month end.")):
+        out = json.loads(tools.run(_ctx(repo, settings, "hi"), "memory_record",
+                                   {"statement": reworded, "kind": "constraint"}))
+        assert "error" in out and closed.id in out["error"] and "nothing was recorded" in out["error"], out
+    assert proj.revision() == before and "2023 VAT" not in proj.block().text and "in USD" not in proj.block().text
+    # Nor as an unconfirmed supersede's new statement.
+    from jupymem.errors import InvalidTransition
+
+    with pytest.raises(InvalidTransition, match=usd.id):
+        proj.supersede(eur.id, "Report revenue in USD, converted at month-end", standing=UNCONFIRMED,
+                       provenance=Provenance(recorder="assistant"))
+    # What stands, said again, and what is merely near, are recorded as before; the person's
+    # own record, or the assistant's with the person's words, brings a closed one back.
+    out = json.loads(tools.run(_ctx(repo, settings, "hi"), "memory_record",
+                               {"statement": "Report revenue in EUR; USD figures are deprecated now.",
+                                "kind": "constraint"}))
+    assert out.get("standing") == UNCONFIRMED and [s["id"] for s in out["similar"]] == [eur.id], out
+    out = json.loads(tools.run(_ctx(repo, settings, "hi"), "memory_record",
+                               {"statement": "EU invoices are archived for ten years.", "kind": "fact"}))
+    assert out.get("standing") == UNCONFIRMED, out
+    prompt = "We are back on it: do not use the 2023 VAT table for EU invoices."
+    out = json.loads(tools.run(_ctx(repo, settings, prompt), "memory_record", {
+        "statement": "Do not use the 2023 VAT table for EU invoices.", "kind": "constraint",
+        "user_quote": "do not use the 2023 VAT table for EU invoices"}))
+    assert out.get("standing") == SUPPORTED, out
+    assert proj.remember("Never use the 2023 VAT table for EU invoices", kind="constraint").status == "active"
+
+
+def test_a_reworded_record_refused_over_a_private_memory_says_nothing_of_it(repo: Path, settings: Settings):
+    proj = jupymem.init(repo)
+    mine = proj.remember("Ask Dana about the 140k offer before Friday.", kind="note", private=True)
+    proj.retire(mine.id)
+    out = tools.memory_record(_ctx(repo, settings, "hi"), "Ask Dana about that 140k offer before Friday", kind="note",
+                              public_only=True)
+    assert "error" not in out and mine.id not in json.dumps(out), out
+
+
 def test_record_tool_where_private_memories_cannot_be_served(repo: Path, settings: Settings):
     proj = jupymem.init(repo)
     salary = proj.remember("My salary ask for the data team lead role: 140k base, walk away under 125k.",

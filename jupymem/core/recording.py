@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..storage import database
 from ..errors import InvalidTransition
-from ..models import ACTIVE, UNCONFIRMED
+from ..models import ACTIVE, UNCONFIRMED, Memory
 from ..storage.projection import Batch, apply, is_private, memories_by_id, own_act
 
 # Validation is imported by the writes themselves: a command that only reads never needs it.
@@ -38,16 +38,22 @@ def never_reopened_unconfirmed(conn: database.Connection, memory: dict[str, Any]
     memory that a person retired or superseded: recording closed words again reopens
     them, supported as they were, and an assistant talked into it by a notebook or a
     data file would bring back exactly what the team had closed. The person's own record,
-    or the assistant's with their words as ``user_quote``, still reopens it."""
+    or the assistant's with their words as ``user_quote``, still reopens it. (The same
+    words reworded are ``Project._never_reworded_back``'s.)"""
     if memory.get("standing") != UNCONFIRMED:
         return
     found = memories_by_id(conn, [memory["id"]]).get(memory["id"])
     if found is None or found.status == ACTIVE:
         return
-    why = (f"superseded by {found.superseded_by}" if found.superseded_by
-           else "retired" + (f" ({found.retire_reason})" if found.retire_reason else ""))
-    raise InvalidTransition(
-        f"{found.id} says this, and was {why} on {(found.valid_to or '')[:10]}. An unconfirmed record cannot "
+    raise reopening(found, f"{found.id} says this")
+
+
+def reopening(closed: Memory, says: str) -> InvalidTransition:
+    """The refusal of an unconfirmed record that would bring ``closed`` back."""
+    why = (f"superseded by {closed.superseded_by}" if closed.superseded_by
+           else "retired" + (f" ({closed.retire_reason})" if closed.retire_reason else ""))
+    return InvalidTransition(
+        f"{says}, and was {why} on {(closed.valid_to or '')[:10]}. An unconfirmed record cannot "
         "bring it back; nothing was recorded. If the user wants it back, record it with their exact words as "
         "user_quote, or they can record it themselves."
     )

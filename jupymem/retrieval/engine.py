@@ -163,6 +163,26 @@ class SearchEngine:
         """Active memories that ``statement`` nearly repeats, closest first (``similar``)."""
         from . import similar
 
+        found, dense = self._pairs(statement, exclude, closed=False)
+        return similar.similar(found, dense, limit)
+
+    def reopens(self, statement: str, *, exclude: Iterable[str] = (), private: bool = False) -> Memory | None:
+        """The retired or superseded memory that ``statement`` says again in other words:
+        the closest of every memory, active or closed, by ``similar``'s score and
+        thresholds, when that one is closed. A statement closest to an active memory
+        restates what stands (a superseding one included) and brings nothing back.
+        Private memories count only for a ``private`` statement: a shared record's refusal
+        must not tell its caller what a private memory said, or that one exists."""
+        from . import similar
+
+        found, dense = self._pairs(statement, exclude, closed=None)
+        found = [p for p in found if private or not p.candidate.memory.private]
+        best = similar.passing(found, dense)[:1]
+        return best[0][1].candidate.memory if best and not best[0][1].candidate.memory.active else None
+
+    def _pairs(self, statement: str, exclude: Iterable[str], closed: bool | None) -> tuple[list[Any], Any]:
+        from . import similar
+
         rev = self.revision()
         dense = self.dense_leg(rev)
         index = None
@@ -171,8 +191,8 @@ class SearchEngine:
             if self._lexical_rev != rev and self.prepare_lexical(rev=rev):
                 self._lexical_rev = rev
         found = similar.pairs(self.store, statement, n_docs=self.n_docs(rev), dense=dense, exclude=frozenset(exclude),
-                              index=index)
-        return similar.similar(found, dense, limit)
+                              index=index, closed=closed)
+        return found, dense
 
     def applicable(self, prompt: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Memory]:
         """Lessons (``LESSON_KINDS``) nearest ``prompt`` by meaning, at least

@@ -101,18 +101,22 @@ def pairs(
     exclude: Collection[str] = (),
     depth: int = DEPTH,
     index: Postings | None = None,
+    closed: bool | None = False,
 ) -> list[Pair]:
     """Every candidate with its shares and cosine, unsorted (``similar`` and tuning use it).
-    ``index``: the in-process BM25 index, for a store that has no BM25 of its own."""
+    ``index``: the in-process BM25 index, for a store that has no BM25 of its own.
+    ``closed``: retired and superseded memories instead of active ones, None: both (what
+    an unconfirmed record must not bring back in other words, ``SearchEngine.reopens``)."""
     if not statement.strip():
         return []
     plan = lexical.plan(store, statement, n_docs, frequencies=index)
-    found = {c.rid: c for c in lexical_candidates(store, plan, depth=depth, include_inactive=False, kinds=None,
+    found = {c.rid: c for c in lexical_candidates(store, plan, depth=depth, include_inactive=closed is not False, kinds=None,
                                                   index=index)}
     cosines: dict[int, float] = {}
     if dense is not None:
         qv = dense.embedder.embed_batch([statement])[0]
-        for rid, cos in dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=False):
+        for rid, cos in dense.index.nearest(qv, depth, revision=dense.revision,
+                                            include_inactive=closed is not False):
             cosines[rid] = cos
             found.setdefault(rid, Candidate(rid, 0.0, plan))
         cosines.update(dense.index.cosines(qv, [rid for rid in found if rid not in cosines]))
@@ -121,7 +125,7 @@ def pairs(
     out = []
     for c in candidates:
         m = c.memory
-        if m.id in exclude or not m.active:
+        if m.id in exclude or (closed is not None and m.active == closed):
             continue
         text = " ".join(filter(None, (m.statement, m.topic, m.original)))
         a, b = _shares(plan, text)
@@ -132,6 +136,14 @@ def pairs(
 def similar(found: Iterable[Pair], dense: DenseLeg | None, limit: int = LIMIT) -> list[Similar]:
     """Of the ``pairs`` found with ``dense``, the memories whose score passes the
     threshold, closest first."""
+    return [
+        Similar(p.candidate.memory.id, p.candidate.memory.kind, p.candidate.memory.statement, round(s, 3))
+        for s, p in passing(found, dense)[:limit]
+    ]
+
+
+def passing(found: Iterable[Pair], dense: DenseLeg | None) -> list[tuple[float, Pair]]:
+    """(score, pair) for each pair whose score passes its threshold, closest first."""
     scored = []
     tx = dense is not None and dense.tier == "transformer"
     share, threshold = (TRANSFORMER_SHARE, TRANSFORMER_THRESHOLD) if tx else (LEXICAL_SHARE, FUSED_THRESHOLD)
@@ -141,7 +153,4 @@ def similar(found: Iterable[Pair], dense: DenseLeg | None, limit: int = LIMIT) -
         if words >= LEXICAL_THRESHOLD or (fused is not None and fused >= threshold):
             scored.append((max(words, fused or 0.0), p))
     scored.sort(key=lambda sp: (-sp[0], sp[1].candidate.memory.id))
-    return [
-        Similar(p.candidate.memory.id, p.candidate.memory.kind, p.candidate.memory.statement, round(s, 3))
-        for s, p in scored[:limit]
-    ]
+    return scored
