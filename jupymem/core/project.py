@@ -28,8 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..config import CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS, Settings
 from ..errors import InvalidTransition
 from ..models import (
-    ACTIVE, SUPPORTED, UNCONFIRMED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult,
-    Similar,
+    ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar,
 )
 from ..storage import database, eventlog
 from ..storage.projection import GENERATION, memories_by_id
@@ -255,8 +254,7 @@ class Project:
             )
         upkeep.check_writable(self.conn)
         memory = self._payload(statement, kind, topic, evidence, provenance, standing, private)
-        self._never_reworded_back(memory)
-        if recording.record(self.conn, self.sharing, memory):
+        if recording.record(self.conn, self.sharing, memory, self.engine):
             self._after_write()
         return self.get(memory["id"])
 
@@ -319,8 +317,7 @@ class Project:
         memory = self._payload(statement, kind or old.kind, topic or old.topic, evidence, provenance, standing, private)
         if memory["id"] == old.id:
             raise InvalidTransition(f"The new statement is the same as {old.id}; nothing to supersede.")
-        self._never_reworded_back(memory, replacing=old.id)
-        recording.supersede(self.conn, self.sharing, old.id, memory, private=private)
+        recording.supersede(self.conn, self.sharing, old.id, memory, private=private, engine=self.engine)
         self._after_write()
         return self.get(memory["id"])
 
@@ -442,22 +439,6 @@ class Project:
     def _after_write(self) -> None:
         if self.on_write is not None:
             self.on_write(self)
-
-    def _never_reworded_back(self, memory: dict[str, Any], replacing: str | None = None) -> None:
-        """``recording.never_reopened_unconfirmed`` for the same words reworded: an
-        assistant's unconfirmed record whose closest memory (``SearchEngine.reopens``, the
-        near-duplicate score) is one a person retired or superseded is refused, as its
-        exact words are. A comma dropped, a word changed: otherwise a new id, shown in the
-        block as an unconfirmed constraint, brings back what the team closed. A record
-        closest to an active memory (restating what stands) is not refused, nor one whose
-        own id is known (``recording`` says what becomes of it)."""
-        if memory.get("standing") != UNCONFIRMED or memories_by_id(self.conn, [memory["id"]]):
-            return
-        closed = self.engine.reopens(memory["statement"], exclude=[replacing] if replacing else (),
-                                     private=bool(memory.get("private")))
-        if closed is not None:
-            raise recording.reopening(closed, f"This says again in other words what {closed.id} said "
-                                              f"(\u201c{closed.statement}\u201d)")
 
     def _payload(
         self, statement: str | bytes, kind: str, topic: str | None, evidence: Iterable[str | Evidence],

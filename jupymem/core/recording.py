@@ -48,6 +48,23 @@ def never_reopened_unconfirmed(conn: database.Connection, memory: dict[str, Any]
     raise reopening(found, f"{found.id} says this")
 
 
+def never_reworded_back(conn: database.Connection, engine: Any, memory: dict[str, Any],
+                        replacing: str | None = None) -> None:
+    """``never_reopened_unconfirmed`` for the same words reworded: an unconfirmed record
+    whose closest memory (``SearchEngine.reopens``, the near-duplicate score) is one a
+    person retired or superseded is refused, as its exact words are. A comma dropped, a
+    word changed: otherwise a new id, shown in the block as an unconfirmed constraint,
+    brings back what the team closed. A record closest to an active memory (restating
+    what stands) is not refused, nor one whose own id is known (``never_reopened_unconfirmed``
+    says what becomes of it). ``replacing``: the memory a supersede closes, not counted."""
+    if memory.get("standing") != UNCONFIRMED or memories_by_id(conn, [memory["id"]]):
+        return
+    closed = engine.reopens(memory["statement"], exclude=[replacing] if replacing else (),
+                            private=bool(memory.get("private")))
+    if closed is not None:
+        raise reopening(closed, f"This says again in other words what {closed.id} said (\u201c{closed.statement}\u201d)")
+
+
 def reopening(closed: Memory, says: str) -> InvalidTransition:
     """The refusal of an unconfirmed record that would bring ``closed`` back."""
     why = (f"superseded by {closed.superseded_by}" if closed.superseded_by
@@ -59,10 +76,13 @@ def reopening(closed: Memory, says: str) -> InvalidTransition:
     )
 
 
-def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any]) -> bool:
-    """Write one record event for ``memory``; False when it would add nothing (no event)."""
+def record(conn: database.Connection, sharing: share.Sharing, memory: dict[str, Any], engine: Any = None) -> bool:
+    """Write one record event for ``memory``; False when it would add nothing (no event).
+    ``engine``: the project's search engine, which finds a closed memory reworded."""
     checker(conn)(memory)
     never_reopened_unconfirmed(conn, memory)
+    if engine is not None:
+        never_reworded_back(conn, engine, memory)
     # A Batch of one: a new memory's rows need no read before they are written (on the
     # team engine, every read under the project's write lock is a round trip others wait for).
     with sharing.writing() as log, Batch(conn, [memory["id"]]) as batch:
@@ -106,7 +126,7 @@ def record_many(conn: database.Connection, sharing: share.Sharing, memories: Seq
 
 
 def supersede(conn: database.Connection, sharing: share.Sharing, old_id: str, memory: dict[str, Any], *,
-              private: bool) -> None:
+              private: bool, engine: Any = None) -> None:
     """Check and write the events that make ``memory`` replace ``old_id``.
 
     The new statement may already be an active memory of its own: "Supersede instead",
@@ -120,6 +140,8 @@ def supersede(conn: database.Connection, sharing: share.Sharing, old_id: str, me
     from ..storage import validate
 
     never_reopened_unconfirmed(conn, memory)  # its new statement may be a closed memory's words
+    if engine is not None:
+        never_reworded_back(conn, engine, memory, replacing=old_id)
     found = memories_by_id(conn, [memory["id"]]).get(memory["id"])
     events: list[tuple[str, dict[str, Any], bool]] = []
     if found is not None and found.status == ACTIVE and (found.kind, found.topic) != (memory["kind"], memory.get("topic")):
