@@ -678,13 +678,15 @@ ATTACKS = (
     Attack("config_tmp_link", "committed symlinks", plant_config_tmp_link),
     Attack("config_dangling_link", "committed symlinks", plant_config_dangling_link,
            said=(("share", ".jupymem/config.json is a symbolic link"),), refused=frozenset({"share", "share --off"})),
+    # The folder's files are gone from the tree, not from git's history: every committed
+    # line is read back from it (sharing.history), so a clone that had the memory loses
+    # nothing. A clone made after it finds no shared folder to start from.
     Attack("log_link", "committed symlinks", plant_log_link, named=(".jupymem/log is a symbolic link",),
-           lost=frozenset(range(5)), refused=frozenset({"remember", "share"}), fresh_empty=True),
+           refused=frozenset({"remember", "share"}), fresh_empty=True),
     Attack("folder_link", "committed symlinks", plant_folder_link, named=(".jupymem is a symbolic link",),
-           lost=frozenset(range(5)), refused=frozenset({"share"}), fresh_empty=True),
+           refused=frozenset({"share"}), fresh_empty=True),
     Attack("folder_link_after_local_history", "committed symlinks", plant_folder_link, bob_before=LOCAL_FIRST,
-           named=(".jupymem is a symbolic link",), lost=frozenset(range(5)), refused=frozenset({"share"}),
-           fresh_empty=True),
+           named=(".jupymem is a symbolic link",), refused=frozenset({"share"}), fresh_empty=True),
     Attack("log_file_link", "committed symlinks", plant_log_file_link,
            named=(f"{_m('0123456789')}: is a symbolic link",)),
     Attack("own_file_link", "committed symlinks", plant_own_file_link, bob_first=True,

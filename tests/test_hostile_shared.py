@@ -267,7 +267,10 @@ def check_cli(scene: Scene, attack: Attack, done: Session) -> None:
     assert accept_loss.code == 0, accept_loss.stdout
     # A fresh clone of the same files holds the same memory.
     leave_out = scene.local_ids | {mine["id"]} if mine else scene.local_ids
-    assert state(fresh, leave_out) == state(final, leave_out)
+    if attack.fresh_empty:  # no folder to start from there; clones that had the memory keep it (history)
+        assert state(fresh, leave_out) == []
+    else:
+        assert state(fresh, leave_out) == state(final, leave_out)
 
 
 def own_files(scene: Scene, planted: set[str]) -> list[Path]:
@@ -293,7 +296,8 @@ def check_kernel(scene: Scene, attack: Attack, capsys: pytest.CaptureFixture[str
             assert "Traceback" not in out.out + out.err or isinstance(result.error_in_exec, UsageError), shown
             clean(out.out + out.err + str(result.error_in_exec or ""), cell)
             outputs.append(out.out + str(result.error_in_exec or ""))
-        if 0 not in attack.lost and attack.name not in CROWDED:
+        # (A kernel with a home of its own is a fresh clone: fresh_empty says it has nothing.)
+        if 0 not in attack.lost and attack.name not in CROWDED and not attack.fresh_empty:
             assert ALICE[0][0] in outputs[1], outputs[1]
         if attack.named and not attack.fresh_empty:  # a fresh clone of such a repository has no memory to show
             named = attack.named[0].replace("{alice}", scene.alice_file)
@@ -322,12 +326,12 @@ async def check_rest(scene: Scene, attack: Attack, jp_fetch: Any) -> None:
     ids = {m["id"] for m in page["memories"]}
     code, block = await call("block")
     assert code == 200, block
-    if 0 not in attack.lost:
+    if 0 not in attack.lost and not attack.fresh_empty:  # its home is a fresh clone's
         assert scene.alice_ids[0] in ids
         if attack.name not in CROWDED:
             assert ALICE[0][0] in block["text"]
     code, one = await call("memories", scene.alice_ids[0])
-    assert code == (404 if 0 in attack.lost else 200), one
+    assert code == (404 if 0 in attack.lost or attack.fresh_empty else 200), one
     code, made = await call("memories", method="POST", body={"statement": "Weekly reports are due on Mondays"})
     assert code == 201 or ("remember" in attack.refused and 400 <= code < 500), made
 

@@ -315,6 +315,9 @@ def test_a_commit_that_takes_her_lines_out_is_named_by_verify_but_a_checkout_is_
     said = verify.stdout.decode()
     assert verify.returncode == 1 and f"{hers.name}: 1 committed line taken out by commit" in said, said
     assert "authored as Mallory <mallory@example.com>" in said, said
+    # The line is read back from git's history: memory keeps it, on her clone and a new one.
+    for clone in (alice, _fresh(mallory.path.parent, alice, "carol")):
+        assert "Plots use the colorblind-safe palette" in {m["statement"] for m in clone.listed()}, clone.name
     # A copy of her lines kept in a subfolder puts nothing back.
     (mallory.path / ".jupymem" / "log" / "archive").mkdir()
     (mallory.path / ".jupymem" / "log" / "archive" / hers.name).write_bytes(b"".join(lines))
@@ -322,6 +325,67 @@ def test_a_commit_that_takes_her_lines_out_is_named_by_verify_but_a_checkout_is_
     push(mallory, "mallory: archive")
     alice.pull()
     assert f"{hers.name}: 1 committed line taken out by commit" in alice.jm("verify").stdout.decode()
+
+
+def _rewritten(path: Path, index: int, change: dict, *, new_uid: bool = False) -> None:
+    """Her file with line ``index`` rewritten as Mallory would: the record changed, the line
+    hashed again under the same prev and time (and uid, unless ``new_uid``), and every later
+    line chained after it."""
+    import uuid
+
+    from hostile import forge
+
+    lines = [json.loads(raw) for raw in path.read_bytes().splitlines()]
+    out, prev = [], lines[0]["prev"]
+    for i, line in enumerate(lines):
+        payload, uid = line["payload"], line["uid"]
+        if i == index:
+            payload = {**payload, "memory": {**payload["memory"], **change}}
+            uid = uuid.uuid4().hex if new_uid else uid
+        raw, prev = forge(line["type"], line["at"], payload, line["writer"], prev, uid=uid)
+        out.append(raw)
+    path.write_bytes(b"".join(out))
+
+
+@pytest.mark.parametrize("new_uid", [False, True], ids=["same uid", "new uid"])
+def test_her_file_deleted_or_rewritten_in_a_commit_changes_none_of_her_memory(team, tmp_path: Path,
+                                                                              new_uid: bool) -> None:
+    alice, mallory, bob = team
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    bob.pull()  # Bob has applied her constraint; her preference reaches him with the rewrite
+    other = alice.remember("Plots use the colorblind-safe palette", "--kind", "preference")
+    push(alice, "alice")
+    mallory.pull()
+    (hers,) = [p for p in mallory.log_files() if p.name.startswith("alice-")]
+    # Her constraint and her preference re-kinded as notes, the chain made valid again.
+    lines = hers.read_bytes().splitlines()
+    first = next(i for i, raw in enumerate(lines) if mine["id"].encode() in raw)
+    _rewritten(hers, first, {"kind": "note"}, new_uid=new_uid)
+    _rewritten(hers, first + 1, {"kind": "note"}, new_uid=new_uid)
+    push(mallory, "mallory: tidy the log")
+    alice.pull()
+    bob.pull()
+    for clone in (alice, bob, _fresh(tmp_path, alice, "carol")):
+        m = one(clone, mine["id"])
+        assert (m["statement"], m["kind"], m["provenance"]["author"]) == (
+            ALICE_SAYS, "constraint", "Alice <alice@example.com>"), (clone.name, m)
+        assert one(clone, other["id"])["kind"] == "preference", (clone.name, clone.jm("verify").stdout.decode())
+        verify = clone.jm("verify").stdout.decode()
+        assert "taken out by commit" in verify, verify
+    # Then her whole file deleted: still every memory of hers, and what she records next.
+    mallory.git("rm", "-q", str(hers.relative_to(mallory.path)))
+    push(mallory, "mallory: remove a stale log")
+    alice.pull()
+    bob.pull()
+    for clone in (alice, bob):
+        listed = {m["id"]: m for m in clone.listed()}
+        assert listed[mine["id"]]["kind"] == "constraint" and other["id"] in listed, (clone.name, listed)
+    later = alice.remember("Weeks start on Monday", "--kind", "decision")
+    push(alice, "alice: weeks")
+    bob.pull()
+    assert {mine["id"], other["id"], later["id"]} <= {m["id"] for m in bob.listed()}
+    assert "taken out by commit" in bob.jm("verify").stdout.decode()
 
 
 def test_a_copy_of_her_file_merged_from_a_branch_does_not_hide_her_commit(team) -> None:

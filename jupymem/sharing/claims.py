@@ -40,7 +40,7 @@ from . import gitcall
 from .folder import FOLDER, LOG_DIR
 from .sharelog import Entry, Problem, Reading
 
-__all__ = ["Claim", "contested", "git_order", "memory_of", "owners", "problems", "replay_order"]
+__all__ = ["Claim", "contested", "git_order", "memory_of", "owners", "problems", "replay_order", "rewritten"]
 
 _GIT_TIMEOUT = 20
 
@@ -226,6 +226,36 @@ def _differ(cs: list[Claim]) -> bool:
     agree on which record shows, so (time, uid) decides between them."""
     cited = {frozenset(e.get("handle") for e in c.memory.get("evidence") or () if isinstance(e, dict)) for c in cs}
     return len({c.says() for c in cs}) > 1 or len(cited) > 1
+
+
+def rewritten(reading: Reading, tainted: set[str]) -> None:
+    """In a file that a commit rewrote, the lines its writer committed stand.
+
+    * A line that a commit put in while taking lines of the file out (``tainted``, by
+      hash; ``history``) is not its writer's, who only appends: dropped and named.
+    * A line that records a memory which a line taken out of the file (read back from
+      history, numbered below 1) recorded, with other words, kind or failures, is dropped
+      and named: a cut, then a re-chained append in another commit, would otherwise found
+      the memory before her own line (her constraint as a note, under a new uid or an
+      earlier time), as replay in (time, uid) order has it."""
+    taken = {m["id"]: Claim(reading.file, e) for e in reading.entries
+             if e.line < 0 and (m := memory_of(e.type, e.payload)) is not None}
+    kept = []
+    for e in reading.entries:
+        if e.hash in tainted:
+            reading.problems.append(Problem(reading.file, e.line, (
+                "was put in this writer's file by a commit that took some of its committed lines out (a rewrite; "
+                "`jupymem verify` names the commit), so it is not its writer's")))
+            continue
+        m = memory_of(e.type, e.payload) if e.line > 0 else None
+        first = taken.get(m["id"]) if m is not None else None
+        if first is not None and _differ([first, Claim(reading.file, e)]):
+            reading.problems.append(Problem(reading.file, e.line, (
+                f"records memory {first.memory['id']} with other words, kind or failures than its writer's own "
+                "line, which a commit took out (read back from git's history): that line stands")))
+            continue
+        kept.append(e)
+    reading.entries[:] = kept
 
 
 def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Problem]:

@@ -1,30 +1,36 @@
-"""Committed lines that a later commit took out of the log: what ``verify`` says of a rewrite.
+"""Committed lines that a later commit took out of the log: kept, and named by ``verify``.
 
 Every writer's file is append-only: jupymem never removes or changes a line it wrote,
 and a rotation starts a new file. So a committed line that a later commit on this
 branch removes (a file rewritten with a valid hash chain, a line re-kinded, a file
 deleted) is a change to what its writer said, made by whoever made that commit. The
-files themselves cannot show it: a rewritten file is as well formed as the original,
-and every clone, the writer's own included, rebuilds from what the files say now.
+files themselves cannot show it: a rewritten file is as well formed as the original.
 
 git's history can. One ``git log -p`` of the log folder, oldest first, follows each line
 by its hash (the format's ``"hash":"…"``, which covers everything the line says): a hash
-added and later removed, and not added back, was taken out by that commit. A branch
-checkout is not a rewrite: the lines of another branch were never in this one's history.
+added and later removed, and not added back, was taken out by that commit. Such lines
+are read back (``taken``: their bytes as committed) beside what the file holds now, so
+memory keeps them on every clone, the writer's own included, and a cut or a deleted file
+takes nothing away; what a rewrite added stays too, as any line appended in someone's
+name would (only signed lines could tell those apart). A branch checkout is not a
+rewrite: the lines of another branch were never in this one's history.
 
 Merge commits are not diffed (git's default), so a line dropped while resolving a merge
-by hand is not seen here.
+by hand is not seen here. The history is read once per commit checked out (``_parsed``).
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import gitcall
 from .folder import FOLDER, LOG_DIR, shown
 
-__all__ = ["UNCHECKED", "Removal", "removals"]
+__all__ = ["UNCHECKED", "Kept", "Removal", "Taken", "as_kept", "kept", "removals", "taken"]
 
 _LINE_HASH = re.compile(r'"hash":"([0-9a-f]{64})"')
 _GIT_TIMEOUT = 60
@@ -43,29 +49,156 @@ class Removal:
         return (f"{FOLDER}/{LOG_DIR}/{shown(self.file)}: {n} committed line{'s' if n != 1 else ''} taken out by "
                 f"commit {self.commit[:12]} (authored as {self.author}, which whoever committed it chose). The "
                 f"log is append-only, so this rewrites what its writer said; `git show {self.commit[:12]}` shows "
-                "it. Memory shows what the file says now, not what was taken out.")
+                "it. Memory keeps the lines taken out, read from git's history.")
 
 
 UNCHECKED = ("the log folder's git history could not be read, so lines a commit took out of a writer's file "
              "are not checked")
 
 
+@dataclass
+class Taken:
+    """What commits on this branch took out of writer files and the files do not hold now."""
+
+    removals: list[Removal]
+    lines: dict[str, list[bytes]]  # file -> the lines taken out, as committed, oldest first
+    tainted: dict[str, set[str]]  # file -> hashes of lines a rewriting commit put in it
+
+
+@dataclass
+class Kept:
+    """What a read of the files keeps of history (``kept``): the lines taken out of each
+    writer's file, read back, and the lines a rewriting commit put in, not applied."""
+
+    lines: dict[str, list[bytes]]
+    tainted: dict[str, set[str]]
+
+    @property
+    def files(self) -> set[str]:
+        return set(self.lines) | set(self.tainted)
+
+
+@dataclass
+class _History:
+    """One ``git log -p`` of the log folder, parsed: what each commit took out."""
+
+    taken: dict[tuple[str, str], set[str]]  # (file, commit) -> hashes it took out
+    authors: dict[str, str]
+    raw: dict[tuple[str, str], bytes]  # (file, hash) -> the line as committed
+    # file -> hashes of the lines a commit added to it while taking some of its lines out
+    # (a rewrite): never its writer's, since a writer only appends.
+    tainted: dict[str, set[str]]
+
+
 def removals(root: Path) -> list[Removal] | None:
     """The commits that took committed lines out of a writer's file, with how many lines
     each took that the file does not hold now; None where git cannot answer (``UNCHECKED``)."""
+    found = taken(root)
+    return None if found is None else found.removals
+
+
+def taken(root: Path) -> Taken | None:
+    """``Taken`` for ``root`` now; None where git cannot answer."""
+    history = _parsed(root)
+    if history is None:
+        return None
+    log = root / FOLDER / LOG_DIR
+    held: dict[str, set[str]] = {}
+    found: list[Removal] = []
+    lines: dict[str, dict[str, bytes]] = {}  # file -> hash -> the line (a line taken out twice, once)
+    for (name, sha), hashes in history.taken.items():
+        if name not in held:
+            held[name] = _hashes_now(log / name)
+        gone = hashes - held[name]  # not in the file now, whatever put it back in between
+        if gone:
+            r = Removal(name, sha, history.authors.get(sha, "?"))
+            r.lines = len(gone)
+            found.append(r)
+            kept = lines.setdefault(name, {})
+            # In the order they were taken out (the file's own, within one commit); never a
+            # line a rewrite had put in, then took out again (a file deleted after a rewrite).
+            bad = history.tainted.get(name, set())
+            kept.update((h, raw) for (f, h), raw in history.raw.items() if f == name and h in gone and h not in bad)
+    return Taken(found, {name: list(raw.values()) for name, raw in lines.items() if raw},
+                 {name: set(hashes) for name, hashes in history.tainted.items() if hashes})
+
+
+def kept(root: Path, before: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the projection keeps of history: ``{"head": HEAD, "lines": {file: [line]}}``,
+    the committed lines taken out of each writer's file (``taken``), as text. ``before``:
+    what this returned at an earlier HEAD (the cache keeps it), reused when no commit on
+    either side between that HEAD and this one takes a line out of a writer's file: one
+    small ``git log`` after a pull, where the whole history costs a second per few
+    hundred commits. None where git cannot say (no git, no commit yet)."""
+    head = gitcall.output(root, "rev-parse", "-q", "--verify", "HEAD", timeout=_GIT_TIMEOUT)
+    now = head.strip().decode("ascii", "replace") if head else ""
+    if not now:
+        return None
+    was = before.get("head") if isinstance(before, dict) else None
+    if was == now:
+        return before
+    if isinstance(was, str) and was and _none_taken_between(root, was, now):
+        return {**(before or {}), "head": now}
+    found = taken(root)
+    if found is None:
+        return None
+    return {"head": now, "lines": {name: [line.decode("utf-8", "replace") for line in lines]
+                                   for name, lines in found.lines.items()},
+            "tainted": {name: sorted(hashes) for name, hashes in found.tainted.items()}}
+
+
+def as_kept(state: dict[str, Any] | None) -> Kept:
+    """``kept``'s answer (or the cache's copy of it) as ``Kept``."""
+    state = state or {}
+    return Kept({name: [line.encode("utf-8") for line in lines] for name, lines in (state.get("lines") or {}).items()},
+                {name: set(hashes) for name, hashes in (state.get("tainted") or {}).items()})
+
+
+def _none_taken_between(root: Path, a: str, b: str) -> bool:
+    """Whether no commit reachable from one of ``a``, ``b`` and not the other removes a
+    line from a writer's file (False where git cannot say: ``a`` gone after a rewrite)."""
+    out = gitcall.output(root, "log", "--full-history", "--format=commit %H %an <%ae>", "-p", "--text",
+                         "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+                         f"{a}...{b}", "--", f"{FOLDER}/{LOG_DIR}", timeout=_GIT_TIMEOUT)
+    if out is None:
+        return False
+    return not _parse(out, counted=False).taken
+
+
+_cache: dict[str, tuple[str, _History]] = {}  # root -> (HEAD, its history)
+_cache_lock = threading.Lock()
+
+
+def _parsed(root: Path) -> _History | None:
+    head = gitcall.output(root, "rev-parse", "-q", "--verify", "HEAD", timeout=_GIT_TIMEOUT)
+    key = head.strip().decode("ascii", "replace") if head else ""
+    with _cache_lock:
+        cached = _cache.get(str(root))
+    if cached is not None and key and cached[0] == key:
+        return cached[1]
     out = _git_log(root)
     if out is None:
         return None
-    log = root / FOLDER / LOG_DIR
+    history = _parse(out)
+    if key:
+        with _cache_lock:
+            _cache[str(root)] = (key, history)
+    return history
+
+
+def _parse(out: bytes, *, counted: bool = True) -> _History:
+    """``counted``: a removed line counts only if an earlier commit of ``out`` added it
+    (the whole history); otherwise every removed line counts (a range of commits)."""
     present: dict[str, dict[str, int]] = {}  # file -> line hash -> how many times it is there
-    taken: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it took out
-    authors: dict[str, str] = {}
+    history = _History({}, {}, {}, {})
+    added: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it put in that the file never held
+    removed: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it took out
     commit, file, header = "", "", False
     prefix = f"{FOLDER}/{LOG_DIR}/"
     for raw in out.split(b"\n"):
         if raw.startswith(b"commit "):
             commit, _, who = raw[7:].decode("utf-8", "replace").partition(" ")
-            authors[commit] = who
+            history.authors[commit] = who
             header = False
         elif raw.startswith(b"diff --git "):
             header, file = True, ""  # the file's names follow, up to its first hunk
@@ -85,21 +218,22 @@ def removals(root: Path) -> list[Removal] | None:
             counts = present.setdefault(file, {})
             for h in _LINE_HASH.findall(text)[:1]:  # the line's own hash: its second key
                 if raw[:1] == b"+":
+                    if h not in counts:
+                        added.setdefault((file, commit), set()).add(h)
                     counts[h] = counts.get(h, 0) + 1
-                elif counts.get(h, 0) > 0:
-                    counts[h] -= 1
-                    taken.setdefault((file, commit), set()).add(h)
-    held: dict[str, set[str]] = {}
-    found = []
-    for (name, sha), hashes in taken.items():
-        if name not in held:
-            held[name] = _hashes_now(log / name)
-        gone = hashes - held[name]  # not in the file now, whatever put it back in between
-        if gone:
-            r = Removal(name, sha, authors.get(sha, "?"))
-            r.lines = len(gone)
-            found.append(r)
-    return found
+                    continue
+                removed.setdefault((file, commit), set()).add(h)
+                if counts.get(h, 0) > 0 or not counted:
+                    counts[h] = max(0, counts.get(h, 0) - 1)
+                    history.taken.setdefault((file, commit), set()).add(h)
+                    if b"\x00" not in raw:  # a line git stored as UTF-8 is read back as it was
+                        history.raw.setdefault((file, h), raw[1:].rstrip(b"\r"))
+    # A line moved, or given a byte order mark, is taken out and put back in one commit:
+    # the same line, not a new one.
+    for (file, commit), gone in removed.items():
+        if new := added.get((file, commit), set()) - gone:
+            history.tainted.setdefault(file, set()).update(new)
+    return history
 
 
 def _hashes_now(path: Path) -> set[str]:

@@ -47,6 +47,8 @@ from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
 from . import checkout, claims
 from .folder import LinkRefused, opened
+from .history import Kept
+from .reading import read_one
 from .listing import (
     CONFIG, NONE, OFF, ON, Applied, Signature, Stat, folder_problems, has_log, scan, signature,
     state, stats,
@@ -55,7 +57,7 @@ from .identity import Identity, identity
 from .journal import ROTATE_AT, ROTATE_AT_BYTES, FileTail, Journal, fstat
 from ..storage.projection import Batch, clear
 from .sharelog import (
-    FOLDER, LOG_DIR, SUFFIX, Entry, Problem, Reading, combine, file_name, new_writer_id, read_stream, who, writer_of,
+    FOLDER, LOG_DIR, SUFFIX, Entry, Reading, combine, file_name, new_writer_id, who, writer_of,
 )
 from ..storage.eventlog import SHARED
 
@@ -67,6 +69,7 @@ __all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharin
 
 _ROOT = "share_root"  # the clone the cache was last built for
 MAX_SHOWN_PROBLEMS = 20  # per file, in status
+_TAKEN = "share_taken"  # committed lines taken out of writer files, at a HEAD (JSON; ``history.kept``)
 _CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
 # meta key: {shared file: the pull in which this clone first saw it}; this clone's own file is -1.
 # Written here, read by the block (core.block), which orders its turns by it.
@@ -154,14 +157,34 @@ class Sharing:
             and database.get_meta(self.conn, _ROOT) in (None, str(self.root))
         )
 
-    def _read(self, names: list[str], now: datetime) -> dict[str, Reading]:
+    def _read(self, names: list[str], now: datetime, kept: Kept | None = None) -> dict[str, Reading]:
+        """Each file of ``names``, with what history says of it (``kept``: the committed
+        lines taken out of it, read first; the lines a rewrite put in, not applied)."""
         if not names:  # .jupymem may be gone, or a link (refused): there is nothing to open
             return {}
+        kept = kept or Kept({}, {})
         try:
             with opened(self.root) as folder:
-                return {name: _read_one(folder, name, now) for name in names}
+                return {name: read_one(folder, name, now, kept) for name in names}
         except LinkRefused:  # it became a link since it was listed: none of its files is read
-            return {name: _read_one(None, name, now) for name in names}
+            return {name: read_one(None, name, now, kept) for name in names}
+
+    def _taken(self) -> Kept:
+        """What history says of the writer files (``history.kept``): committed lines that a
+        commit on this branch took out (a cut, a rewrite, a deleted file), which memory
+        keeps, and the lines a rewriting commit put in, which it does not apply. What was
+        found at the last HEAD is kept in the cache, and asked again of git only as far as
+        the commits since; nothing without git."""
+        from .history import as_kept, kept
+
+        before = json.loads(database.get_meta(self.conn, _TAKEN) or "null")
+        now = kept(self.root, before if isinstance(before, dict) and before.get("root") == str(self.root) else None)
+        if now is None:
+            return Kept({}, {})
+        now = {**now, "root": str(self.root)}
+        if now != before:
+            database.set_meta(self.conn, _TAKEN, json.dumps(now, ensure_ascii=False))
+        return as_kept(now)
 
     def _sync(self, sig: Signature | None) -> None:
         if self._in_step(sig):
@@ -180,6 +203,11 @@ class Sharing:
             name for name in current
             if name not in stored or stored[name].stat != current[name] or (stored[name].due or "~") <= now_at
         )
+        # A pull that took committed lines out of a file (or a whole file) replays with them.
+        taken = self._taken().files
+        if any(name in taken for name in changed) or taken - set(current):
+            self.rebuild(sig)
+            return
         readings = self._read(changed, now)
         new: dict[str, tuple[Entry, str]] = {}
         for name in changed:
@@ -252,10 +280,14 @@ class Sharing:
             same_clone = database.get_meta(self.conn, _ROOT) in (None, str(self.root))
             stored = self._stored()
             conflicted = set(json.loads(database.get_meta(self.conn, _CONFLICTS) or "[]"))
+            kept = self._taken()
+            taken = kept.files
+            for name in set(readings) & taken:
+                del readings[name]  # read without what history took out of it: read again with it
             cached = {
                 name for name, stat in stats(sig).items()
                 if name not in readings and same_clone and name not in conflicted and name in stored
-                and stored[name].stat == stat and stored[name].lines == stored[name].applied
+                and stored[name].stat == stat and stored[name].lines == stored[name].applied and name not in taken
             }
             from_cache: dict[str, list[eventlog.LogItem]] = {}
             for name in sorted(cached):
@@ -266,15 +298,17 @@ class Sharing:
                         (SHARED, name),
                     ).fetchall()
                 ]
-            todo = [name for name in names if name not in cached and name not in readings]
-            readings.update(self._read(todo, now))
+            # A file taken out whole (deleted) is read from its lines in history alone.
+            todo = [name for name in [*names, *sorted(set(kept.lines) - set(names))]
+                    if name not in cached and name not in readings]
+            readings.update(self._read(todo, now, kept))
             # A uid that a file read now shares with a cached file's event: read that one too,
             # so that the conflict is settled with both lines in hand (sharelog.combine).
             read_uids = {e.uid: e for r in readings.values() for e in r.entries}
             clashing = [name for name, items in from_cache.items()
                         if any(i[0] in read_uids and not _same(read_uids[i[0]], i) for i in items)]
             if clashing:
-                readings.update(self._read(clashing, now))
+                readings.update(self._read(clashing, now, kept))
                 for name in clashing:
                     del from_cache[name]
             # An id recorded in a cached file and in another: both read, to settle its owner with line numbers.
@@ -289,7 +323,7 @@ class Sharing:
                         founders.setdefault(m["id"], set()).add(name)
             involved = {name for names_ in founders.values() if len(names_) > 1 for name in names_} & set(from_cache)
             if involved:
-                readings.update(self._read(sorted(involved), now))
+                readings.update(self._read(sorted(involved), now, kept))
                 for name in involved:
                     del from_cache[name]
             combined, together = combine(readings)
@@ -492,7 +526,11 @@ class Sharing:
     def verify_files(self) -> tuple[int, list[str]]:
         """(lines read, problems) of every log file, read afresh and together."""
         names = [name for name, *_ in signature(self.root) or ()]
-        readings = self._read(names, clock.now())
+        from .history import UNCHECKED, taken  # verify alone names what history took out
+
+        found = taken(self.root)
+        kept = Kept(found.lines, found.tainted) if found is not None else Kept({}, {})
+        readings = self._read([*names, *sorted(set(kept.lines) - set(names))], clock.now(), kept)
         _, together = combine(readings)
         contested = claims.contested(readings)
         seen = projection.sources(self.conn, contested) if contested else None
@@ -501,10 +539,7 @@ class Sharing:
         lines = sum(r.lines for r in readings.values())
         problems = [str(p) for r in readings.values() for p in r.problems] + [str(p) for p in together]
         attributes = checkout.attribute_problems(self.root, [f"{FOLDER}/{LOG_DIR}/{name}" for name in names])
-        from .history import UNCHECKED, removals  # verify alone asks git for the folder's history
-
-        found = removals(self.root)
-        rewritten = [UNCHECKED] if found is None else [str(r) for r in found]
+        rewritten = [UNCHECKED] if found is None else [str(r) for r in found.removals]
         return lines, problems + folder_problems(self.root) + attributes + rewritten + shallow
 
 
@@ -512,25 +547,6 @@ _UNSEEN = object()
 # Seconds: a scan older than this is not reused for what status says (a status follows
 # first, so it normally finds one made a moment ago; verify always lists afresh).
 _RESCAN_AFTER = 5.0
-
-
-def _read_one(folder: Any, name: str, now: datetime) -> Reading:
-    """One file, opened without following a link; a file that cannot be opened is a problem."""
-    try:
-        if folder is None:
-            raise FileNotFoundError(name)
-        with folder.open_log(name) as fh:
-            return read_stream(name, fh, now)
-    except LinkRefused:  # it became a link after the folder was listed
-        reading = Reading(name)
-        reading.problems.append(Problem(name, 0, "is a symbolic link or not a regular file, so it is not read"))
-        reading.tail_ok = False
-        return reading
-    except OSError as exc:
-        reading = Reading(name)
-        reading.problems.append(Problem(name, 0, f"cannot be read ({exc.strerror or exc})"))
-        reading.tail_ok = False
-        return reading
 
 
 def _founds(e: Entry) -> dict[str, Any] | None:

@@ -189,7 +189,8 @@ class Problem:
             tail = f" It and the {lines} it in this writer's chain are not applied."
         else:
             tail = " It is not applied."
-        where = f" line {self.line}" if self.line else ""
+        where = (f" line {self.line}" if self.line > 0
+                 else ", a line that a commit took out (read from git's history)" if self.line < 0 else "")
         return f"{FOLDER}/{LOG_DIR}/{self.file}{where}: {self.message.rstrip('.')}.{tail}"
 
 
@@ -228,10 +229,13 @@ class _Lines:
     at most ``MAX_FILE_BYTES`` of the file (``over`` says the budget ran out). A CR before
     a line's end is git's checkout (``eol=crlf``), never ours: canonical JSON holds none."""
 
-    def __init__(self, fh: LineReader):
+    def __init__(self, fh: LineReader, taken: int = 0):
         self.fh = fh
         self.budget = MAX_FILE_BYTES
         self.over = False
+        # The stream starts with this many lines that history took out of the file
+        # (``share._with_taken``): numbered -taken..-1, so the file's own lines keep theirs.
+        self.taken = taken
 
     def _readline(self, size: int) -> bytes:
         raw = self.fh.readline(min(size, self.budget + 1))
@@ -242,12 +246,12 @@ class _Lines:
         return raw
 
     def __iter__(self) -> Iterator[tuple[int, bytes | None, int, bool]]:
-        number = 0
+        number = -(self.taken + 1) if self.taken else 0
         while True:
             raw = self._readline(MAX_LINE_BYTES + 2)
             if not raw:
                 return
-            number += 1
+            number += 1 if number != -1 else 2  # -1, then 1: no line 0 (the file as a whole)
             if raw.endswith(b"\n"):
                 body = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
                 yield number, body, len(body), True
@@ -276,8 +280,9 @@ class _Lines:
         return n
 
 
-def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Reading:
-    """Read and check every line of one writer's file (see the module docstring)."""
+def read_stream(name: str, fh: IO[bytes], now: datetime | None = None, taken: int = 0) -> Reading:
+    """Read and check every line of one writer's file (see the module docstring).
+    ``taken``: the stream starts with that many lines history took out of the file."""
     reading = Reading(name)
     writer_id = writer_of(name)
     if writer_id is None:
@@ -289,7 +294,7 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None) -> Readin
     waiting: dict[str, list[_Line]] = {}  # prev not seen yet -> lines that follow it
     seen: dict[str, tuple[str, int]] = {}  # uid -> (hash, line)
     last_hash: str | None = None  # of the last complete line in file order
-    lines = _Lines(checkout.open_lines(fh))
+    lines = _Lines(checkout.open_lines(fh), taken)
     for number, raw, size, ended in lines:
         if number > MAX_LINES:
             rest = 1 + lines.count_rest()
@@ -401,7 +406,7 @@ def _take(
         o = ln.obj
         reading.entries.append(Entry(ln.number, o["uid"], o["type"], o["at"], o["payload"], o["writer"], ln.hash,
                                      ln.body.decode("utf-8"), ln.payload_hash))
-        if not in_order:
+        if not in_order and ln.number > 0:  # a line history took out is read first on purpose
             reading.problems.append(Problem(
                 reading.file, ln.number, "comes before the line it follows: the file's lines were reordered",
                 applied=True))
@@ -558,7 +563,8 @@ def combine(readings: dict[str, Reading]) -> tuple[list[tuple[Entry, str, str]],
             if not any(c[0].same_event(d[0]) for d in distinct):
                 distinct.append(c)
         for e2, name2 in distinct:
-            others = ", ".join(f"{n} line {x.line}" for x, n in distinct if (x, n) != (e2, name2))
+            others = ", ".join(f"{n} line {x.line}" if x.line > 0 else f"a line taken out of {n}"
+                               for x, n in distinct if (x, n) != (e2, name2))
             out.append((e2, name2, conflict_uid(uid, name2)))
             problems.append(Problem(
                 name2, e2.line, f"reuses the event id {uid[:12]}… of another event ({others}): both are applied, "
