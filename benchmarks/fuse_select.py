@@ -1,56 +1,49 @@
 """A fusion chosen per query from what the query itself shows, fitted leave one suite out.
 
     python benchmarks/tune_fusion.py dump --suite FILE --out DIR/NAME.json --mode both --cache DIR
-    python benchmarks/fuse_select.py DIR [--json report.json]
+    python benchmarks/fuse_select.py DIR [--queries NAME=SUITE ...] [--json report.json]
 
 Each dump (``tune_fusion.py dump --mode both``) holds, per query, every candidate either leg
 saw: its BM25, the transformer's cosine and the static model's, and the query's dense
-background in both tiers and its own IDF weight. From those this replays, per suite and
-without any abstention (the verdict is ``verdict_suites.py``'s business), every leg a
-person can get:
+background in both tiers and its own IDF weight (and its text; for dumps made before it
+was recorded, ``--queries NAME=SUITE`` reads it from the suite the dump ``NAME.json`` was
+made from). From those this replays, per suite and without any abstention (the verdict is
+``verdict_suites.py``'s business), every leg a person can get:
 
 * ``lexical``: BM25 alone;
 * ``static``: the static tier's hybrid, ``0.45 bm25/best + 0.55 cosine``;
 * ``dense``: the transformer's cosine alone;
-* ``transformer``: the transformer's hybrid as shipped before this (``cos + 0.05 bm25/best
-  + 0.3 covered^2``);
+* ``transformer``: the transformer's hybrid before the per-query words weight (``cos +
+  0.05 bm25/best + 0.3 covered^2``),
 
-and the per-query fusion (``retrieve.fused_score``), whose weights move with two things the
-query shows before any answer is known:
+and each fusion of ``fuse_forms.py`` over a grid of its settings. A form's setting is chosen
+leave one suite out, by one of two rules, and only its figures on the suite left out are
+reported for that suite (WikiQA and SQuAD 2.0 are never in a training set):
 
-* how far the transformer's best cosine stands above its fifth best (``peak``): a question
-  the encoder reads well (a paraphrase) has one memory standing out, while a conversation's
-  turns all sit close to a question that names their speaker;
-* how much of the question the best lexical candidate covers (``cover``, BM25 over the
-  query's own IDF weight): a question whose words memory holds (a conversation turn, a
-  rare term) is better ranked by them.
+* ``worst``: the setting whose worst margin over the training suites (its nDCG@10 or
+  Recall@10, the worse, minus the best leg's) is largest, ties by the mean margin;
+* ``guarded``: the setting whose worst difference from the transformer's hybrid over the
+  training suites is largest (a replacement must not lose what the shipped fusion finds on
+  any suite it was fitted on), ties by the mean margin.
 
-``score = (1 - lam) * (mu * tx' + (1 - mu) * static') + lam * bm25/best + delta * covered^2``,
-``lam = clip(a + b * cover - c * peak, 0, 1)``, where ``tx'`` and ``static'`` are each cosine
-over the query's own range (0 at its dense background, 1 at its best), so that the words'
-weight means the same for a query whose cosines all sit close together as for one whose
-answer stands out. The parameters are chosen on a grid
-leave one suite out: for each suite, the setting whose worst margin over the training
-suites (fused nDCG@10 minus the best leg's, the worst of nDCG@10 and Recall@10) is
-largest; that setting's figures on the held-out suite are the only ones reported for it.
-WikiQA and SQuAD 2.0 are never in a training set. The best setting chosen on every other
-suite is below the best leg somewhere held out (LoCoMo's turns want the words and the static
-tier, the paraphrases and WikiQA the transformer alone, and nothing a query shows before its
-answer tells them apart well enough), so it is not shipped: search keeps the transformer's
-fusion of ``retrieve._transformer_score`` (the ``transformer`` leg here), and the README says
-by how much each suite misses its best leg.
+The ``names`` form under ``guarded`` is what search ships (``retrieve.words_weight``): the
+setting it chooses on every fitted suite must be ``fuse_forms.SHIPPED`` (checked here). The
+other forms and the ``worst`` rule are reported beside it; the README has the figures.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fuse_forms  # noqa: E402
 
 K = 10
 LEGS = ("lexical", "static", "dense", "transformer")
@@ -133,72 +126,105 @@ def leg_scores(a: dict[str, np.ndarray], leg: str) -> np.ndarray:
     return np.where(ok, s, ninf)
 
 
-def fused(a: dict[str, np.ndarray], p: dict[str, float]) -> np.ndarray:
-    """The per-query fusion (the same arithmetic as ``retrieve.fused_score``)."""
-    lam = np.clip(p["a"] + p["b"] * a["best_cover"] - p["c"] * a["peak"], 0.0, 1.0)[:, None]
-    lexical = a["bm25"] > 0
-    dense = p["mu"] * a["txn"] + (1 - p["mu"]) * a["stn"]
-    s = (1 - lam) * dense + lam * a["norm"] + p["delta"] * np.where(lexical, a["cover"] ** 2, 0)
-    ok = a["has_tx"] & (lexical | (a["tx"] - a["tx_bg"][:, None] >= 0))
-    return np.where(ok, s, -np.inf)
+def best_leg(row: dict[str, tuple[float, float]], m: int, legs: tuple[str, ...] = LEGS) -> float:
+    return max(row[leg][m] for leg in legs)
 
 
-GRID = {
-    "a": (0.0, 0.2, 0.4, 0.6),
-    "b": (0.0, 0.2, 0.4, 0.6),
-    "c": (0.0, 2.0, 4.0, 8.0),
-    "mu": (1.0, 0.7, 0.4),
-    "delta": (0.0, 0.15, 0.3),
-}
+def margin(row: dict[str, tuple[float, float]], got: tuple[float, float], legs: tuple[str, ...] = LEGS) -> float:
+    """``got``'s nDCG@10 or Recall@10 (the worse) minus the best of ``legs``'."""
+    return min(got[m] - best_leg(row, m, legs) for m in (0, 1))
 
 
-def settings() -> list[dict[str, float]]:
-    keys = list(GRID)
-    return [dict(zip(keys, values)) for values in itertools.product(*(GRID[k] for k in keys))]
+def versus(row: dict[str, tuple[float, float]], got: tuple[float, float], leg: str) -> float:
+    return min(got[m] - row[leg][m] for m in (0, 1))
 
 
-def margins(table: dict[str, dict[str, tuple[float, float]]], suites: list[str], key: str) -> float:
-    """The worst, over ``suites``, of the fusion ``key``'s nDCG@10 and Recall@10 above the best leg's."""
-    worst = math.inf
-    for s in suites:
-        row = table[s]
-        for m in (0, 1):
-            worst = min(worst, row[key][m] - max(row[leg][m] for leg in LEGS))
-    return worst
+def objective(rule: str, legs: dict, figures: list[dict], train: list[str], i: int) -> tuple:
+    worst = [margin(legs[s], figures[i][s]) for s in train]
+    mean = sum(worst) / len(worst)
+    if rule == "guarded":
+        return (min(versus(legs[s], figures[i][s], "transformer") for s in train), mean)
+    return (min(worst), mean)
+
+
+def choose(rule: str, legs: dict, figures: list[dict], train: list[str]) -> int:
+    return max(range(len(figures)), key=lambda i: (objective(rule, legs, figures, train, i), -i))
+
+
+def read_queries(pairs: list[str]) -> dict[str, dict[str, str]]:
+    """NAME=SUITE pairs -> {NAME: {query id: text}} (ids repeat across suites)."""
+    out: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        name, _, path = pair.partition("=")
+        texts = out.setdefault(name, {})
+        for line in Path(path).read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if "query" in row:
+                texts[row["id"]] = row["query"]
+    return out
+
+
+def load(folder: str, pairs: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    queries = read_queries(pairs)
+    data = {}
+    for f in sorted(Path(folder).glob("*.json")):
+        rows = [r for r in json.loads(f.read_text()) if r["relevant"]]
+        texts = [r.get("query") or queries.get(f.stem, {}).get(r["id"]) for r in rows]
+        if any(t is None for t in texts):
+            raise SystemExit(f"{f.name}: no query text; pass --queries {f.stem}=SUITE")
+        a = arrays(rows)
+        fuse_forms.add_query_features(a, texts)
+        data[f.stem] = a
+    return data
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dumps", help="folder of tune_fusion.py dumps (--mode both), one a suite")
+    p.add_argument("--queries", nargs="*", default=[], metavar="NAME=SUITE",
+                   help="the suite a dump NAME.json was made from, for its query texts")
+    p.add_argument("--forms", default=",".join(fuse_forms.FORMS), help="comma-separated forms to replay")
     p.add_argument("--json", help="write the report here")
     args = p.parse_args(argv)
-    data = {f.stem: arrays(json.loads(f.read_text())) for f in sorted(Path(args.dumps).glob("*.json"))}
+    data = load(args.dumps, args.queries)
     suites = sorted(data)
-    grid = settings()
-    table: dict[str, dict[str, tuple[float, float]]] = {s: {leg: metrics(data[s], leg_scores(data[s], leg)) for leg in LEGS}
-                                                        for s in suites}
-    print(f"{len(grid)} settings over {len(suites)} suites", file=sys.stderr)
-    for i, setting in enumerate(grid):
-        for s in suites:
-            table[s][f"g{i}"] = metrics(data[s], fused(data[s], setting))
-    report: dict = {"suites": {}, "grid": GRID}
-    for held in suites + ["(all)"]:
-        train = [s for s in suites if s != held and s not in HELD_OUT]
-        best = max(range(len(grid)), key=lambda i: (margins(table, train, f"g{i}"), -i))
-        if held == "(all)":
-            report["shipped"] = {**grid[best], "train_worst_margin": round(margins(table, train, f"g{best}"), 4)}
-            continue
-        row = table[held]
-        entry = {leg: [round(v, 4) for v in row[leg]] for leg in LEGS}
-        entry["fused"] = [round(v, 4) for v in row[f"g{best}"]]
-        entry["setting"] = grid[best]
-        entry["margin"] = round(margins(table, [held], f"g{best}"), 4)
-        report["suites"][held] = entry
-    print(f"{'suite':12} {'lexical':>14} {'static':>14} {'dense':>14} {'tx hybrid':>14} {'fused (LOSO)':>14} margin")
-    for s, e in report["suites"].items():
-        cells = " ".join(f"{e[k][0]:.3f}/{e[k][1]:.3f}".rjust(14) for k in (*LEGS, "fused"))
-        print(f"{s:12} {cells} {e['margin']:+.4f}")
-    print("shipped:", report["shipped"])
+    legs = {s: {leg: metrics(data[s], leg_scores(data[s], leg)) for leg in LEGS} for s in suites}
+    report: dict = {"legs": {s: {k: [round(x, 4) for x in v] for k, v in legs[s].items()} for s in suites}, "forms": {}}
+    for name in args.forms.split(","):
+        form, grid = fuse_forms.FORMS[name]
+        print(f"{name}: {len(grid)} settings over {len(suites)} suites", file=sys.stderr)
+        figures = [{s: metrics(data[s], form(data[s], setting)) for s in suites} for setting in grid]
+        for rule in ("worst", "guarded"):
+            entry: dict = {"suites": {}}
+            for held in suites:
+                i = choose(rule, legs, figures, [s for s in suites if s != held and s not in HELD_OUT])
+                got = figures[i][held]
+                entry["suites"][held] = {
+                    "figures": [round(x, 4) for x in got], "setting": grid[i],
+                    "margin": round(margin(legs[held], got, ("lexical", "static", "dense")), 4),
+                    "margin_all": round(margin(legs[held], got), 4),
+                    "vs_transformer": round(versus(legs[held], got, "transformer"), 4),
+                }
+            fitted = [s for s in suites if s not in HELD_OUT]
+            entry["all_fitted"] = grid[choose(rule, legs, figures, fitted)]
+            entry["worst_margin"] = min(e["margin"] for e in entry["suites"].values())
+            entry["worst_vs_transformer"] = min(e["vs_transformer"] for e in entry["suites"].values())
+            report["forms"][f"{name}/{rule}"] = entry
+    print(f"{'suite':11} {'lexical':>12} {'static':>12} {'dense':>12} {'tx hybrid':>12}  margin")
+    for s in suites:
+        row = legs[s]
+        own = margin(row, row["transformer"], ("lexical", "static", "dense"))
+        print(f"{s:11} " + " ".join(f"{row[k][0]:.3f}/{row[k][1]:.3f}".rjust(12) for k in LEGS) + f"  {own:+.4f}")
+    for key, entry in report["forms"].items():
+        print(f"\n{key}: held-out worst margin {entry['worst_margin']:+.4f} (against the three legs), "
+              f"worst against the transformer's hybrid {entry['worst_vs_transformer']:+.4f}; "
+              f"on every fitted suite: {entry['all_fitted']}")
+        for s, e in entry["suites"].items():
+            print(f"  {s:11} {e['figures'][0]:.3f}/{e['figures'][1]:.3f}  margin {e['margin']:+.4f}  "
+                  f"vs tx hybrid {e['vs_transformer']:+.4f}  {e['setting']}")
+    shipped = report["forms"].get("names/guarded", {}).get("all_fitted")
+    if shipped is not None and shipped != fuse_forms.SHIPPED:
+        print(f"\nsearch ships {fuse_forms.SHIPPED}, the guarded rule chooses {shipped}", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     return 0

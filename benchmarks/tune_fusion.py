@@ -85,7 +85,8 @@ def dump(suite_path: str, out: str, encoder: str | None, limit: int | None, mode
             for c in st.candidates:
                 merged.setdefault(by_rid[c.rid], [c.bm25, None, None])[2] = c.cosine
             rows.append({
-                "id": q.id, "category": q.category, "relevant": relevant, "size": len(by_rid), "scope": scope,
+                "id": q.id, "query": q.query, "category": q.category, "relevant": relevant, "size": len(by_rid),
+                "scope": scope,
                 "background": {"transformer": tx.side.background if tx.side else None,
                                "static": st.side.background if st.side else None},
                 "qweight": next((c.plan.total_weight for c in tx.candidates if c.plan is not None), None),

@@ -22,7 +22,7 @@ import pytest
 from jupymem.assistants import tools
 from jupymem.config import Settings
 from jupymem.core.opening import close_all, init_project
-from jupymem.retrieval import index, tiers
+from jupymem.retrieval import index, retrieve, tiers
 from jupymem.retrieval.embed import HashEmbedder
 from jupymem.retrieval.transformer import TRANSFORMER_NAME
 
@@ -146,6 +146,48 @@ def test_an_abstention_shows_people_the_closest_and_assistants_nothing(project) 
     # What a model may call: abstained, and nothing of the closest.
     answer = tools.search_result(result)
     assert answer == {"status": "abstained", "reason": "nothing matches closely enough"}
+
+
+# Conversation turns, as LoCoMo's are: the transformer's cosine puts chit-chat first ("Ouch,
+# that sounds painful!") for a question whose words one longer turn holds.
+CONVERSATION = [
+    "Priya: Ouch, that sounds painful! Are you okay now?",
+    "Tomas: I twisted my ankle at football and it still aches.",
+    "Priya: Thanks for the tip, Tomas. I'll read up on it tonight. Also, in October I got hurt on the climbing"
+    " wall, so the marathon is off this year after a whole summer of training.",
+    "Tomas: Thanks, Priya! I finally finished painting the fence this weekend.",
+    "Priya: Haha, that's so true. Walks always clear my head.",
+    "Tomas: I signed up for a pottery class on Thursdays.",
+    "Priya: My sister visits next month and we plan a road trip to the coast.",
+    "Tomas: What a find! Did you take anything home?",
+    "Priya: Wow, what an experience! How did it make you feel?",
+    "Tomas: My dog loves the new park near the river.",
+    "Priya: So sorry to hear about your injury, take it easy!",
+]
+
+
+@pytest.mark.parametrize("question", ["When did Priya get hurt?", "What setback did Priya face in October?"])
+def test_a_question_naming_someone_finds_the_turn_that_holds_its_words(repo: Path, question: str) -> None:
+    project = init_project(repo, Settings.from_env())
+    project.remember_many({"statement": s, "kind": "fact"} for s in CONVERSATION)
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600).tier == "transformer"
+    meaning = project.search(question, mode="dense")
+    assert "climbing wall" not in (meaning.hits or meaning.closest)[0].memory.statement
+    result = project.search(question)
+    assert result.tier == "transformer"
+    assert "climbing wall" in (result.hits or result.closest)[0].memory.statement
+
+
+def test_the_words_weigh_more_only_for_a_question_that_names_things() -> None:
+    assert retrieve.names_share("When did Priya get hurt?") == 0.25
+    assert retrieve.names_share("what did Lucía say about the NPS survey?") == pytest.approx(2 / 7)
+    assert retrieve.names_share("what are we trying to achieve with this work?") == 0.0
+    assert retrieve.names_share("Priya?") == 0.0
+    assert retrieve.words_weight(0.0, 0.0) == 0.0  # the transformer's fusion as it was
+    assert retrieve.words_weight(1.0, 0.0) == pytest.approx(0.15)  # no names: a clear lexical best, a little
+    assert retrieve.words_weight(1.0, 0.25) == pytest.approx(0.4)
+    assert retrieve.words_weight(1.0, 1.0) == 1.0
 
 
 def _cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import heapq
 import re
 import threading
 from collections.abc import Sequence
@@ -64,6 +65,17 @@ DENSE_K = 20  # nearest neighbours the dense leg proposes
 TX_BEST_WEIGHT = 0.05
 TX_COVER_WEIGHT = 0.3
 TX_COVER_POWER = 2.0
+# Per query, the words weigh more (``words_weight``, added to TX_BEST_WEIGHT) when the
+# query names things (a share of capitalised words past the first: "When did Caroline go
+# to the LGBTQ support group?") and the lexical leg's best stands clear of its runner-up.
+# Conversation turns about a named person are found by the words they share with the
+# question, which the transformer's cosine weighs less than a short turn's chit-chat; a
+# question without names gets at most 0.15 more (and none when its lexical best is tied).
+# Chosen leave one suite out, never below the fusion above on a suite it was chosen on
+# (benchmarks/fuse_select.py, the README's table).
+TX_WORDS_BASE = -0.1
+TX_WORDS_LEAD = 0.25
+TX_WORDS_NAMES = 1.0
 DENSE_ONLY_MARGIN = 0.0
 # With history included, a question about the current value ranks a closed memory's
 # score this much lower than an active one's.
@@ -76,6 +88,7 @@ MODE_TIER = {"static": "static", "transformer": "transformer", "dense": "transfo
 RANKING_ONLY = frozenset({"fts", "dense"})
 
 _NOW = re.compile(r"\b(?:current|currently|nowadays|presently)\b", re.IGNORECASE)
+_WORD = re.compile(r"[\w']+")
 
 
 @dataclass(frozen=True)
@@ -267,7 +280,8 @@ def rank(
     small = 0 < active <= answerable.SMALL_PROJECT
     if dense is not None:
         candidates, background = _fuse(
-            store, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small
+            store, text, candidates, dense, include_inactive=include_inactive, kinds=kinds, small=small,
+            names=names_share(query[:MAX_QUERY_CHARS]),
         )
         side = dataclasses.replace(side, background=background)
     else:
@@ -374,17 +388,34 @@ def _prefer_active(store: MemoryReader, candidates: list[Candidate]) -> None:
     candidates.sort(key=lambda c: (-c.score, c.rid))
 
 
-def _transformer_score(c: Candidate, best: float, weight: float) -> float:
+def names_share(text: str) -> float:
+    """The share of a query's words past the first that begin with a capital letter
+    (names, acronyms; the first word is capitalised in any sentence)."""
+    words = _WORD.findall(text)
+    if len(words) < 2:
+        return 0.0
+    return sum(1 for w in words[1:] if w[:1].isupper()) / (len(words) - 1)
+
+
+def words_weight(lead: float, names: float) -> float:
+    """The words' extra weight in the transformer's fusion for one query: ``lead`` is how
+    far the lexical leg's best BM25 stands above its runner-up's (1 - second/best),
+    ``names`` the query's ``names_share``. Both are known before any answer is."""
+    return min(1.0, max(0.0, TX_WORDS_BASE + TX_WORDS_LEAD * lead + TX_WORDS_NAMES * names))
+
+
+def _transformer_score(c: Candidate, best: float, weight: float, extra: float = 0.0) -> float:
     """The transformer tier's fusion: its cosine orders, the words add a bonus. Its cosine
     says more than the static model's, and BM25 over the query's best is 1 for the
     best lexical candidate of any query, even one that shares only a common word with
     memory (a paraphrase); the query's covered weight (BM25 over the query's own IDF
-    weight) is what the words really say, on one scale for every query."""
+    weight) is what the words really say, on one scale for every query. ``extra``
+    (``words_weight``) adds to the best's weight for a query that names things."""
     cosine = max(0.0, c.cosine or 0.0)
     if c.bm25 <= 0:
         return cosine
     cover = min(1.0, c.bm25 / weight) if weight > 0 else 0.0
-    return cosine + TX_BEST_WEIGHT * (c.bm25 / best) + TX_COVER_WEIGHT * cover**TX_COVER_POWER
+    return cosine + (TX_BEST_WEIGHT + extra) * (c.bm25 / best) + TX_COVER_WEIGHT * cover**TX_COVER_POWER
 
 
 def _fuse(
@@ -396,11 +427,13 @@ def _fuse(
     include_inactive: bool,
     kinds: tuple[str, ...] | None,
     small: bool = False,
+    names: float = 0.0,
 ) -> tuple[list[Candidate], float | None]:
     """Lexical candidates re-scored with their cosines, plus the dense leg's own finds;
     and the query's dense background (None when the query has no vector). In a ``small``
     project every memory is a candidate: those below the background get score 0 and are
-    shown only when answerability finds them confident (``decide``)."""
+    shown only when answerability finds them confident (``decide``). ``names``: the
+    query's ``names_share``."""
     np = arrays.np()
 
     qv = query_vector(dense.embedder, text)
@@ -420,13 +453,17 @@ def _fuse(
     best = max((c.bm25 for c in lex), default=0.0) or 1.0
     transformer = dense.tier == "transformer"
     weight = next((c.plan.total_weight for c in lex if c.plan is not None), 0.0)
+    extra = 0.0
+    if transformer:
+        top = heapq.nlargest(2, (c.bm25 for c in lex if c.bm25 > 0))
+        extra = words_weight(1.0 - top[1] / top[0] if len(top) == 2 else 1.0, names)
     for c in out:
         if c.cosine is None:
             c.cosine = cos.get(c.rid)
         if c.cosine is not None and c.bm25 > 0:
             c.legs = (*c.legs, "dense")
         if transformer:
-            c.score = _transformer_score(c, best, weight)
+            c.score = _transformer_score(c, best, weight, extra)
         else:
             c.score = LEXICAL_WEIGHT * (c.bm25 / best) + DENSE_WEIGHT * max(0.0, c.cosine or 0.0)
         if c.bm25 <= 0 and (c.cosine or 0.0) - background < DENSE_ONLY_MARGIN:
