@@ -114,6 +114,9 @@ class Reading(NamedTuple):
     modifiers: tuple[tuple[str, bool, bool], ...]  # (word, known to memory, the memory's own word in its place)
     attributes_missed: tuple[str, ...]
     predicates_missed: tuple[str, ...] = ()
+    # What the question asks for ("name", "time", "amount", "version": ``wording.wanted_type``)
+    # when the memory holds nothing of that type, else None.
+    wants_missed: str | None = None
 
 
 class Signals(NamedTuple):
@@ -391,7 +394,7 @@ def _swapped(
 
 def _reading(
     q: QuerySide, hits: Sequence[bool], soft: Sequence[float], spec: Mapping[int, float], total: float,
-    lost: Sequence[tuple[int, bool]],
+    lost: Sequence[tuple[int, bool]], type_missed: bool,
 ) -> Reading:
     named = any(hits[i] for i in q.salient_terms)
     swapped_before = {i for i, before in lost if before}
@@ -417,6 +420,7 @@ def _reading(
         tuple(modifiers.values()),
         tuple(q.terms[i].word for i in sorted(q.possessed | q.attribute_terms) if named and not hits[i]),
         tuple(q.terms[i].word for i in sorted(q.predicate_terms) if not hits[i]),
+        q.wants if type_missed else None,
     )
 
 
@@ -501,7 +505,7 @@ def signals(
             spec_of = dict(zip(lacking, spec))
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
     if reading is not None:
-        reading.append(_reading(q, hits, soft, spec_of, total, lost))
+        reading.append(_reading(q, hits, soft, spec_of, total, lost, type_missed > 0))
     return Signals(
         coverage=coverage,
         words=words,
