@@ -115,7 +115,7 @@ def collect_family(family: str, cache: Path) -> list[dict]:
                                   "reading": [list(map(list, c.reading.lacking)), list(c.reading.names_swapped),
                                               list(c.reading.names_absent), list(map(list, c.reading.modifiers)),
                                               list(c.reading.attributes_missed), list(c.reading.predicates_missed),
-                                              c.reading.wants_missed],
+                                              c.reading.wants_missed, list(map(list, c.reading.slot_words))],
                                   "statement": c.memory.statement[:100]})
                 rows.append({"family": family, "scope": scope, "size": size, "id": q.id, "query": q.query,
                              "kind": kind(q), "answerable": bool(q.relevant), "mode": mode, "hybrid": ranking.hybrid,
@@ -143,11 +143,12 @@ def collect_family(family: str, cache: Path) -> list[dict]:
 # (the small band's label thresholds, learned on the other small-project family once it
 # abstained more, loosened). The same rule for "when" and "how many" questions abstained
 # on 7% of LoCoMo's answerable ones held out (a turn does not write its session's date), so
-# reading.py reads it for "who" alone.
+# reading.py reads it for "who" alone. "rivals" comes first: it changed no abstention on any
+# family (every question it reads abstained already), and a tie goes to the reading.
 GRID = {"meaning": (0.35,), "specific": (0.6,), "modifiers": ("slot",), "absent_names": (True,),
         "predicates": (False,), "unmet_specific": (0.8, 1.2), "unmet_share": (0.5,),
         "boundary": ("large",), "cover_min": (0.0, 0.2, 0.3, 0.35), "margin_max": (0.2, 0.25),
-        "untyped": (0.8, 0.9, 1.0, 1.2, 9.0), "alien": (1.0, 1.2, 1.4, 9.0)}
+        "untyped": (0.8, 0.9, 1.0, 1.2, 9.0), "alien": (1.0, 1.2, 1.4, 9.0), "rivals": (True, False)}
 COVER_GRID, UNTYPED_GRID, ALIEN_GRID = GRID["cover_min"], GRID["untyped"], GRID["alien"]
 # The transformer alone reads who-questions' missing person and subjects memory never
 # mentions: with both, the static tier's held-out paraphrase false abstention was 7.2% (the
@@ -178,9 +179,10 @@ def confidence(c: dict, hybrid: bool, setting: dict, mode: str = "transformer") 
         # again from the query and the signals' ``type_missed``).
         wants = predicates[1] if len(predicates) > 1 else (
             wanted_type(c["_query"]) if c.get("signals") and c["signals"][_TYPE_MISSED] > 0 else None)
+        slots = tuple(tuple(x) for x in predicates[2]) if len(predicates) > 2 else ()
         read = c["_read"] = Reading(tuple(tuple(x) for x in lacking), tuple(swapped), tuple(absent),
                                     tuple(tuple(m) for m in modifiers), tuple(attributes),
-                                    tuple(predicates[0]) if predicates else (), wants)
+                                    tuple(predicates[0]) if predicates else (), wants, slots)
     raw = c["raw"]
     boundary = setting.get("boundary", "band")
     if boundary != "band" and c["band"] in ("small", "large") and "signals" in c:

@@ -26,8 +26,8 @@ SMALL = Path(__file__).resolve().parent / "gold" / "small_projects.gold.jsonl"
 def sentences():
     """The paraphrase suite's one project: 864 short statements, both tiers ready. Made for
     each test: the autouse ``jupymem_home`` closes every project after a test, so one kept
-    for the module answered the tests after the first with a closed database (which the
-    strict xfails below took for their expected failure)."""
+    for the module answered the tests after the first with a closed database (which a
+    strict xfail took for its expected failure)."""
     suite = load_suite(PARAPHRASE)
     base = Path(tempfile.mkdtemp(prefix="jupymem-meaning-"))
     project, ids = open_scope(suite, "sentences", base, Settings(home=base / "home", language="source"))
@@ -114,6 +114,23 @@ GOAL_PROJECT = [
     "Never train on the lockdown weeks of 2020; they are flagged in config/exclusions.yaml.",
     "The goal of this project is to cut stock-outs by forecasting next week's demand for every store.",
 ]
+
+
+# "monthly" and "weekly" are close by their vectors and neither is a name; a period in place
+# of another is a contradiction all the same (reading.py, "rivals"), in every mode, whether or
+# not the project uses "monthly" elsewhere. The same question about the weekly one is answered.
+@pytest.mark.parametrize("mode", ["transformer", "static", "lexical"])
+def test_a_period_in_place_of_another_is_not_an_answer(repo: Path, mode: str) -> None:
+    project = init_project(repo, Settings.from_env())
+    project.remember_many({"statement": s, "kind": "fact"} for s in GOAL_PROJECT)
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600).tier == "transformer"
+    weekly = GOAL_PROJECT[0]
+    for query, answers in (("when is the monthly sales forecast published?", False),
+                           ("when are the weekly sales forecasts published?", True)):
+        first = project.explain(query, 3, mode=mode).candidates[:3]
+        got = [c.confidence for c in first if c.memory.statement == weekly]
+        assert got and (got[0] >= 0.5) == answers, (query, [(c.memory.statement, c.confidence) for c in first])
 
 
 # The transformer puts the goal first though they share no word; the larger projects' model,

@@ -13,6 +13,9 @@ question that carry its meaning (``signals.Reading``):
   a memory about someone else is no answer about them. (A name the memory simply lacks is
   not enough: a prompt names much that its answer does not, "ChatGPT" is answered by
   "external chat tools".)
+* a **rival**: the memory writes, where the question has a period, a weekday or a month,
+  another one ("the *monthly* sales forecast" / "weekly sales forecasts"), whatever the
+  word vectors say of the two and whether or not memory uses the question's word.
 * a **swapped modifier**: the memory holds the word a question word qualifies, with a word
   of its own in its place ("the *forecasting* model" / "the churn model", "the *monthly*
   sales forecast" / "weekly sales forecasts"), the question's word is specific
@@ -55,7 +58,7 @@ from typing import Any
 
 from . import answerable
 from .signals import HYBRID_FEATURES, Reading
-from .wording import TIME_WORDS
+from .wording import TIME_WORDS, rival
 
 # The confidence a memory that leaves a part unaccounted for keeps at most, as a share of
 # what the model said: "weak", below every threshold that answers, still in the model's order.
@@ -100,6 +103,10 @@ DEFAULTS: dict[str, Any] = {
     # against a note on request limits). Not for a query in another language, whose every
     # word is new to memory. 9: not read.
     "alien": 9.0,
+    # Every mode: a modifier the memory writes another member of its closed class in place
+    # of ("the *monthly* sales forecast" / "weekly sales forecasts", ``wording.rival``),
+    # whether or not memory uses the word elsewhere and however close the vectors put them.
+    "rivals": False,
     # Which model judges a statement: "band", its project's size band's (``answerable.band``);
     # "large", the larger projects' at every size (no model boundary a growing project
     # crosses); "min", the stricter of the two in a larger project.
@@ -142,6 +149,10 @@ def unaccounted(
     meaning, specific = got["meaning"], got["specific"]
     if reading.names_swapped:
         return f"the name {reading.names_swapped[0]!r} is not the memory's"
+    if got["rivals"]:
+        for word, theirs in reading.slot_words:
+            if rival(word, theirs):
+                return f"{word!r} where the memory says {theirs!r}"
     if got["absent_names"]:
         for name in reading.names_absent:
             if _person_like(name):
