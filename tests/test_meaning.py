@@ -19,14 +19,15 @@ from jupymem.core.opening import close_all, init_project
 pytestmark = [pytest.mark.eval, pytest.mark.usefixtures("transformer_encoder")]
 
 PARAPHRASE = Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "own" / "paraphrase.gold.jsonl"
+SMALL = Path(__file__).resolve().parent / "gold" / "small_projects.gold.jsonl"
 
 
 @pytest.fixture
 def sentences():
     """The paraphrase suite's one project: 864 short statements, both tiers ready. Made for
     each test: the autouse ``jupymem_home`` closes every project after a test, so one kept
-    for the module answered the tests after the first with a closed database (which the
-    strict xfails below took for their expected failure)."""
+    for the module answered the tests after the first with a closed database (which a
+    strict xfail took for its expected failure)."""
     suite = load_suite(PARAPHRASE)
     base = Path(tempfile.mkdtemp(prefix="jupymem-meaning-"))
     project, ids = open_scope(suite, "sentences", base, Settings(home=base / "home", language="source"))
@@ -62,16 +63,11 @@ def test_a_swapped_modifier_is_not_an_answer(sentences, mode: str) -> None:
     assert churn and churn[0].confidence < 0.5, [(c.memory.statement, c.confidence) for c in first]
 
 
-# Not yet with the transformer: a memory about another model that says nothing of an owner
-# ("Model releases are announced in the models channel ...") still answers it there; what
-# "who owns" asks of a person was read too ("predicates", benchmarks/verdict_suites.py) and
-# refused "who approves the forecast?" for "Ingrid Larsen signs off the forecast". strict:
-# the day it passes, this mark must go.
-@pytest.mark.parametrize("mode", [
-    pytest.param("transformer", marks=pytest.mark.xfail(
-        strict=True, reason="a memory of another model that names no owner still answers it")),
-    "static", "lexical",
-])
+# With the transformer, a memory about another model that names no one ("Model releases are
+# announced in the models channel with a changelog and the owner's name") answered it until
+# the verdict read who-questions for the person they ask for (reading.py, "untyped"): the
+# memory names no one and nothing in it means "forecasting".
+@pytest.mark.parametrize("mode", ["transformer", "static", "lexical"])
 def test_a_question_about_a_model_nobody_owns_is_not_answered_with_confidence(sentences, mode: str) -> None:
     project, ids = sentences
     result = project.search("who owns the forecasting model?", mode=mode)
@@ -94,6 +90,21 @@ def test_one_shared_word_is_never_a_strong_answer(repo: Path, mode: str) -> None
     assert not strong, [(h.memory.statement, h.confidence) for h in strong]
 
 
+ENERGY = load_suite(SMALL)
+
+
+# The other side of the rule above: a memory that names someone answers "who" in words of
+# its own ("approves" / "signs off"), and is left to the models; reading what "who" asks of
+# the person in every memory ("predicates", benchmarks/verdict_suites.py) refused this one.
+def test_who_is_answered_by_a_memory_naming_someone_in_other_words(repo: Path) -> None:
+    project = init_project(repo, Settings.from_env())
+    project.remember_many({"statement": m["text"], "kind": "fact"} for m in ENERGY.memories["energy"])
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600).tier == "transformer"
+    result = project.search("who approves the forecast before it goes out?")
+    assert not result.abstained and "Ingrid Larsen" in result.hits[0].memory.statement, result
+
+
 GOAL_PROJECT = [
     "Weekly sales forecasts are published every Tuesday morning on the planning dashboard.",
     "Greta Olsen owns the demand planning notebooks and reviews every new feature.",
@@ -103,6 +114,23 @@ GOAL_PROJECT = [
     "Never train on the lockdown weeks of 2020; they are flagged in config/exclusions.yaml.",
     "The goal of this project is to cut stock-outs by forecasting next week's demand for every store.",
 ]
+
+
+# "monthly" and "weekly" are close by their vectors and neither is a name; a period in place
+# of another is a contradiction all the same (reading.py, "rivals"), in every mode, whether or
+# not the project uses "monthly" elsewhere. The same question about the weekly one is answered.
+@pytest.mark.parametrize("mode", ["transformer", "static", "lexical"])
+def test_a_period_in_place_of_another_is_not_an_answer(repo: Path, mode: str) -> None:
+    project = init_project(repo, Settings.from_env())
+    project.remember_many({"statement": s, "kind": "fact"} for s in GOAL_PROJECT)
+    project.prepare_lexical()
+    assert project.prepare_dense(timeout=600).tier == "transformer"
+    weekly = GOAL_PROJECT[0]
+    for query, answers in (("when is the monthly sales forecast published?", False),
+                           ("when are the weekly sales forecasts published?", True)):
+        first = project.explain(query, 3, mode=mode).candidates[:3]
+        got = [c.confidence for c in first if c.memory.statement == weekly]
+        assert got and (got[0] >= 0.5) == answers, (query, [(c.memory.statement, c.confidence) for c in first])
 
 
 # The transformer puts the goal first though they share no word; the larger projects' model,

@@ -62,11 +62,11 @@ def _lifted(tmp_path: Path, scope: str, size: int, questions: list[str], own: li
     return lifted
 
 
-# Not yet: a note that shares a word with an off-topic question ("how do I request a new
-# laptop?", "how do I set up two-factor authentication for email?") lifts it over the
-# threshold: 3 of the 57 questions at the last measure, all off-topic
-# (README, "Retrieval, measured"). strict: the day it passes, this mark must go.
-@pytest.mark.xfail(strict=True, reason="a note sharing a word with an off-topic question still lifts a few")
+# A note that shares a word with an off-topic question ("how do I request a new laptop?",
+# "how do I set up two-factor authentication for email?", "who organises the summer party?")
+# lifted 3 of the 57 questions over the threshold until the verdict read them for a subject
+# no memory mentions and for the person a "who" question asks for (reading.py, "alien" and
+# "untyped").
 def test_unrelated_memories_never_lift_an_unanswerable_question_over_the_threshold(tmp_path: Path) -> None:
     suite = load_suite(SMALL)
     asked = {scope: [q.query for q in suite.queries if q.scope == scope and not q.relevant] for scope, _ in PROJECTS}

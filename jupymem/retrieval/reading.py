@@ -13,6 +13,9 @@ question that carry its meaning (``signals.Reading``):
   a memory about someone else is no answer about them. (A name the memory simply lacks is
   not enough: a prompt names much that its answer does not, "ChatGPT" is answered by
   "external chat tools".)
+* a **rival**: the memory writes, where the question has a period, a weekday or a month,
+  another one ("the *monthly* sales forecast" / "weekly sales forecasts"), whatever the
+  word vectors say of the two and whether or not memory uses the question's word.
 * a **swapped modifier**: the memory holds the word a question word qualifies, with a word
   of its own in its place ("the *forecasting* model" / "the churn model", "the *monthly*
   sales forecast" / "weekly sales forecasts"), the question's word is specific
@@ -20,6 +23,13 @@ question that carry its meaning (``signals.Reading``):
   encoder's word vectors, ``MEANING``: "legacy" accounts for "old", "attrition" for "churn").
 * the **attribute** asked of a name the memory names ("Lena Park's *email*") that nothing
   in the memory matches or comes close to in meaning.
+* the **person** a "who" question asks for, when the memory names no one and leaves a
+  specific word of the question unmatched and unmeant ("who owns the *forecasting* model?"
+  against "Model releases are announced ... with the owner's name"): it cannot say who.
+* a **subject memory never mentions**: a specific question word no memory holds at all,
+  that nothing in this one means either, while the encoder does not find the two close
+  ("how do I request a new *laptop*?" against a note on API request limits). A note
+  recorded later that shares "request" does not make it an answer.
 
 (The noun a question asks for was read too, and dropped: "which *architecture* is the
 classifier?" is answered by "ConvNeXt-Tiny", which names no architecture.)
@@ -48,7 +58,7 @@ from typing import Any
 
 from . import answerable
 from .signals import HYBRID_FEATURES, Reading
-from .wording import TIME_WORDS
+from .wording import TIME_WORDS, rival
 
 # The confidence a memory that leaves a part unaccounted for keeps at most, as a share of
 # what the model said: "weak", below every threshold that answers, still in the model's order.
@@ -76,6 +86,27 @@ DEFAULTS: dict[str, Any] = {
     # *parental* leave policy" against a note on the pricing policy). 1.0: not read.
     "unmet_specific": 1.0,
     "unmet_share": 1.0,
+    # Hybrid modes: a "who" question whose memory names no one (``Reading.wants_missed``)
+    # and lacks one of its words at least this specific (``specificity``) that nothing in
+    # the memory comes close to in meaning: "who owns the *forecasting* model?" against
+    # "Model releases are announced ... with the owner's name", "who *organises* the summer
+    # party?" against a note on who owns a table. Only "who": a conversation's turn answers
+    # "when" without writing the date (LoCoMo's sessions carry it), so "when" and "how
+    # many" questions read so abstained on 7% of LoCoMo's answerable ones held out. A memory
+    # that names someone is left to the models ("who *approves* the forecast?" is answered
+    # by "Ingrid Larsen *signs off* the forecast"). 9: not read.
+    "untyped": 9.0,
+    # Hybrid modes: a question word at least this specific that no memory holds at all and
+    # nothing in this one comes close to in meaning, while the dense cosine does not stand
+    # ``margin_max`` above the query's background (not a paraphrase the encoder sees): the
+    # question is about something memory never mentions ("how do I request a new *laptop*?"
+    # against a note on request limits). Not for a query in another language, whose every
+    # word is new to memory. 9: not read.
+    "alien": 9.0,
+    # Every mode: a modifier the memory writes another member of its closed class in place
+    # of ("the *monthly* sales forecast" / "weekly sales forecasts", ``wording.rival``),
+    # whether or not memory uses the word elsewhere and however close the vectors put them.
+    "rivals": False,
     # Which model judges a statement: "band", its project's size band's (``answerable.band``);
     # "large", the larger projects' at every size (no model boundary a growing project
     # crosses); "min", the stricter of the two in a larger project.
@@ -89,6 +120,7 @@ DEFAULTS: dict[str, Any] = {
 _COVERAGE = HYBRID_FEATURES.index("coverage")
 _SOFT_COVERAGE = HYBRID_FEATURES.index("soft_coverage")
 _MARGIN = HYBRID_FEATURES.index("margin")
+_FOREIGN = HYBRID_FEATURES.index("foreign")
 
 
 def settings(hybrid: bool, tier: str | None) -> dict[str, Any]:
@@ -117,6 +149,10 @@ def unaccounted(
     meaning, specific = got["meaning"], got["specific"]
     if reading.names_swapped:
         return f"the name {reading.names_swapped[0]!r} is not the memory's"
+    if got["rivals"]:
+        for word, theirs in reading.slot_words:
+            if rival(word, theirs):
+                return f"{word!r} where the memory says {theirs!r}"
     if got["absent_names"]:
         for name in reading.names_absent:
             if _person_like(name):
@@ -139,6 +175,14 @@ def unaccounted(
             near, spec = soft.get(word, (0.0, None))
             if near < meaning and (spec is None or spec >= specific):
                 return f"asks who {word!r}, which the memory does not say"
+    if hybrid and reading.wants_missed == "name":
+        for word, _, near, spec, _ in reading.lacking:
+            if near < meaning and spec is not None and spec >= got["untyped"]:
+                return f"nothing of what it asks for, and nothing means {word!r}"
+    if hybrid and signals is not None and signals[_MARGIN] < got["margin_max"] and not signals[_FOREIGN]:
+        for word, _, near, spec, known in reading.lacking:
+            if not known and near < meaning and spec is not None and spec >= got["alien"]:
+                return f"no memory holds {word!r}, and nothing in this one means it"
     if hybrid and got["unmet_share"] < 1.0:
         unmet = [(word, weight) for word, weight, near, spec, _ in reading.lacking
                  if near < meaning and spec is not None and spec >= got["unmet_specific"]]

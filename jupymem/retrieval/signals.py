@@ -114,6 +114,12 @@ class Reading(NamedTuple):
     modifiers: tuple[tuple[str, bool, bool], ...]  # (word, known to memory, the memory's own word in its place)
     attributes_missed: tuple[str, ...]
     predicates_missed: tuple[str, ...] = ()
+    # What the question asks for ("name", "time", "amount", "version": ``wording.wanted_type``)
+    # when the memory holds nothing of that type, else None.
+    wants_missed: str | None = None
+    # The question's modifiers the memory writes a word of its own in place of, with that
+    # word ("forecasting", "churn"; "monthly", "weekly").
+    slot_words: tuple[tuple[str, str], ...] = ()
 
 
 class Signals(NamedTuple):
@@ -345,13 +351,15 @@ def _token_matches(token: str, term: lexical.Term) -> bool:
 
 
 def _swapped(
-    q: QuerySide, hits: Sequence[bool], sequence: Sequence[str], lost: list[tuple[int, bool]] | None = None
+    q: QuerySide, hits: Sequence[bool], sequence: Sequence[str], lost: list[tuple[int, bool]] | None = None,
+    slots: list[tuple[int, str]] | None = None,
 ) -> bool:
     """Does the memory hold one of two adjacent query words next to another word of its own?
     ``lost``, when given, receives every query term the memory lacks in such a place, with
     whether it stands before the shared word (a modifier: "the *forecasting* model" where
     the memory writes "the churn model"; there a memory word ending in -ing counts too,
-    "the *staffing* model")."""
+    "the *staffing* model"); ``slots``, every such modifier with the memory's word in its
+    place ("forecasting", "churn")."""
     distinct = set(sequence)
     kept_at: dict[int, list[int]] = {}  # query term -> where the memory has it
     foreign = q.foreign_words  # a memory word -> matches no query term
@@ -383,6 +391,8 @@ def _swapped(
             if foreign[other]:
                 if lost is not None and all(m != missing for m, _ in lost):
                     lost.append((missing, step == -1))
+                if slots is not None and step == -1:
+                    slots.append((missing, other))
                 if not theirs:
                     found = True
                     break
@@ -391,7 +401,7 @@ def _swapped(
 
 def _reading(
     q: QuerySide, hits: Sequence[bool], soft: Sequence[float], spec: Mapping[int, float], total: float,
-    lost: Sequence[tuple[int, bool]],
+    lost: Sequence[tuple[int, bool]], type_missed: bool, slots: Sequence[tuple[int, str]] = (),
 ) -> Reading:
     named = any(hits[i] for i in q.salient_terms)
     swapped_before = {i for i, before in lost if before}
@@ -417,6 +427,8 @@ def _reading(
         tuple(modifiers.values()),
         tuple(q.terms[i].word for i in sorted(q.possessed | q.attribute_terms) if named and not hits[i]),
         tuple(q.terms[i].word for i in sorted(q.predicate_terms) if not hits[i]),
+        q.wants if type_missed else None,
+        tuple(dict.fromkeys((q.terms[i].word, other) for i, other in slots)),
     )
 
 
@@ -482,7 +494,8 @@ def signals(
     focus_missed = 1.0 if any(not hits[i] for i in q.focus_terms) else 0.0
     split = any(hits[a] != hits[b] for a, b in q.pairs)  # reading the statement's words only then
     lost: list[tuple[int, bool]] = []
-    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement), lost) else 0.0
+    slots: list[tuple[int, str]] = []
+    swapped = 1.0 if split and _swapped(q, hits, lexical.tokens(statement), lost, slots) else 0.0
     cos = cosine if cosine is not None else 0.0
     margin = cos - q.background if (cosine is not None and q.background is not None) else 0.0
     soft_coverage = soft_min = coverage
@@ -501,7 +514,7 @@ def signals(
             spec_of = dict(zip(lacking, spec))
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
     if reading is not None:
-        reading.append(_reading(q, hits, soft, spec_of, total, lost))
+        reading.append(_reading(q, hits, soft, spec_of, total, lost, type_missed > 0, slots))
     return Signals(
         coverage=coverage,
         words=words,

@@ -188,6 +188,23 @@ TIME_WORDS = frozenset(
     afternoon evening night midnight noon today yesterday tomorrow day days week weeks month months year
     years quarter hour hours minute minutes every""".split()
 )
+# Closed classes of words: two members of one in the same place contradict each other ("the
+# *monthly* sales forecast" / "weekly sales forecasts"), though their vectors call them close.
+_CLASSES = tuple(frozenset(c.split()) for c in (
+    "hourly daily nightly weekly biweekly fortnightly monthly quarterly yearly annual annually",
+    "monday tuesday wednesday thursday friday saturday sunday",
+    "january february march april june july august september october november december",
+))
+
+
+def rival(a: str, b: str) -> bool:
+    """Are ``a`` and ``b`` (folded words) two different members of one closed class (periods,
+    weekdays, months; a plural counts as its singular)?"""
+    a, b = (w[:-1] if w.endswith("s") and w[:-1] in _ANY_CLASS else w for w in (a, b))
+    return a != b and any(a in c and b in c for c in _CLASSES)
+
+
+_ANY_CLASS = frozenset().union(*_CLASSES)
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*%?(?![\w.])")
 _AMOUNT_WORDS = frozenset(
     """one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
