@@ -388,6 +388,33 @@ def test_her_file_deleted_or_rewritten_in_a_commit_changes_none_of_her_memory(te
     assert "taken out by commit" in bob.jm("verify").stdout.decode()
 
 
+def test_lines_put_in_her_file_and_taken_out_again_push_none_of_hers_out(team) -> None:
+    import secrets
+
+    from jupymem.sharing.sharelog import MAX_LINES
+
+    alice, mallory, bob = team
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    mallory.pull()
+    (hers,) = [p for p in mallory.log_files() if p.name.startswith("alice-")]
+    kept = hers.read_bytes()
+    # More lines than one file may hold, each with a hash history would follow, put at the
+    # top of her file and taken out in the next commit: read back first, they would fill
+    # the file's line cap before her own line.
+    junk = b"".join(b'{"at":"2025-01-01T00:00:00.000000Z","hash":"%s"}\n' % secrets.token_hex(32).encode()
+                    for _ in range(MAX_LINES + 50))
+    hers.write_bytes(junk + kept)
+    push(mallory, "mallory: import")
+    hers.write_bytes(kept)
+    push(mallory, "mallory: undo the import")
+    for clone in (alice, bob):
+        clone.pull()
+        assert one(clone, mine["id"])["kind"] == "constraint", clone.name
+    said = bob.jm("verify").stdout.decode()
+    assert "taken out by commit" in said and "the rest are not" in said, said[:3000]
+
+
 def test_a_copy_of_her_file_merged_from_a_branch_does_not_hide_her_commit(team) -> None:
     alice, mallory, bob = team
     base = mallory.git("rev-parse", "HEAD").stdout.strip()

@@ -13,7 +13,7 @@ from . import claims
 from .checkout import MAX_FILE_BYTES
 from .folder import LinkRefused
 from .history import Kept
-from .sharelog import Problem, Reading, read_stream
+from .sharelog import MAX_LINES, Problem, Reading, read_stream
 
 __all__ = ["read_one", "with_taken"]
 
@@ -22,8 +22,14 @@ def read_one(folder: Any, name: str, now: datetime, kept: Kept) -> Reading:
     """One file, opened without following a link; a file that cannot be opened is a problem.
     ``kept``: what history says of it (``Share._read``; a deleted file: its lines taken out alone)."""
     if name in kept.files:
-        stream, n = with_taken(folder, name, kept.lines.get(name, ()))
-        reading = read_stream(name, stream, now, n)
+        lines = list(kept.lines.get(name, ()))
+        cut = _bounded(lines)
+        stream, n = with_taken(folder, name, lines[:cut])
+        reading = read_stream(name, stream, now, n, sum(len(line) + 1 for line in lines[:cut]))
+        if cut < len(lines):
+            reading.problems.append(Problem(name, 0, (
+                f"had {len(lines):,} committed lines taken out by commits (`jupymem verify` names them); the first "
+                f"{cut:,} are read back from git's history, the rest are not")))
         claims.rewritten(reading, kept.tainted.get(name, set()))
         return reading
     try:
@@ -41,6 +47,18 @@ def read_one(folder: Any, name: str, now: datetime, kept: Kept) -> Reading:
         reading.problems.append(Problem(name, 0, f"cannot be read ({exc.strerror or exc})"))
         reading.tail_ok = False
         return reading
+
+
+def _bounded(lines: list[bytes]) -> int:
+    """How many of the lines taken out of one file are read back: as many as one file may
+    hold, lines and bytes (``MAX_LINES``, ``MAX_FILE_BYTES``), whatever a commit put in and
+    took out again."""
+    size = 0
+    for i, line in enumerate(lines[:MAX_LINES]):
+        size += len(line) + 1
+        if size > MAX_FILE_BYTES:
+            return i
+    return min(len(lines), MAX_LINES)
 
 
 def with_taken(folder: Any, name: str, taken: Sequence[bytes]) -> tuple[IO[bytes], int]:

@@ -229,12 +229,14 @@ class _Lines:
     at most ``MAX_FILE_BYTES`` of the file (``over`` says the budget ran out). A CR before
     a line's end is git's checkout (``eol=crlf``), never ours: canonical JSON holds none."""
 
-    def __init__(self, fh: LineReader, taken: int = 0):
+    def __init__(self, fh: LineReader, taken: int = 0, taken_bytes: int = 0):
         self.fh = fh
-        self.budget = MAX_FILE_BYTES
+        # The stream starts with ``taken`` lines (``taken_bytes``) that history took out of
+        # the file (``reading.with_taken``): numbered -taken..-1, so that the file's own
+        # lines keep their numbers, and counted on top of the file's budget and its line
+        # cap, so that lines a commit put in and took out cannot push the file's own out.
+        self.budget = MAX_FILE_BYTES + taken_bytes
         self.over = False
-        # The stream starts with this many lines that history took out of the file
-        # (``share._with_taken``): numbered -taken..-1, so the file's own lines keep theirs.
         self.taken = taken
 
     def _readline(self, size: int) -> bytes:
@@ -280,9 +282,11 @@ class _Lines:
         return n
 
 
-def read_stream(name: str, fh: IO[bytes], now: datetime | None = None, taken: int = 0) -> Reading:
+def read_stream(name: str, fh: IO[bytes], now: datetime | None = None, taken: int = 0,
+                taken_bytes: int = 0) -> Reading:
     """Read and check every line of one writer's file (see the module docstring).
-    ``taken``: the stream starts with that many lines history took out of the file."""
+    ``taken``: the stream starts with that many lines (``taken_bytes``) that history took
+    out of the file."""
     reading = Reading(name)
     writer_id = writer_of(name)
     if writer_id is None:
@@ -294,7 +298,7 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None, taken: in
     waiting: dict[str, list[_Line]] = {}  # prev not seen yet -> lines that follow it
     seen: dict[str, tuple[str, int]] = {}  # uid -> (hash, line)
     last_hash: str | None = None  # of the last complete line in file order
-    lines = _Lines(checkout.open_lines(fh), taken)
+    lines = _Lines(checkout.open_lines(fh), taken, taken_bytes)
     for number, raw, size, ended in lines:
         if number > MAX_LINES:
             rest = 1 + lines.count_rest()
