@@ -135,6 +135,11 @@ def test_every_kind_is_listed_and_the_headings_stay_in_view(lab: Lab, page: Any)
     expect(corrections.locator("button.jp-jupymem-row")).to_have_count(200)
     corrections.get_by_role("button", name=re.compile(r"^Show 500 more")).click()
     expect(corrections.locator("button.jp-jupymem-row")).to_have_count(700, timeout=15_000)
+    # Another process records a correction: the panel reloads (its heading counts 1,001) and
+    # keeps the rows asked for, where a reload used to fold them back to the first 200.
+    jupymem.project(lab.repo).remember("The correction recorded while the list was open", kind="correction")
+    expect(corrections.locator(".jp-jupymem-group-title")).to_contain_text("1001", timeout=30_000)
+    expect(corrections.locator("button.jp-jupymem-row")).to_have_count(700, timeout=15_000)
     scroller.evaluate("el => { el.scrollTop = 9000; }")
     page.wait_for_timeout(300)
     panel = scroller.bounding_box()

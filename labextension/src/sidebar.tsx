@@ -153,6 +153,9 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   queryRef.current = query;
   const filters = React.useRef({ kind, showAll });
   filters.current = { kind, showAll };
+  // Rows of each kind loaded with "Show more" past its first page, for the filters they
+  // were loaded under (``key``): a reload reads them again instead of folding them away.
+  const shownMore = React.useRef<{ key: string; kinds: Record<string, number> }>({ key: '', kinds: {} });
   const detailId = React.useRef<string | null>(null);
   detailId.current = detail?.memory.id ?? null;
 
@@ -212,8 +215,26 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       if (gen !== generation.current) {
         return;
       }
+      // A reload (the poller's, after a pull or another process's write) keeps the rows a
+      // person asked for with "Show more": read again, past each kind's first page. Read
+      // after the list arrived, so that a "Show more" answered meanwhile is counted too.
+      let rows = list.memories;
+      const more = shownMore.current.key === `${k}|${all}` ? shownMore.current.kinds : {};
+      for (const [kk, n] of Object.entries(more)) {
+        const page = await api.list(p, {
+          kind: kk,
+          all,
+          limit: n,
+          offset: rows.filter(m => m.kind === kk).length
+        });
+        if (gen !== generation.current) {
+          return;
+        }
+        const have = new Set(rows.map(m => m.id));
+        rows = [...rows, ...page.memories.filter(m => !have.has(m.id))];
+      }
       performance.mark('jupymem:list-received');
-      setMemories(list.memories);
+      setMemories(rows);
       setTotals(list.kinds ?? null);
       setEvidence(ev.evidence);
       setBlock(b);
@@ -570,8 +591,18 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
                               offset: memories.filter(m => m.kind === k).length
                             }),
                           page => {
-                            const have = new Set(memories.map(m => m.id));
-                            setMemories([...memories, ...page.memories.filter(m => !have.has(m.id))]);
+                            // Onto the rows shown now: a reload may have replaced them meanwhile.
+                            setMemories(cur => {
+                              const base = cur ?? memories;
+                              const have = new Set(base.map(m => m.id));
+                              return [...base, ...page.memories.filter(m => !have.has(m.id))];
+                            });
+                            const key = `${filters.current.kind}|${filters.current.showAll}`;
+                            const kinds = shownMore.current.key === key ? shownMore.current.kinds : {};
+                            shownMore.current = {
+                              key,
+                              kinds: { ...kinds, [k]: (kinds[k] ?? 0) + page.memories.length }
+                            };
                           },
                           false
                         )
