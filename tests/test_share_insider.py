@@ -415,6 +415,36 @@ def test_lines_put_in_her_file_and_taken_out_again_push_none_of_hers_out(team) -
     assert "taken out by commit" in said and "the rest are not" in said, said[:3000]
 
 
+def test_a_rewrite_that_carries_a_copy_of_her_new_line_does_not_get_it_dropped(team, tmp_path: Path) -> None:
+    alice, mallory, bob = team
+    kept = alice.remember("Plots use the colorblind-safe palette", "--kind", "preference")
+    push(alice, "alice")
+    mallory.pull()
+    base = mallory.git("rev-parse", "HEAD").stdout.strip()
+    retired = alice.json("retire", kept["id"], "--reason", "we use the brand palette now")
+    push(alice, "alice: retire")
+    mallory.pull()
+    (hers,) = [p for p in mallory.log_files() if p.name.startswith("alice-")]
+    now = hers.read_bytes().splitlines(keepends=True)
+    # On a branch cut before her retire: one commit takes her record out and puts in a copy
+    # of her retire line; main merged in from his branch (git lists his commit first) and
+    # the file resolved to hers, both her lines.
+    mallory.git("checkout", "-q", "-b", "side", base)
+    old = hers.read_bytes().splitlines(keepends=True)
+    hers.write_bytes(b"".join(old[:-1]) + now[-1])
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "-m", "mallory: tidy")
+    mallory.git("merge", "-q", "--no-edit", "main", check=False)
+    hers.write_bytes(b"".join(now))
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "--no-edit", check=False)
+    mallory.git("push", "-q", "origin", "HEAD:main")
+    bob.pull()
+    for clone in (bob, _fresh(tmp_path, alice, "carol")):
+        assert one(clone, kept["id"])["status"] == "retired", (clone.name, retired)
+        assert "not its writer's" not in clone.jm("verify").stdout.decode()
+
+
 def test_a_copy_of_her_file_merged_from_a_branch_does_not_hide_her_commit(team) -> None:
     alice, mallory, bob = team
     base = mallory.git("rev-parse", "HEAD").stdout.strip()

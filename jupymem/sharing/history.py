@@ -106,6 +106,9 @@ def taken(root: Path) -> Taken | None:
     held: dict[str, set[str]] = {}
     found: list[Removal] = []
     lines: dict[str, dict[str, bytes]] = {}  # file -> hash -> the line (a line taken out twice, once)
+    by_file: dict[str, dict[str, bytes]] = {}  # history.raw by file, in the order lines were taken out
+    for (f, h), raw in history.raw.items():
+        by_file.setdefault(f, {})[h] = raw
     for (name, sha), hashes in history.taken.items():
         if name not in held:
             held[name] = _hashes_now(log / name)
@@ -118,7 +121,7 @@ def taken(root: Path) -> Taken | None:
             # In the order they were taken out (the file's own, within one commit); never a
             # line a rewrite had put in, then took out again (a file deleted after a rewrite).
             bad = history.tainted.get(name, set())
-            kept.update((h, raw) for (f, h), raw in history.raw.items() if f == name and h in gone and h not in bad)
+            kept.update((h, raw) for h, raw in by_file.get(name, {}).items() if h in gone and h not in bad)
     return Taken(found, {name: list(raw.values()) for name, raw in lines.items() if raw},
                  {name: set(hashes) for name, hashes in history.tainted.items() if hashes})
 
@@ -191,7 +194,8 @@ def _parse(out: bytes, *, counted: bool = True) -> _History:
     (the whole history); otherwise every removed line counts (a range of commits)."""
     present: dict[str, dict[str, int]] = {}  # file -> line hash -> how many times it is there
     history = _History({}, {}, {}, {})
-    added: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it put in that the file never held
+    added: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it put in
+    adders: dict[tuple[str, str], set[str]] = {}  # (file, hash) -> every commit that put it in
     removed: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it took out
     commit, file, header = "", "", False
     prefix = f"{FOLDER}/{LOG_DIR}/"
@@ -218,8 +222,8 @@ def _parse(out: bytes, *, counted: bool = True) -> _History:
             counts = present.setdefault(file, {})
             for h in _LINE_HASH.findall(text)[:1]:  # the line's own hash: its second key
                 if raw[:1] == b"+":
-                    if h not in counts:
-                        added.setdefault((file, commit), set()).add(h)
+                    added.setdefault((file, commit), set()).add(h)
+                    adders.setdefault((file, h), set()).add(commit)
                     counts[h] = counts.get(h, 0) + 1
                     continue
                 removed.setdefault((file, commit), set()).add(h)
@@ -229,9 +233,11 @@ def _parse(out: bytes, *, counted: bool = True) -> _History:
                     if b"\x00" not in raw:  # a line git stored as UTF-8 is read back as it was
                         history.raw.setdefault((file, h), raw[1:].rstrip(b"\r"))
     # A line moved, or given a byte order mark, is taken out and put back in one commit:
-    # the same line, not a new one.
+    # the same line, not a new one. And a line some other commit also put in (its writer's,
+    # a copy of which a rewrite carries, on a branch git may list first) is not the rewrite's.
     for (file, commit), gone in removed.items():
-        if new := added.get((file, commit), set()) - gone:
+        new = {h for h in added.get((file, commit), set()) - gone if adders.get((file, h)) == {commit}}
+        if new:
             history.tainted.setdefault(file, set()).update(new)
     return history
 
