@@ -29,14 +29,13 @@ git is asked only about ids that two files record, which few repositories ever h
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..storage.eventlog import PRIVATE, SHARED, LogItem
-from . import gitcall
+from ..storage.eventlog import PRIVATE, SHARED, LogItem, canonical
+from . import gitcall, history, sharelog
 from .folder import FOLDER, LOG_DIR
 from .sharelog import Entry, Problem, Reading
 
@@ -58,13 +57,29 @@ class Claim:
 
     def says(self) -> tuple[Any, ...]:
         """What must agree for two records to be one memory: the words, case and all (a
-        final full stop or a curly quote aside, as two people type the same sentence), and the kind."""
+        final full stop or a curly quote aside, as two people type the same sentence), the
+        kind, the standing, the topic, who recorded it (a person or an assistant) and every
+        failure cited, whole. Not who wrote it, when, or from which notebook: two people
+        who said the same thing are one memory."""
+        return (*self._words_kind(), *self._rest())
+
+    def _words_kind(self) -> tuple[Any, ...]:
         from ..intake.capture import fold_quote  # only for an id two files record
 
         m = self.memory
         words = [fold_quote(w).rstrip(". \t\n") if isinstance(w, str) else w for w in (m.get("statement"),
                                                                                         m.get("original"))]
         return (*words, m.get("kind"))
+
+    def _rest(self) -> tuple[Any, ...]:
+        m = self.memory
+        provenance = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
+        return (m.get("standing"), m.get("topic"), provenance.get("recorder"), self.cited())
+
+    def cited(self) -> frozenset[str]:
+        """The failures the record cites, each whole (its canonical JSON): a failure of the
+        same handle with other contents is another failure."""
+        return frozenset(canonical(e) for e in self.memory.get("evidence") or () if isinstance(e, dict))
 
 
 def memory_of(type_: str, payload: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -101,13 +116,14 @@ def git_order(root: Path) -> Order:
     git is asked once per file (``introduced``) and once per pair of commits, whatever
     the number of claims: a teammate's file recording hundreds of ids that another file
     records too would otherwise start two git processes per id at every rebuild."""
-    by_file: dict[str, dict[str, list[str]]] = {}
+    by_file: dict[str, dict[str, list[str]] | None] = {}
     ancestry: dict[tuple[str, str], bool] = {}
 
-    def introduced(c: Claim) -> list[str]:
+    def introduced(c: Claim) -> list[str] | None:
         if c.file not in by_file:
             by_file[c.file] = _adding_commits(root, f"{FOLDER}/{LOG_DIR}/{c.file}")
-        return by_file[c.file].get(c.entry.hash, [])
+        commits = by_file[c.file]
+        return None if commits is None else commits.get(c.entry.hash, [])
 
     def before(a: str, b: str) -> bool:
         if (a, b) not in ancestry:
@@ -119,7 +135,10 @@ def git_order(root: Path) -> Order:
         # branch cut before her commit, and merged, adds her line a second time. A claim
         # is first when one commit that added it is an ancestor of every commit that added
         # each other claim; two claims added in one commit have no order.
-        committed = [(c, hs) for c in claims if (hs := introduced(c))]
+        found = [(c, introduced(c)) for c in claims]
+        if any(hs is None for _, hs in found):
+            return None  # git did not answer for one of them (a timeout): no order, not "uncommitted"
+        committed = [(c, hs) for c, hs in found if hs]
         for c, hs in committed:
             others = [hs2 for c2, hs2 in committed if c2 is not c]
             for h in hs:
@@ -130,27 +149,28 @@ def git_order(root: Path) -> Order:
     return first
 
 
-# A line's own hash in the format's canonical JSON (sorted keys, no spaces). Not its uid,
-# which the writer chooses: a uid planted in an earlier commit (inside an older line's
-# hash) would date a claim before the words it claims were ever written. The hash covers
-# those words, so nobody can write it before they exist.
-_LINE_HASH = re.compile(r'"hash":"([0-9a-f]{64})"')
-
-
-def _adding_commits(root: Path, path: str) -> dict[str, list[str]]:
+def _adding_commits(root: Path, path: str) -> dict[str, list[str]] | None:
     """Line hash -> every commit that added a line carrying it to ``path``, in git's
     topological order: one ``git log -p --full-history`` of the file (without
     ``--full-history``, git follows one parent of a merge whose copy of the file is the
-    same as the merge's, and a commit on the other side drops out of the file's history)."""
-    out = _git(root, "log", "--full-history", "--topo-order", "--reverse", "--format=commit %H", "-p", "--text",
-               "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--", path)
+    same as the merge's, and a commit on the other side drops out of the file's history).
+    A line counts by its own hash, and only where that hash holds (not its uid, which the
+    writer chooses: a uid planted in an earlier commit would date a claim before the words
+    it claims were ever written; nor a hash merely quoted by a junk line). None where git
+    did not answer."""
+    out = gitcall.output(root, "log", "--full-history", "--topo-order", "--reverse", "--format=commit %H", "-p",
+                         "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--", path,
+                         timeout=_GIT_TIMEOUT)
+    if out is None:
+        return None
     found: dict[str, list[str]] = {}
     commit = None
-    for line in (out or "").splitlines():
-        if line.startswith("commit ") and len(line) == 47:
-            commit = line[7:]
-        elif commit and line.startswith("+") and not line.startswith("+++"):
-            for h in _LINE_HASH.findall(line):
+    for line in out.split(b"\n"):
+        if line.startswith(b"commit ") and len(line) == 47:
+            commit = line[7:].decode("ascii", "replace")
+        elif commit and line.startswith(b"+") and not line.startswith(b"+++"):
+            h = sharelog.verified_hash(history.as_written(line[1:]))
+            if h is not None:
                 commits = found.setdefault(h, [])
                 if commit not in commits:
                     commits.append(commit)
@@ -202,9 +222,11 @@ def _unordered(c: Claim) -> tuple[Any, ...]:
     ``original``, or the same words) before one that takes the id through ``original``
     with other words (Mallory's words over Alice's id); then the more binding kind (her
     constraint copied as a note is not demoted; the most he gets is her note shown as a
-    constraint, in her words); then the fewer failures cited (a fabricated failure is not
-    attached; the most he gets is hers not shown); (time, uid) between records that say
-    the same, so that every clone shows the same one."""
+    constraint, in her words); then supported before unconfirmed, and a person's record
+    before an assistant's (hers is not demoted to an unconfirmed guess); then the fewer
+    failures cited (a fabricated failure is not attached; the most he gets is hers not
+    shown); (time, uid) between records that say the same, so that every clone shows the
+    same one."""
     from ..intake.capture import fold_quote  # only for an id two files record
     from ..models import kind_rank
 
@@ -215,17 +237,17 @@ def _unordered(c: Claim) -> tuple[Any, ...]:
         return fold_quote(w).rstrip(". \t\n").casefold() if isinstance(w, str) else w
 
     own_words = not original or fold(original) == fold(statement)
-    cited = {e.get("handle") for e in m.get("evidence") or () if isinstance(e, dict)}
     kind = m.get("kind")
-    return (not own_words, kind_rank(kind if isinstance(kind, str) else ""), len(cited), c.entry.key)
+    standing, _, recorder, cited = c._rest()
+    return (not own_words, kind_rank(kind if isinstance(kind, str) else ""), standing != "supported",
+            recorder != "person", len(cited), c.entry.key)
 
 
 def _differ(cs: list[Claim]) -> bool:
-    """Whether the claims say different things (words, kind, failures cited): two people
-    who said the same sentence are one memory whoever owns it, and every clone must
-    agree on which record shows, so (time, uid) decides between them."""
-    cited = {frozenset(e.get("handle") for e in c.memory.get("evidence") or () if isinstance(e, dict)) for c in cs}
-    return len({c.says() for c in cs}) > 1 or len(cited) > 1
+    """Whether the claims say different things (``Claim.says``): two people who said the
+    same sentence are one memory whoever owns it, and every clone must agree on which
+    record shows, so (time, uid) decides between them."""
+    return len({c.says() for c in cs}) > 1
 
 
 def rewritten(reading: Reading, tainted: set[str]) -> None:
@@ -265,16 +287,15 @@ def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Pr
     for mid, cs in claims.items():
         owner = owned[mid]
         where = f"{owner.entry.who}'s record"  # a person, not a file: the problem is this file's line
-        cited = {e.get("handle") for e in owner.memory.get("evidence") or () if isinstance(e, dict)}
         for c in cs:
-            if c is owner:
-                continue
-            if c.says() != owner.says():
+            if c is owner or c.says() == owner.says():
+                continue  # the same thing said: a teammate said it too
+            if c._words_kind() != owner._words_kind():
                 what = "with other words or another kind than"
-            elif any(isinstance(e, dict) and e.get("handle") not in cited for e in c.memory.get("evidence") or ()):
-                what = "citing failures that are not in"
+            elif c.cited() != owner.cited():
+                what = "citing failures that are not, or not as they are, in"
             else:
-                continue  # the same words and kind: a teammate said it too
+                what = "with another standing, topic or recorder than"
             out.append(Problem(c.file, c.entry.line, (
                 f"records memory {mid} {what} {where}, which owns it: a line speaks only for its "
                 "writer, so it is kept in that memory's history and changes nothing"), applied=True))

@@ -7,7 +7,8 @@ deleted) is a change to what its writer said, made by whoever made that commit. 
 files themselves cannot show it: a rewritten file is as well formed as the original.
 
 git's history can. One ``git log -p`` of the log folder, oldest first, follows each line
-by its hash (the format's ``"hash":"…"``, which covers everything the line says): a hash
+by its hash (the format's ``"hash":"…"``, which covers everything the line says; only on
+a line whose hash holds, so a junk line quoting her hash neither hides nor replaces it): a hash
 added and later removed, and not added back, was taken out by that commit. Such lines
 are read back (``taken``: their bytes as committed) beside what the file holds now, so
 memory keeps them on every clone, the writer's own included, and a cut or a deleted file
@@ -21,18 +22,17 @@ by hand is not seen here. The history is read once per commit checked out (``_pa
 
 from __future__ import annotations
 
-import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitcall
+from . import gitcall, sharelog
+from .checkout import MAX_FILE_BYTES
 from .folder import FOLDER, LOG_DIR, shown
 
-__all__ = ["UNCHECKED", "Kept", "Removal", "Taken", "as_kept", "kept", "removals", "taken"]
+__all__ = ["UNCHECKED", "Kept", "Removal", "Taken", "as_kept", "as_written", "bounded", "kept", "removals", "taken"]
 
-_LINE_HASH = re.compile(r'"hash":"([0-9a-f]{64})"')
 _GIT_TIMEOUT = 60
 
 
@@ -61,8 +61,9 @@ class Taken:
     """What commits on this branch took out of writer files and the files do not hold now."""
 
     removals: list[Removal]
-    lines: dict[str, list[bytes]]  # file -> the lines taken out, as committed, oldest first
+    lines: dict[str, list[bytes]]  # file -> the lines taken out, as committed, oldest first (``bounded``)
     tainted: dict[str, set[str]]  # file -> hashes of lines a rewriting commit put in it
+    dropped: dict[str, int] = field(default_factory=dict)  # file -> lines taken out past the bound
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Kept:
 
     lines: dict[str, list[bytes]]
     tainted: dict[str, set[str]]
+    dropped: dict[str, int] = field(default_factory=dict)  # file -> lines taken out past the bound
 
     @property
     def files(self) -> set[str]:
@@ -122,8 +124,27 @@ def taken(root: Path) -> Taken | None:
             # line a rewrite had put in, then took out again (a file deleted after a rewrite).
             bad = history.tainted.get(name, set())
             kept.update((h, raw) for h, raw in by_file.get(name, {}).items() if h in gone and h not in bad)
-    return Taken(found, {name: list(raw.values()) for name, raw in lines.items() if raw},
-                 {name: set(hashes) for name, hashes in history.tainted.items() if hashes})
+    out = Taken(found, {}, {name: set(hashes) for name, hashes in history.tainted.items() if hashes})
+    for name, by_hash in lines.items():
+        every = list(by_hash.values())
+        cut = bounded(every)
+        if cut:
+            out.lines[name] = every[:cut]
+        if cut < len(every):
+            out.dropped[name] = len(every) - cut
+    return out
+
+
+def bounded(lines: list[bytes]) -> int:
+    """How many of the lines taken out of one file are read back (and kept by the cache):
+    as many as one file may hold, lines and bytes (``MAX_LINES``, ``MAX_FILE_BYTES``),
+    whatever a commit put in and took out again."""
+    size = 0
+    for i, line in enumerate(lines[:sharelog.MAX_LINES]):
+        size += len(line) + 1
+        if size > MAX_FILE_BYTES:
+            return i
+    return min(len(lines), sharelog.MAX_LINES)
 
 
 def kept(root: Path, before: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -147,14 +168,16 @@ def kept(root: Path, before: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {"head": now, "lines": {name: [line.decode("utf-8", "replace") for line in lines]
                                    for name, lines in found.lines.items()},
-            "tainted": {name: sorted(hashes) for name, hashes in found.tainted.items()}}
+            "tainted": {name: sorted(hashes) for name, hashes in found.tainted.items()},
+            "dropped": dict(found.dropped)}
 
 
 def as_kept(state: dict[str, Any] | None) -> Kept:
     """``kept``'s answer (or the cache's copy of it) as ``Kept``."""
     state = state or {}
     return Kept({name: [line.encode("utf-8") for line in lines] for name, lines in (state.get("lines") or {}).items()},
-                {name: set(hashes) for name, hashes in (state.get("tainted") or {}).items()})
+                {name: set(hashes) for name, hashes in (state.get("tainted") or {}).items()},
+                {name: n for name, n in (state.get("dropped") or {}).items() if isinstance(n, int)})
 
 
 def _none_taken_between(root: Path, a: str, b: str) -> bool:
@@ -217,21 +240,22 @@ def _parse(out: bytes, *, counted: bool = True) -> _History:
         elif raw.startswith(b"@@"):
             header = False
         elif not header and raw[:1] in (b"+", b"-") and commit and file:
-            # A line as a checkout attribute may have stored it (UTF-16): its NULs aside.
-            text = raw[1:].replace(b"\x00", b"").decode("utf-8", "replace")
+            line = as_written(raw[1:])
+            h = sharelog.verified_hash(line)
+            if h is None:
+                continue  # not a line the format writes: it stands for no line, whatever hash it quotes
             counts = present.setdefault(file, {})
-            for h in _LINE_HASH.findall(text)[:1]:  # the line's own hash: its second key
-                if raw[:1] == b"+":
-                    added.setdefault((file, commit), set()).add(h)
-                    adders.setdefault((file, h), set()).add(commit)
-                    counts[h] = counts.get(h, 0) + 1
-                    continue
-                removed.setdefault((file, commit), set()).add(h)
-                if counts.get(h, 0) > 0 or not counted:
-                    counts[h] = max(0, counts.get(h, 0) - 1)
-                    history.taken.setdefault((file, commit), set()).add(h)
-                    if b"\x00" not in raw:  # a line git stored as UTF-8 is read back as it was
-                        history.raw.setdefault((file, h), raw[1:].rstrip(b"\r"))
+            if raw[:1] == b"+":
+                added.setdefault((file, commit), set()).add(h)
+                adders.setdefault((file, h), set()).add(commit)
+                counts[h] = counts.get(h, 0) + 1
+                continue
+            removed.setdefault((file, commit), set()).add(h)
+            if counts.get(h, 0) > 0 or not counted:
+                counts[h] = max(0, counts.get(h, 0) - 1)
+                history.taken.setdefault((file, commit), set()).add(h)
+                # Its hash holds, so these are the bytes its writer wrote, whichever commit shows them.
+                history.raw.setdefault((file, h), line)
     # A line moved, or given a byte order mark, is taken out and put back in one commit:
     # the same line, not a new one. And a line some other commit also put in (its writer's,
     # a copy of which a rewrite carries, on a branch git may list first) is not the rewrite's.
@@ -242,13 +266,23 @@ def _parse(out: bytes, *, counted: bool = True) -> _History:
     return history
 
 
+def as_written(line: bytes) -> bytes:
+    """A line as jupymem wrote it, from how git or a checkout attribute may hold it: NULs
+    (UTF-16) and a CR (``eol=crlf``) aside, and a byte order mark."""
+    line = line.replace(b"\x00", b"").rstrip(b"\r")
+    return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
+
+
 def _hashes_now(path: Path) -> set[str]:
+    """The hashes of the lines the file holds now, each a line whose hash holds: a line
+    that only quotes a taken-out line's hash does not hold it."""
     try:
         data = path.read_bytes() if not path.is_symlink() else b""
     except OSError:
         return set()
-    text = data.replace(b"\x00", b"").decode("utf-8", "replace")
-    return {found[0] for line in text.splitlines() if (found := _LINE_HASH.findall(line))}
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        data = data[2:]
+    return {h for line in data.split(b"\n") if (h := sharelog.verified_hash(as_written(line))) is not None}
 
 
 def _git_log(root: Path) -> bytes | None:

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import IO, Any
 
-from . import claims
+from . import claims, history
 from .checkout import MAX_FILE_BYTES
 from .folder import LinkRefused
 from .history import Kept
-from .sharelog import MAX_LINES, Problem, Reading, read_stream
+from .sharelog import Problem, Reading, read_stream
 
 __all__ = ["read_one", "with_taken"]
 
@@ -23,12 +23,13 @@ def read_one(folder: Any, name: str, now: datetime, kept: Kept) -> Reading:
     ``kept``: what history says of it (``Share._read``; a deleted file: its lines taken out alone)."""
     if name in kept.files:
         lines = list(kept.lines.get(name, ()))
-        cut = _bounded(lines)
+        cut = history.bounded(lines)  # already so, unless a cache held more
         stream, n = with_taken(folder, name, lines[:cut])
         reading = read_stream(name, stream, now, n, sum(len(line) + 1 for line in lines[:cut]))
-        if cut < len(lines):
+        every = len(lines) + kept.dropped.get(name, 0)
+        if cut < every:
             reading.problems.append(Problem(name, 0, (
-                f"had {len(lines):,} committed lines taken out by commits (`jupymem verify` names them); the first "
+                f"had {every:,} committed lines taken out by commits (`jupymem verify` names them); the first "
                 f"{cut:,} are read back from git's history, the rest are not")))
         claims.rewritten(reading, kept.tainted.get(name, set()))
         return reading
@@ -47,18 +48,6 @@ def read_one(folder: Any, name: str, now: datetime, kept: Kept) -> Reading:
         reading.problems.append(Problem(name, 0, f"cannot be read ({exc.strerror or exc})"))
         reading.tail_ok = False
         return reading
-
-
-def _bounded(lines: list[bytes]) -> int:
-    """How many of the lines taken out of one file are read back: as many as one file may
-    hold, lines and bytes (``MAX_LINES``, ``MAX_FILE_BYTES``), whatever a commit put in and
-    took out again."""
-    size = 0
-    for i, line in enumerate(lines[:MAX_LINES]):
-        size += len(line) + 1
-        if size > MAX_FILE_BYTES:
-            return i
-    return min(len(lines), MAX_LINES)
 
 
 def with_taken(folder: Any, name: str, taken: Sequence[bytes]) -> tuple[IO[bytes], int]:

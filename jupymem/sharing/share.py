@@ -529,7 +529,7 @@ class Sharing:
         from .history import UNCHECKED, taken  # verify alone names what history took out
 
         found = taken(self.root)
-        kept = Kept(found.lines, found.tainted) if found is not None else Kept({}, {})
+        kept = Kept(found.lines, found.tainted, found.dropped) if found is not None else Kept({}, {})
         readings = self._read([*names, *sorted(set(kept.lines) - set(names))], clock.now(), kept)
         _, together = combine(readings)
         contested = claims.contested(readings)

@@ -57,7 +57,7 @@ from .folder import FOLDER, LOG_DIR
 __all__ = [
     "FOLDER", "LOG_DIR", "FORMAT", "SUFFIX", "SHARED_TYPES", "MAX_LINES", "MAX_LINE_BYTES", "Entry", "Problem",
     "Reading", "check_line", "combine", "encode", "file_name", "line_hash", "log_dir", "new_writer_id", "read_file",
-    "read_stream",
+    "read_stream", "verified_hash",
     "slug", "who", "writer_of",
 ]
 
@@ -329,7 +329,9 @@ def read_stream(name: str, fh: IO[bytes], now: datetime | None = None, taken: in
         if why:
             p = Problem(name, number, why)
             reading.problems.append(p)
-            if parsed is not None:  # altered, but its stated hash is what the next line follows
+            # Altered, but its stated hash is what the next line follows; unless history read
+            # back the line as written, which the next line then follows.
+            if parsed is not None and parsed.hash not in valid:
                 caused_by.setdefault(parsed.hash, p)
             continue
         assert parsed is not None
@@ -415,6 +417,14 @@ def _take(
                 reading.file, ln.number, "comes before the line it follows: the file's lines were reordered",
                 applied=True))
         todo.extend((child, False) for child in waiting.pop(ln.hash, ()))
+
+
+def verified_hash(raw: bytes) -> str | None:
+    """The hash of ``raw`` when it is a line as the format writes it and its hash holds,
+    else None. What history follows a line by: a line that only quotes another line's
+    hash (``{"hash":"<hers>"}``) is not that line, and cannot stand in for it."""
+    line, why = _parse(raw, len(raw))
+    return line.hash if line is not None and not why else None
 
 
 def _parse(raw: bytes | None, size: int) -> tuple[_Line | None, str]:
