@@ -495,6 +495,53 @@ def test_a_junk_line_quoting_her_lines_hash_neither_hides_nor_replaces_it(team, 
         assert "taken out by commit" in clone.jm("verify").stdout.decode(), clone.name
 
 
+@pytest.mark.parametrize("how", ["her line dropped while resolving it", "his copy of her file taken whole"])
+def test_a_merge_that_leaves_her_line_out_changes_none_of_her_memory(team, tmp_path: Path, how: str) -> None:
+    from hostile import forge
+
+    alice, mallory, bob = team
+    base = mallory.git("rev-parse", "HEAD").stdout.strip()
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    bob.pull()
+    assert one(bob, mine["id"])["kind"] == "constraint"  # Bob's cache has read history up to here
+    mallory.pull()
+    (hers,) = [p for p in mallory.log_files() if p.name.startswith("alice-")]
+    line = json.loads(hers.read_bytes().splitlines()[0])
+    payload = {**line["payload"], "memory": {**line["payload"]["memory"], "kind": "note"}}
+    copy, _ = forge(line["type"], line["at"], payload, line["writer"], line["prev"], uid=line["uid"])
+    mallory.git("checkout", "-q", "-b", "side", base)
+    if how == "her line dropped while resolving it":
+        (mallory.path / "notes.txt").write_text("notes\n")
+        mallory.git("add", "-A")
+        mallory.git("commit", "-q", "-m", "mallory: notes")
+        mallory.git("checkout", "-q", "main")
+        mallory.git("merge", "-q", "--no-ff", "--no-commit", "side")
+        hers.write_bytes(copy)  # the merge's own change: in neither parent
+    else:
+        # On a branch cut before her line, her file holds his copy; the merge takes his
+        # side's copy whole (not the union the folder's attributes ask for), which matches
+        # one parent, so no diff shows it.
+        hers.parent.mkdir(parents=True, exist_ok=True)
+        hers.write_bytes(copy)
+        mallory.git("add", "-A")
+        mallory.git("commit", "-q", "-m", "mallory: notes")
+        mallory.git("checkout", "-q", "main")
+        mallory.git("merge", "-q", "--no-commit", "side", check=False)
+        mallory.git("checkout", "side", "--", str(hers.relative_to(mallory.path)))
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "--no-edit")
+    mallory.push()
+    assert hers.read_bytes() == copy
+    alice.pull()
+    bob.pull()
+    for clone in (alice, bob, _fresh(tmp_path, alice, "carol")):
+        m = one(clone, mine["id"])
+        assert (m["statement"], m["kind"]) == (ALICE_SAYS, "constraint"), (clone.name, m)
+        verify = clone.jm("verify").stdout.decode()
+        assert "taken out by commit" in verify or "a merge left them out" in verify, (clone.name, verify)
+
+
 def test_lines_put_in_her_file_and_taken_out_again_push_none_of_hers_out(team) -> None:
     import secrets
 

@@ -16,8 +16,11 @@ takes nothing away; what a rewrite added stays too, as any line appended in some
 name would (only signed lines could tell those apart). A branch checkout is not a
 rewrite: the lines of another branch were never in this one's history.
 
-Merge commits are not diffed (git's default), so a line dropped while resolving a merge
-by hand is not seen here. The history is read once per commit checked out (``_parsed``).
+A merge is diffed where its result differs from every parent (``--cc``: a line dropped or
+put in while resolving it by hand); a line a merge left out by taking one side's copy of
+the file whole shows in no diff, so a line some commit added that none removed and the
+file does not hold is read back too (``left_out``). The history is read once per commit
+checked out (``_parsed``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ class Removal:
 
     def __str__(self) -> str:
         n = self.lines
+        if not self.commit:
+            return (f"{FOLDER}/{LOG_DIR}/{shown(self.file)}: {n} committed line{'s' if n != 1 else ''} not in the file, "
+                    "though no commit on this branch took them out line by line: a merge left them out (`git log -m "
+                    f"-p -- {FOLDER}/{LOG_DIR}/{shown(self.file)}` shows its choices). The log is append-only, so this "
+                    "rewrites what its writer said. Memory keeps the lines left out, read from git's history.")
         return (f"{FOLDER}/{LOG_DIR}/{shown(self.file)}: {n} committed line{'s' if n != 1 else ''} taken out by "
                 f"commit {self.commit[:12]} (authored as {self.author}, which whoever committed it chose). The "
                 f"log is append-only, so this rewrites what its writer said; `git show {self.commit[:12]}` shows "
@@ -87,6 +95,11 @@ class _History:
     taken: dict[tuple[str, str], set[str]]  # (file, commit) -> hashes it took out
     authors: dict[str, str]
     raw: dict[tuple[str, str], bytes]  # (file, hash) -> the line as committed
+    # file -> hash -> the line, for lines a commit added that no commit removed line by line
+    # and the file did not hold when the history was read: a merge left them out (one
+    # side's version taken whole). Merges are diffed (``--cc``) only where the result
+    # differs from every parent, so this is how the rest is seen.
+    left_out: dict[str, dict[str, bytes]]
     # file -> hashes of the lines a commit added to it while taking some of its lines out
     # (a rewrite): never its writer's, since a writer only appends.
     tainted: dict[str, set[str]]
@@ -105,16 +118,24 @@ def taken(root: Path) -> Taken | None:
     if history is None:
         return None
     log = root / FOLDER / LOG_DIR
-    held: dict[str, set[str]] = {}
+    held: dict[str, set[bytes]] = {}
+
+    def holds(name: str, raw: bytes) -> bool:
+        # By its bytes: a line that only quotes the hash of a line taken out does not hold it.
+        if name not in held:
+            held[name] = _lines_now(log / name)
+        return raw in held[name]
+
     found: list[Removal] = []
     lines: dict[str, dict[str, bytes]] = {}  # file -> hash -> the line (a line taken out twice, once)
     by_file: dict[str, dict[str, bytes]] = {}  # history.raw by file, in the order lines were taken out
     for (f, h), raw in history.raw.items():
         by_file.setdefault(f, {})[h] = raw
-    for (name, sha), hashes in history.taken.items():
-        if name not in held:
-            held[name] = _hashes_now(log / name)
-        gone = hashes - held[name]  # not in the file now, whatever put it back in between
+    removed = [(name, sha, {h for h in hashes if not holds(name, history.raw[(name, h)])})
+               for (name, sha), hashes in history.taken.items()]  # not in the file now, whatever put it back
+    removed += [(name, "", {h for h, raw in lost.items() if not holds(name, raw)})
+                for name, lost in history.left_out.items()]
+    for name, sha, gone in removed:
         if gone:
             r = Removal(name, sha, history.authors.get(sha, "?"))
             r.lines = len(gone)
@@ -123,7 +144,8 @@ def taken(root: Path) -> Taken | None:
             # In the order they were taken out (the file's own, within one commit); never a
             # line a rewrite had put in, then took out again (a file deleted after a rewrite).
             bad = history.tainted.get(name, set())
-            kept.update((h, raw) for h, raw in by_file.get(name, {}).items() if h in gone and h not in bad)
+            source = by_file.get(name, {}) if sha else history.left_out.get(name, {})
+            kept.update((h, raw) for h, raw in source.items() if h in gone and h not in bad)
     out = Taken(found, {}, {name: set(hashes) for name, hashes in history.tainted.items() if hashes})
     for name, by_hash in lines.items():
         every = list(by_hash.values())
@@ -183,12 +205,18 @@ def as_kept(state: dict[str, Any] | None) -> Kept:
 def _none_taken_between(root: Path, a: str, b: str) -> bool:
     """Whether no commit reachable from one of ``a``, ``b`` and not the other removes a
     line from a writer's file (False where git cannot say: ``a`` gone after a rewrite)."""
-    out = gitcall.output(root, "log", "--full-history", "--format=commit %H %an <%ae>", "-p", "--text",
+    log = f"{FOLDER}/{LOG_DIR}"
+    out = gitcall.output(root, "log", "--full-history", "--format=commit %H %an <%ae>", "-p", "--cc", "--text",
                          "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-                         f"{a}...{b}", "--", f"{FOLDER}/{LOG_DIR}", timeout=_GIT_TIMEOUT)
-    if out is None:
+                         f"{a}...{b}", "--", log, timeout=_GIT_TIMEOUT)
+    # What the two trees differ by: a line of ``a`` that a merge left out (one side's copy
+    # of the file taken whole) shows in no commit's diff, only here.
+    trees = gitcall.output(root, "diff", "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv",
+                           "--no-renames", a, b, "--", log, timeout=_GIT_TIMEOUT)
+    if out is None or trees is None:
         return False
-    return not _parse(out, counted=False).taken
+    commits = _parse(out, counted=False, log=root / log)
+    return not commits.taken and not commits.left_out and not _parse(b"commit trees\n" + trees, counted=False).taken
 
 
 _cache: dict[str, tuple[str, _History]] = {}  # root -> (HEAD, its history)
@@ -205,29 +233,31 @@ def _parsed(root: Path) -> _History | None:
     out = _git_log(root)
     if out is None:
         return None
-    history = _parse(out)
+    history = _parse(out, log=root / FOLDER / LOG_DIR)
     if key:
         with _cache_lock:
             _cache[str(root)] = (key, history)
     return history
 
 
-def _parse(out: bytes, *, counted: bool = True) -> _History:
+def _parse(out: bytes, *, counted: bool = True, log: Path | None = None) -> _History:
     """``counted``: a removed line counts only if an earlier commit of ``out`` added it
-    (the whole history); otherwise every removed line counts (a range of commits)."""
+    (the whole history); otherwise every removed line counts (a range of commits).
+    ``log``: the log folder, whose files now say which added lines a merge left out."""
     present: dict[str, dict[str, int]] = {}  # file -> line hash -> how many times it is there
-    history = _History({}, {}, {}, {})
+    history = _History({}, {}, {}, {}, {})
     added: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it put in
     adders: dict[tuple[str, str], set[str]] = {}  # (file, hash) -> every commit that put it in
     removed: dict[tuple[str, str], set[str]] = {}  # (file, commit) -> hashes it took out
-    commit, file, header = "", "", False
+    lines: dict[str, dict[str, bytes]] = {}  # file -> hash -> the line, for every line added
+    commit, file, header, columns = "", "", False, 1
     prefix = f"{FOLDER}/{LOG_DIR}/"
     for raw in out.split(b"\n"):
         if raw.startswith(b"commit "):
             commit, _, who = raw[7:].decode("utf-8", "replace").partition(" ")
             history.authors[commit] = who
             header = False
-        elif raw.startswith(b"diff --git "):
+        elif raw.startswith((b"diff --git ", b"diff --cc ", b"diff --combined ")):
             header, file = True, ""  # the file's names follow, up to its first hunk
         elif header and raw.startswith((b"--- ", b"+++ ")):
             name = raw[4:].decode("utf-8", "replace")
@@ -238,17 +268,23 @@ def _parse(out: bytes, *, counted: bool = True) -> _History:
             if rest.endswith(".jsonl") and "/" not in rest:
                 file = rest
         elif raw.startswith(b"@@"):
-            header = False
+            # "@@" for a commit; a merge's combined diff has one "@" more per parent after
+            # the first, and a column per parent before each line.
+            header, columns = False, len(raw) - len(raw.lstrip(b"@")) - 1
         elif not header and raw[:1] in (b"+", b"-") and commit and file:
-            line = as_written(raw[1:])
+            sign = raw[:columns]
+            if sign not in (b"+" * columns, b"-" * columns):
+                continue  # a merge taking a line from one parent: its commit on that side is diffed
+            line = as_written(raw[columns:])
             h = sharelog.verified_hash(line)
             if h is None:
                 continue  # not a line the format writes: it stands for no line, whatever hash it quotes
             counts = present.setdefault(file, {})
-            if raw[:1] == b"+":
+            if sign[:1] == b"+":
                 added.setdefault((file, commit), set()).add(h)
                 adders.setdefault((file, h), set()).add(commit)
                 counts[h] = counts.get(h, 0) + 1
+                lines.setdefault(file, {}).setdefault(h, line)
                 continue
             removed.setdefault((file, commit), set()).add(h)
             if counts.get(h, 0) > 0 or not counted:
@@ -263,6 +299,13 @@ def _parse(out: bytes, *, counted: bool = True) -> _History:
         new = {h for h in added.get((file, commit), set()) - gone if adders.get((file, h)) == {commit}}
         if new:
             history.tainted.setdefault(file, set()).update(new)
+    if log is not None:
+        ever_removed = {(f, h) for (f, _), hashes in removed.items() for h in hashes}
+        for file, by_hash in lines.items():
+            now = _lines_now(log / file)
+            lost = {h: line for h, line in by_hash.items() if (file, h) not in ever_removed and line not in now}
+            if lost:
+                history.left_out[file] = lost
     return history
 
 
@@ -273,21 +316,22 @@ def as_written(line: bytes) -> bytes:
     return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
 
 
-def _hashes_now(path: Path) -> set[str]:
-    """The hashes of the lines the file holds now, each a line whose hash holds: a line
-    that only quotes a taken-out line's hash does not hold it."""
+def _lines_now(path: Path) -> set[bytes]:
+    """The lines the file holds now, as written (``as_written``); none for a link."""
     try:
         data = path.read_bytes() if not path.is_symlink() else b""
     except OSError:
         return set()
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        data = data[2:]
-    return {h for line in data.split(b"\n") if (h := sharelog.verified_hash(as_written(line))) is not None}
+    if data[:2] in (b"\xff\xfe", b"{\x00"):  # converted at checkout (``working-tree-encoding``)
+        data = data.decode("utf-16-le", "replace").lstrip("\ufeff").encode("utf-8")
+    elif data[:2] in (b"\xfe\xff", b"\x00{"):
+        data = data.decode("utf-16-be", "replace").lstrip("\ufeff").encode("utf-8")
+    return {as_written(line) for line in data.split(b"\n")}
 
 
 def _git_log(root: Path) -> bytes | None:
     done = gitcall.call(root, "log", "--full-history", "--topo-order", "--reverse", "--format=commit %H %an <%ae>",
-                        "-p", "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+                        "-p", "--cc", "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
                         "--", f"{FOLDER}/{LOG_DIR}", timeout=_GIT_TIMEOUT)
     if done is None:
         return None
