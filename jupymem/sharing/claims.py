@@ -73,10 +73,11 @@ class Claim:
 
     def _rest(self) -> tuple[Any, ...]:
         m = self.memory
-        provenance = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
-        return (m.get("standing"), m.get("topic"), provenance.get("recorder"), self.cited())
+        provenance = m.get("provenance")
+        recorder = provenance.get("recorder") if isinstance(provenance, dict) else None
+        return (m.get("standing"), m.get("topic"), recorder, self.cited())
 
-    def cited(self) -> frozenset[str]:
+    def cited(self) -> frozenset[bytes]:
         """The failures the record cites, each whole (its canonical JSON): a failure of the
         same handle with other contents is another failure."""
         return frozenset(canonical(e) for e in self.memory.get("evidence") or () if isinstance(e, dict))
