@@ -229,6 +229,61 @@ def test_a_concurrent_record_of_her_words_citing_her_failure_rewritten_changes_n
     assert "not as they are" in verify, verify
 
 
+def test_a_backdated_copy_of_her_record_with_his_own_quote_takes_nothing_where_hers_was_seen(team) -> None:
+    alice, mallory, bob = team
+    base = mallory.git("rev-parse", "HEAD").stdout.strip()
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice: the currency")
+    bob.pull()
+    assert one(bob, mine["id"])["provenance"]["author"] == "Alice <alice@example.com>"
+    # Her exact record, concurrent and backdated, with his notebook and his own quote: the
+    # words as said are part of what a record says, so his line is a conflict.
+    mallory.pull()
+    mallory.git("checkout", "-q", "-b", "side", base)
+    Forger(mallory.path).event("record", {"memory": memory(ALICE_SAYS, "constraint", provenance={
+        "notebook": "apac/usd_ok.ipynb", "quote": "EUR only for EMEA; APAC reports stay in USD"}) | {
+        "id": mine["id"]}}, BACKDATED).write()
+    mallory.git("add", "-A")
+    mallory.git("commit", "-q", "-m", "mallory: notes")
+    mallory.git("checkout", "-q", "main")
+    mallory.git("merge", "-q", "--no-edit", "side")
+    mallory.push()
+    for clone in (alice, bob):
+        clone.pull()
+        clone.jm("rebuild")
+        m = one(clone, mine["id"])
+        assert (m["provenance"]["author"], m["provenance"].get("notebook"), m["provenance"].get("quote")) == (
+            "Alice <alice@example.com>", None, None), (clone.name, m)
+        said = clone.jm("verify").stdout.decode()
+        assert "mallory-" in said and "changes nothing" in said, (clone.name, said)
+
+
+def test_her_line_committed_while_concluding_a_merge_is_still_first(team) -> None:
+    alice, mallory, bob = team
+    (mallory.path / "conf.txt").write_text("base\n")
+    push(mallory, "conf base")
+    alice.pull()
+    (mallory.path / "conf.txt").write_text("mallory\n")
+    push(mallory, "conf mallory")
+    (alice.path / "conf.txt").write_text("alice\n")
+    alice.git("commit", "-qam", "conf alice")
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")  # not committed yet
+    alice.git("pull", "-q", "--no-rebase", "origin", "main", check=False)  # conflicts on conf.txt
+    (alice.path / "conf.txt").write_text("resolved\n")
+    alice.git("add", "-A")  # her line enters history in the merge commit itself
+    alice.git("commit", "-q", "--no-edit")
+    alice.push()
+    mallory.pull()
+    Forger(mallory.path).event("record", {"memory": memory(ALICE_SAYS, "note") | {"id": mine["id"]}}).write()
+    push(mallory, "mallory: notes, after her merge")
+    for clone in (alice, bob):
+        clone.pull()
+        clone.jm("rebuild")
+        m = one(clone, mine["id"])
+        assert (m["kind"], m["provenance"]["author"]) == ("constraint", "Alice <alice@example.com>"), (clone.name, m)
+        assert "mallory-" in clone.jm("verify").stdout.decode(), clone.name
+
+
 def _fresh(tmp_path: Path, like: Clone, name: str) -> Clone:
     """A clone made after everything was pushed, with a home of its own: it sees every
     file at once and never saw anyone own anything."""
@@ -540,6 +595,45 @@ def test_a_merge_that_leaves_her_line_out_changes_none_of_her_memory(team, tmp_p
         assert (m["statement"], m["kind"]) == (ALICE_SAYS, "constraint"), (clone.name, m)
         verify = clone.jm("verify").stdout.decode()
         assert "taken out by commit" in verify or "a merge left them out" in verify, (clone.name, verify)
+
+
+@pytest.mark.parametrize("how", ["a NUL inside it", "a byte order mark before it", "a NUL, then her record re-kinded",
+                                 "20,000 lines put before it"])
+def test_her_line_made_unreadable_or_pushed_past_the_cap_is_read_back(team, tmp_path: Path, how: str) -> None:
+    from hostile import forge
+
+    alice, mallory, bob = team
+    alice.remember("Plots use the colorblind-safe palette", "--kind", "preference")
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    bob.pull()
+    mallory.pull()
+    (hers,) = [p for p in mallory.log_files() if p.name.startswith("alice-")]
+    lines = hers.read_bytes().splitlines(keepends=True)
+    index = next(i for i, raw in enumerate(lines) if mine["id"].encode() in raw)
+    line = lines[index].rstrip(b"\n")
+    if how == "20,000 lines put before it":
+        lines[index:index] = [b"x\n"] * 20_000  # no line taken out: a pure insertion
+    else:
+        # A line history would take for hers (a NUL or a mark git shows inside it), which the
+        # reader refuses.
+        lines[index] = (b"\xef\xbb\xbf" + line if "mark" in how else line[:20] + b"\x00" + line[20:]) + b"\n"
+    hers.write_bytes(b"".join(lines))
+    push(mallory, "mallory: tidy")
+    if "re-kinded" in how:
+        o = json.loads(line)
+        o["payload"]["memory"]["kind"] = "note"
+        copy, _ = forge(o["type"], o["at"], o["payload"], o["writer"], o["prev"], uid=o["uid"])
+        hers.write_bytes(hers.read_bytes() + copy)
+        push(mallory, "mallory: append")
+    alice.pull()
+    bob.pull()
+    for clone in (alice, bob, _fresh(tmp_path, alice, "carol")):
+        clone.jm("rebuild")
+        m = one(clone, mine["id"])
+        assert (m["statement"], m["kind"]) == (ALICE_SAYS, "constraint"), (clone.name, m)
+        assert "taken out by commit" in clone.jm("verify").stdout.decode() or "left them out" in clone.jm(
+            "verify").stdout.decode(), clone.name
 
 
 def test_lines_put_in_her_file_and_taken_out_again_push_none_of_hers_out(team) -> None:

@@ -58,9 +58,9 @@ class Claim:
     def says(self) -> tuple[Any, ...]:
         """What must agree for two records to be one memory: the words, case and all (a
         final full stop or a curly quote aside, as two people type the same sentence), the
-        kind, the standing, the topic, who recorded it (a person or an assistant) and every
-        failure cited, whole. Not who wrote it, when, or from which notebook: two people
-        who said the same thing are one memory."""
+        kind, the standing, the topic, who recorded it (a person or an assistant), the
+        words as said (``provenance.quote``) and every failure cited, whole. Not who wrote
+        it, when, or from which notebook: two people who said the same thing are one memory."""
         return (*self._words_kind(), *self._rest())
 
     def _words_kind(self) -> tuple[Any, ...]:
@@ -75,7 +75,8 @@ class Claim:
         m = self.memory
         provenance = m.get("provenance")
         recorder = provenance.get("recorder") if isinstance(provenance, dict) else None
-        return (m.get("standing"), m.get("topic"), recorder, self.cited())
+        quote = provenance.get("quote") if isinstance(provenance, dict) else None
+        return (m.get("standing"), m.get("topic"), recorder, quote, self.cited())
 
     def cited(self) -> frozenset[bytes]:
         """The failures the record cites, each whole (its canonical JSON): a failure of the
@@ -160,17 +161,21 @@ def _adding_commits(root: Path, path: str) -> dict[str, list[str]] | None:
     it claims were ever written; nor a hash merely quoted by a junk line). None where git
     did not answer."""
     out = gitcall.output(root, "log", "--full-history", "--topo-order", "--reverse", "--format=commit %H", "-p",
-                         "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--", path,
+                         "--cc", "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--", path,
                          timeout=_GIT_TIMEOUT)
     if out is None:
         return None
     found: dict[str, list[str]] = {}
-    commit = None
+    commit, columns = None, 1
     for line in out.split(b"\n"):
         if line.startswith(b"commit ") and len(line) == 47:
             commit = line[7:].decode("ascii", "replace")
-        elif commit and line.startswith(b"+") and not line.startswith(b"+++"):
-            h = sharelog.verified_hash(history.as_written(line[1:]))
+        elif line.startswith(b"@@"):
+            # A merge's combined diff (``--cc``: a line put in while resolving it, as a
+            # conflicted pull concluded with ``git add``) has a column per parent.
+            columns = len(line) - len(line.lstrip(b"@")) - 1
+        elif commit and line.startswith(b"+" * columns) and not line.startswith(b"+++"):
+            h = sharelog.verified_hash(history.as_written(line[columns:]))
             if h is not None:
                 commits = found.setdefault(h, [])
                 if commit not in commits:
@@ -239,15 +244,15 @@ def _unordered(c: Claim) -> tuple[Any, ...]:
 
     own_words = not original or fold(original) == fold(statement)
     kind = m.get("kind")
-    standing, _, recorder, cited = c._rest()
+    standing, _, recorder, _, cited = c._rest()
     return (not own_words, kind_rank(kind if isinstance(kind, str) else ""), standing != "supported",
             recorder != "person", len(cited), c.entry.key)
 
 
 def _differ(cs: list[Claim]) -> bool:
     """Whether the claims say different things (``Claim.says``): two people who said the
-    same sentence are one memory whoever owns it, and every clone must agree on which
-    record shows, so (time, uid) decides between them."""
+    same thing are one memory whoever owns it, and every clone must agree on which record
+    shows, so (time, uid) decides between them (its author and notebook with it)."""
     return len({c.says() for c in cs}) > 1
 
 
@@ -296,7 +301,7 @@ def problems(claims: dict[str, list[Claim]], owned: dict[str, Claim]) -> list[Pr
             elif c.cited() != owner.cited():
                 what = "citing failures that are not, or not as they are, in"
             else:
-                what = "with another standing, topic or recorder than"
+                what = "with another standing, topic, recorder or quote than"
             out.append(Problem(c.file, c.entry.line, (
                 f"records memory {mid} {what} {where}, which owns it: a line speaks only for its "
                 "writer, so it is kept in that memory's history and changes nothing"), applied=True))

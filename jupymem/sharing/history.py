@@ -310,23 +310,29 @@ def _parse(out: bytes, *, counted: bool = True, log: Path | None = None) -> _His
 
 
 def as_written(line: bytes) -> bytes:
-    """A line as jupymem wrote it, from how git or a checkout attribute may hold it: NULs
-    (UTF-16) and a CR (``eol=crlf``) aside, and a byte order mark."""
-    line = line.replace(b"\x00", b"").rstrip(b"\r")
-    return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
+    """A line of git's diff as the reader reads it: one CR before its end aside (git's
+    ``eol=crlf``), and nothing else. A NUL or a byte order mark inside a file is no line
+    (the reader refuses it), so it cannot stand in for the line it resembles."""
+    return line[:-1] if line.endswith(b"\r") else line
 
 
 def _lines_now(path: Path) -> set[bytes]:
-    """The lines the file holds now, as written (``as_written``); none for a link."""
+    """The lines the reader reads of the file now (``sharelog.lines_read``); none for a link."""
+    import os
+    import stat
+
     try:
-        data = path.read_bytes() if not path.is_symlink() else b""
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO never blocks
     except OSError:
         return set()
-    if data[:2] in (b"\xff\xfe", b"{\x00"):  # converted at checkout (``working-tree-encoding``)
-        data = data.decode("utf-16-le", "replace").lstrip("\ufeff").encode("utf-8")
-    elif data[:2] in (b"\xfe\xff", b"\x00{"):
-        data = data.decode("utf-16-be", "replace").lstrip("\ufeff").encode("utf-8")
-    return {as_written(line) for line in data.split(b"\n")}
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return set()
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return sharelog.lines_read(fh)
+        except OSError:
+            return set()
 
 
 def _git_log(root: Path) -> bytes | None:

@@ -57,8 +57,9 @@ from .identity import Identity, identity
 from .journal import ROTATE_AT, ROTATE_AT_BYTES, FileTail, Journal, fstat
 from ..storage.projection import Batch, clear
 from .sharelog import (
-    FOLDER, LOG_DIR, SUFFIX, Entry, Reading, combine, file_name, new_writer_id, who, writer_of,
+    FOLDER, LOG_DIR, SUFFIX, Entry, Reading, file_name, new_writer_id, who, writer_of,
 )
+from .together import combine
 from ..storage.eventlog import SHARED
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ __all__ = ["CONFIG", "NONE", "OFF", "ON", "SEEN", "Identity", "Journal", "Sharin
 _ROOT = "share_root"  # the clone the cache was last built for
 MAX_SHOWN_PROBLEMS = 20  # per file, in status
 _TAKEN = "share_taken"  # committed lines taken out of writer files, at a HEAD (JSON; ``history.kept``)
-_CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; sharelog.combine)
+_CONFLICTS = "share_conflicts"  # the files that give a uid to two events (JSON list; together.combine)
 # meta key: {shared file: the pull in which this clone first saw it}; this clone's own file is -1.
 # Written here, read by the block (core.block), which orders its turns by it.
 SEEN = "share_seen"
@@ -303,7 +304,7 @@ class Sharing:
                     if name not in cached and name not in readings]
             readings.update(self._read(todo, now, kept))
             # A uid that a file read now shares with a cached file's event: read that one too,
-            # so that the conflict is settled with both lines in hand (sharelog.combine).
+            # so that the conflict is settled with both lines in hand (together.combine).
             read_uids = {e.uid: e for r in readings.values() for e in r.entries}
             clashing = [name for name, items in from_cache.items()
                         if any(i[0] in read_uids and not _same(read_uids[i[0]], i) for i in items)]
