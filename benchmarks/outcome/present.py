@@ -15,6 +15,9 @@ cases before any of them was written into ``jupymem/assistants/inject.py``:
 * ``lessons-last-preamble``: ``lessons-last`` with the block's preamble reworded
   (``PREAMBLE``): still data, not instructions, never the task, yet what fits is applied
   when writing code.
+* ``after-request``: ``shipped`` with its ``<applicable_lessons>`` section moved to just
+  after the request, in the user turn (1.5B fit: one more lesson applied, two harm cases
+  fewer passed; not shipped).
 * ``user-turn``: ``lessons-last``'s per-request sections moved out of the system text into
   the user turn, right before the request (the system text is then only instructions and
   block: byte-stable, so a prompt cache keeps all of it, tool schemas included).
@@ -122,6 +125,17 @@ def before(project: Any, prompt: str) -> str:
 def messages(variant: str, project: Any, prompt: str) -> list[dict[str, str]]:
     import jupymem
 
+    if variant == "after-request":
+        # What ``jupymem.context`` gives, with its <applicable_lessons> section moved out of
+        # the system text to just after the request, in the user turn.
+        context = jupymem.context(prompt, project.root)
+        start = context.find('<applicable_lessons')
+        if start < 0:
+            return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
+        end = context.index("</applicable_lessons>", start) + len("</applicable_lessons>")
+        lessons = context[start:end].replace("the request below", "the request above")
+        system = (context[:start].rstrip("\n") + "\n" + context[end:].lstrip("\n")).strip("\n")
+        return [{"role": "system", "content": system}, {"role": "user", "content": prompt + "\n\n" + lessons}]
     if variant in ("shipped", "before"):
         context = jupymem.context(prompt, project.root) if variant == "shipped" else before(project, prompt)
         return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
