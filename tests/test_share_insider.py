@@ -302,6 +302,8 @@ CLAIMS = {
     "her words as a note": lambda mid: memory(ALICE_SAYS, "note") | {"id": mid},
     "her words with a fabricated failure": lambda mid: memory(ALICE_SAYS, "constraint",
                                                               evidence=[failure()]) | {"id": mid},
+    "her words in full-width letters": lambda mid: memory(
+        "Revenue is reported in \uff25\uff35\uff32, never \uff35\uff33\uff24", "constraint") | {"id": mid},
     "her words as an assistant's unconfirmed guess": lambda mid: memory(
         ALICE_SAYS, "constraint", provenance={"recorder": "assistant"}, standing="unconfirmed",
         topic="legacy") | {"id": mid},
@@ -333,7 +335,8 @@ def test_a_claim_git_cannot_order_does_not_take_her_memory_on_a_new_clone(team, 
     assert not m.get("evidence"), m
     verify = carol.jm("verify")
     said = verify.stdout.decode()
-    assert verify.returncode == 1 and "mallory-" in said and "changes nothing" in said, said
+    if "full-width" not in how:  # her words in another form say the same: no conflict to name
+        assert verify.returncode == 1 and "mallory-" in said and "changes nothing" in said, said
     # A rebuild from the files on that clone keeps it so.
     carol.jm("rebuild")
     assert one(carol, mine["id"])["statement"] == ALICE_SAYS

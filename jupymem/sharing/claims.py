@@ -29,6 +29,7 @@ git is asked only about ids that two files record, which few repositories ever h
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,8 +246,11 @@ def _unordered(c: Claim) -> tuple[Any, ...]:
     own_words = not original or fold(original) == fold(statement)
     kind = m.get("kind")
     standing, _, recorder, _, cited = c._rest()
+    # Her words in another form (full-width letters, ligatures) fold to the same id: the
+    # form a keyboard types (NFKC) before it, since whoever copies them can only move away.
+    odd_form = isinstance(statement, str) and unicodedata.normalize("NFKC", statement) != statement
     return (not own_words, kind_rank(kind if isinstance(kind, str) else ""), standing != "supported",
-            recorder != "person", len(cited), c.entry.key)
+            recorder != "person", len(cited), odd_form, c.entry.key)
 
 
 def _differ(cs: list[Claim]) -> bool:
