@@ -284,6 +284,54 @@ def test_her_line_committed_while_concluding_a_merge_is_still_first(team) -> Non
         assert "mallory-" in clone.jm("verify").stdout.decode(), clone.name
 
 
+def test_her_line_committed_while_concluding_an_octopus_merge_is_still_first(team) -> None:
+    alice, mallory, bob = team
+    for branch in ("s1", "s2"):
+        mallory.git("checkout", "-q", "-b", branch, "main")
+        (mallory.path / f"{branch}.txt").write_text(branch)
+        mallory.git("add", "-A")
+        mallory.git("commit", "-q", "-m", branch)
+        mallory.git("push", "-q", "origin", branch)
+    mallory.git("checkout", "-q", "main")
+    alice.git("fetch", "-q", "origin")
+    alice.git("merge", "-q", "--no-ff", "--no-commit", "origin/s1", "origin/s2")
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    alice.git("add", "-A")  # her line enters history in a merge of three parents
+    alice.git("commit", "-q", "-m", "merge s1 s2")
+    alice.push()
+    mallory.pull()
+    Forger(mallory.path).event("record", {"memory": memory(ALICE_SAYS, "note") | {"id": mine["id"]}}).write()
+    push(mallory, "mallory: notes, after her merge")
+    for clone in (alice, bob):
+        clone.pull()
+        clone.jm("rebuild")
+        m = one(clone, mine["id"])
+        assert (m["kind"], m["provenance"]["author"]) == ("constraint", "Alice <alice@example.com>"), (clone.name, m)
+
+
+@pytest.mark.parametrize("how", ["a log file whose name is not UTF-8", "the log folder made a link"])
+def test_what_a_pull_brings_into_the_folder_stops_no_face_and_keeps_her_memory(team, tmp_path: Path, how: str) -> None:
+    alice, mallory, bob = team
+    mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
+    push(alice, "alice")
+    bob.pull()
+    assert one(bob, mine["id"])["kind"] == "constraint"
+    mallory.pull()
+    log = mallory.path / ".jupymem" / "log"
+    if "UTF-8" in how:
+        with open(os.fsencode(log) + b"/jos\xe9-0123456789.jsonl", "wb") as fh:
+            fh.write(b'{"a":1}\n')
+    else:
+        mallory.git("mv", ".jupymem/log", ".jupymem/logs")
+        os.symlink("logs", log)
+    push(mallory, "mallory: tidy")
+    bob.pull()
+    for args in (["status"], ["list"], ["verify"], ["rebuild"], ["status", "--json"]):
+        proc = bob.jm(*args)
+        assert b"Traceback" not in proc.stderr and proc.returncode in (0, 1), (args, proc.stderr.decode()[-2000:])
+    assert one(bob, mine["id"])["statement"] == ALICE_SAYS
+
+
 def _fresh(tmp_path: Path, like: Clone, name: str) -> Clone:
     """A clone made after everything was pushed, with a home of its own: it sees every
     file at once and never saw anyone own anything."""
@@ -601,7 +649,8 @@ def test_a_merge_that_leaves_her_line_out_changes_none_of_her_memory(team, tmp_p
 
 
 @pytest.mark.parametrize("how", ["a NUL inside it", "a byte order mark before it", "a NUL, then her record re-kinded",
-                                 "20,000 lines put before it"])
+                                 "20,000 lines put before it", "20,000 blank lines put before it",
+                                 "two bytes that look like UTF-16 put at the top"])
 def test_her_line_made_unreadable_or_pushed_past_the_cap_is_read_back(team, tmp_path: Path, how: str) -> None:
     from hostile import forge
 
@@ -610,6 +659,7 @@ def test_her_line_made_unreadable_or_pushed_past_the_cap_is_read_back(team, tmp_
     mine = alice.remember(ALICE_SAYS, "--kind", "constraint")
     push(alice, "alice")
     bob.pull()
+    assert one(bob, mine["id"])["kind"] == "constraint"  # Bob's cache has read history up to her line
     mallory.pull()
     (hers,) = [p for p in mallory.log_files() if p.name.startswith("alice-")]
     lines = hers.read_bytes().splitlines(keepends=True)
@@ -617,6 +667,10 @@ def test_her_line_made_unreadable_or_pushed_past_the_cap_is_read_back(team, tmp_
     line = lines[index].rstrip(b"\n")
     if how == "20,000 lines put before it":
         lines[index:index] = [b"x\n"] * 20_000  # no line taken out: a pure insertion
+    elif how == "20,000 blank lines put before it":
+        lines[index:index] = [b"\n"] * 20_000  # skipped by the reader, yet counted: and Bob's cache has read hers
+    elif "UTF-16" in how:
+        lines[0:0] = [b"\xff\xfe\n"]  # the reader would take the whole file for UTF-16
     else:
         # A line history would take for hers (a NUL or a mark git shows inside it), which the
         # reader refuses.

@@ -175,7 +175,9 @@ def _adding_commits(root: Path, path: str) -> dict[str, list[str]] | None:
             # A merge's combined diff (``--cc``: a line put in while resolving it, as a
             # conflicted pull concluded with ``git add``) has a column per parent.
             columns = len(line) - len(line.lstrip(b"@")) - 1
-        elif commit and line.startswith(b"+" * columns) and not line.startswith(b"+++"):
+        elif commit and line.startswith(b"+" * columns):
+            # A header ("+++ b/...") is no line whose hash holds; an octopus merge's line
+            # starts with as many "+" (one per parent).
             h = sharelog.verified_hash(history.as_written(line[columns:]))
             if h is not None:
                 commits = found.setdefault(h, [])

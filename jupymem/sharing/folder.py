@@ -208,12 +208,24 @@ def open_folder(root: Path, *, create: bool = False) -> Folder | None:
     return Folder(root, fd) if fd is not None else None
 
 
+def utf8(name: str) -> bool:
+    """Whether a name read from the disk is UTF-8 (Python holds other bytes as surrogates,
+    which no database, JSON or terminal takes as text)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def shown(name: str) -> str:
     """A name from the folder as a message may show it: a name is written by whoever
     committed it, so one holding a secret or hidden characters is described, not quoted."""
     # The secret scan compiles its patterns on import: only a folder with names to show needs it.
     from ..intake.secrets_scan import find_secrets
 
+    if not utf8(name):
+        return "<a name that is not UTF-8>"
     found = find_secrets(name)
     if found:
         return f"<a name holding {found[0].label}>"
@@ -245,7 +257,8 @@ def scan_log(folder: Folder, suffix: str, known: Container[str] = (), *, first: 
             st = e.stat(follow_symlinks=False)
             # ``first`` asks only whether a log is there: no name is shown, so none is scanned
             # (which would import the secret scan for a yes or no).
-            if stat.S_ISREG(st.st_mode) and st.st_nlink <= 1 and (first or e.name in known or shown(e.name) == e.name):
+            if (stat.S_ISREG(st.st_mode) and st.st_nlink <= 1 and utf8(e.name)
+                    and (first or e.name in known or shown(e.name) == e.name)):
                 files.append((e.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
                 if first:
                     break

@@ -37,6 +37,10 @@ from .folder import FOLDER, LOG_DIR, shown
 __all__ = ["UNCHECKED", "Kept", "Removal", "Taken", "as_kept", "as_written", "bounded", "kept", "removals", "taken"]
 
 _GIT_TIMEOUT = 60
+# Only the writers' files (top-level .jsonl of the log: a junk file beside them is not
+# diffed), and no blob larger than a file the reader reads is diffed (git calls it binary).
+_WRITER_FILES = f":(glob){FOLDER}/{LOG_DIR}/*.jsonl"
+_BOUNDED = ("-c", f"core.bigFileThreshold={MAX_FILE_BYTES}")
 
 
 class Removal:
@@ -187,7 +191,9 @@ def kept(root: Path, before: dict[str, Any] | None) -> dict[str, Any] | None:
         return {**(before or {}), "head": now}
     found = taken(root)
     if found is None:
-        return None
+        # git could not answer (a history made slow to diff: a timeout). What was read back
+        # before stays read back, and git is asked again at the next commit, not at every read.
+        return {**(before or {}), "head": now, "unchecked": True} if isinstance(before, dict) else None
     return {"head": now, "lines": {name: [line.decode("utf-8", "replace") for line in lines]
                                    for name, lines in found.lines.items()},
             "tainted": {name: sorted(hashes) for name, hashes in found.tainted.items()},
@@ -206,17 +212,33 @@ def _none_taken_between(root: Path, a: str, b: str) -> bool:
     """Whether no commit reachable from one of ``a``, ``b`` and not the other removes a
     line from a writer's file (False where git cannot say: ``a`` gone after a rewrite)."""
     log = f"{FOLDER}/{LOG_DIR}"
-    out = gitcall.output(root, "log", "--full-history", "--format=commit %H %an <%ae>", "-p", "--cc", "--text",
-                         "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-                         f"{a}...{b}", "--", log, timeout=_GIT_TIMEOUT)
+    out = gitcall.output(root, *_BOUNDED, "log", "--full-history", "--format=commit %H %an <%ae>", "-p", "--cc",
+                         "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+                         f"{a}...{b}", "--", _WRITER_FILES, timeout=_GIT_TIMEOUT)
     # What the two trees differ by: a line of ``a`` that a merge left out (one side's copy
     # of the file taken whole) shows in no commit's diff, only here.
-    trees = gitcall.output(root, "diff", "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv",
-                           "--no-renames", a, b, "--", log, timeout=_GIT_TIMEOUT)
+    trees = gitcall.output(root, *_BOUNDED, "diff", "--text", "--unified=1", "--no-color", "--no-ext-diff",
+                           "--no-textconv", "--no-renames", a, b, "--", _WRITER_FILES, timeout=_GIT_TIMEOUT)
     if out is None or trees is None:
         return False
     commits = _parse(out, counted=False, log=root / log)
-    return not commits.taken and not commits.left_out and not _parse(b"commit trees\n" + trees, counted=False).taken
+    return (not commits.taken and not commits.left_out and _appends_only(trees)
+            and not _parse(b"commit trees\n" + trees, counted=False).taken)
+
+
+def _appends_only(diff: bytes) -> bool:
+    """Whether a two-tree diff (one line of context) only adds lines at the ends of files.
+    Lines put before others (even blank ones) move those toward the file's caps, where the
+    reader no longer reads them: that takes a whole read to see."""
+    added = False
+    for raw in diff.split(b"\n"):
+        if raw.startswith(b"@@"):
+            added = False
+        elif raw.startswith(b"+") and not raw.startswith(b"+++ "):
+            added = True
+        elif (raw.startswith(b"-") and not raw.startswith(b"--- ")) or (raw.startswith(b" ") and added):
+            return False
+    return True
 
 
 _cache: dict[str, tuple[str, _History]] = {}  # root -> (HEAD, its history)
@@ -317,10 +339,13 @@ def as_written(line: bytes) -> bytes:
 
 
 def _lines_now(path: Path) -> set[bytes]:
-    """The lines the reader reads of the file now (``sharelog.lines_read``); none for a link."""
+    """The lines the reader reads of the file now (``sharelog.lines_read``); none for a link,
+    or under a folder that is one (the reader refuses ``.jupymem`` or its log as a link)."""
     import os
     import stat
 
+    if path.parent.is_symlink() or path.parent.parent.is_symlink():
+        return set()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO never blocks
     except OSError:
@@ -336,9 +361,9 @@ def _lines_now(path: Path) -> set[bytes]:
 
 
 def _git_log(root: Path) -> bytes | None:
-    done = gitcall.call(root, "log", "--full-history", "--topo-order", "--reverse", "--format=commit %H %an <%ae>",
-                        "-p", "--cc", "--text", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-                        "--", f"{FOLDER}/{LOG_DIR}", timeout=_GIT_TIMEOUT)
+    done = gitcall.call(root, *_BOUNDED, "log", "--full-history", "--topo-order", "--reverse",
+                        "--format=commit %H %an <%ae>", "-p", "--cc", "--text", "--unified=0", "--no-color",
+                        "--no-ext-diff", "--no-textconv", "--no-renames", "--", _WRITER_FILES, timeout=_GIT_TIMEOUT)
     if done is None:
         return None
     if done.returncode != 0:

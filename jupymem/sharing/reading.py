@@ -50,13 +50,16 @@ def read_one(folder: Any, name: str, now: datetime, kept: Kept) -> Reading:
         return reading
 
 
+_UTF16 = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be", b"{\x00": "utf-16-le", b"\x00{": "utf-16-be"}
+
+
 def with_taken(folder: Any, name: str, taken: Sequence[bytes]) -> tuple[IO[bytes], int]:
     """The lines taken out of ``name``, then what it holds (up to the size one file may
     have), as one stream. First, so that where a rewrite put another line under a taken
     line's uid, the line its writer wrote is the one applied and the other is named as
     reusing it (the chain is a tree, so a line may come before the one it follows). A file
-    git converted to UTF-16 at checkout keeps what it holds only: the lines taken out are
-    UTF-8, and cannot share one stream with it."""
+    in UTF-16 (a checkout attribute, or two bytes a commit put at its top) is decoded here,
+    so that the lines taken out are read whatever it holds."""
     data = b""
     if folder is not None:
         try:
@@ -64,9 +67,12 @@ def with_taken(folder: Any, name: str, taken: Sequence[bytes]) -> tuple[IO[bytes
                 data = fh.read(MAX_FILE_BYTES)
         except (LinkRefused, OSError):
             data = b""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff", b"{\x00", b"\x00{"):
-        return io.BytesIO(data), 0
-    if data.startswith(b"\xef\xbb\xbf"):
+    codec = _UTF16.get(data[:2])
+    if codec is not None:
+        # What a checkout converted (or a commit made look so): read as the reader reads it,
+        # after the lines taken out, which stay whatever the file's first bytes say.
+        data = data.decode(codec, "replace").lstrip("\ufeff").encode("utf-8")
+    elif data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]  # a byte order mark starts a stream, not its middle
     return io.BytesIO(b"".join(line + b"\n" for line in taken) + data), len(taken)
 
