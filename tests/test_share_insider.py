@@ -463,6 +463,40 @@ def test_many_contested_ids_cost_git_one_question_per_file(team, tmp_path: Path)
 
 
 
+def test_copies_of_a_claim_committed_again_and_again_cost_git_a_bounded_number_of_questions(team, tmp_path) -> None:
+    import cli_run
+
+    alice, mallory, bob = team
+    mine = []
+    for i in range(4):  # one commit each: every pair of adding commits is a new question
+        mine.append(alice.remember(f"{ALICE_SAYS} in region {i}", "--kind", "constraint"))
+        push(alice, f"alice {i}")
+    mallory.pull()
+    forger = Forger(mallory.path)
+    for m in mine:
+        forger.record(m["statement"], "note", memory={"id": m["id"]})
+    forger.write()
+    claim = forger.path.read_bytes()
+    for i in range(60):  # the same lines once more in every commit: one event each, many adding commits
+        forger.path.write_bytes(forger.path.read_bytes() + claim)
+        mallory.git("add", "-A")
+        mallory.git("commit", "-q", "-m", f"mallory {i}")
+    mallory.push()
+    bob.pull()
+    trace = tmp_path / "trace.json"
+    proc = cli_run.jm("rebuild", cwd=bob.path, env={
+        "JUPYMEM_HOME": str(bob.home), "JUPYMEM_ENCODER": "none", "GIT_TRACE2_EVENT": str(trace)})
+    assert b"Traceback" not in proc.stderr
+    starts = [json.loads(line) for line in trace.read_text().splitlines() if '"event":"start"' in line]
+    # 4 claims x 61 adding commits each: 720 questions before the budget. The command
+    # orders the claims three times (the pull's read, the replay, verify's reading), each
+    # within the budget of 128.
+    assert sum(1 for e in starts if "merge-base" in e["argv"]) <= 3 * 128
+    for m in mine:
+        assert (one(bob, m["id"])["kind"], one(bob, m["id"])["provenance"]["author"]) == (
+            "constraint", "Alice <alice@example.com>")
+
+
 def test_a_commit_that_takes_her_lines_out_is_named_by_verify_but_a_checkout_is_not(team) -> None:
     alice, mallory, _ = team
     alice.remember(ALICE_SAYS, "--kind", "constraint")

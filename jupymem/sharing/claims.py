@@ -113,6 +113,16 @@ def contested(readings: dict[str, Reading]) -> dict[str, list[Claim]]:
 Order = Callable[[list[Claim]], Claim | None]
 
 
+# git processes one read may start to order claims. A teammate who commits copies of a
+# contested line again and again (each commit adds it once more) would otherwise start one
+# per pair of adding commits at every rebuild: thousands, tens of seconds per read.
+_ANCESTRY_BUDGET = 128
+
+
+class _OverBudget(Exception):
+    pass
+
+
 def git_order(root: Path) -> Order:
     """The claim whose line entered ``root``'s git history before every other's, or None.
 
@@ -130,6 +140,8 @@ def git_order(root: Path) -> Order:
 
     def before(a: str, b: str) -> bool:
         if (a, b) not in ancestry:
+            if len(ancestry) >= _ANCESTRY_BUDGET:
+                raise _OverBudget
             ancestry[(a, b)] = _is_ancestor(root, a, b)
         return ancestry[(a, b)]
 
@@ -142,11 +154,14 @@ def git_order(root: Path) -> Order:
         if any(hs is None for _, hs in found):
             return None  # git did not answer for one of them (a timeout): no order, not "uncommitted"
         committed = [(c, hs) for c, hs in found if hs]
-        for c, hs in committed:
-            others = [hs2 for c2, hs2 in committed if c2 is not c]
-            for h in hs:
-                if all(h not in hs2 and all(before(h, h2) for h2 in hs2) for hs2 in others):
-                    return c
+        try:
+            for c, hs in committed:
+                others = [hs2 for c2, hs2 in committed if c2 is not c]
+                for h in hs:
+                    if all(h not in hs2 and all(before(h, h2) for h2 in hs2) for hs2 in others):
+                        return c
+        except _OverBudget:
+            return None  # as where git cannot order them: the owner seen before, or what the lines say
         return None
 
     return first
