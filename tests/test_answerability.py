@@ -110,10 +110,10 @@ ANSWERABLE = [
     ("where does the promotion calendar come from?", 3),
     ("how do we forecast a store that just opened?", 4),
     ("should the 2020 lockdown weeks be used for training?", 5),
+    ("how often is the marketing calendar exported?", 3),  # a value: "each Friday"
 ]
-# People and attributes it does not hold. (Known misses, in the README: a swapped topic word
-# the encoder finds close, "who owns the *pricing* notebooks?", and a value memory never
-# states, "what is the WAPE of the latest forecast?".)
+# People and attributes it does not hold. (A known miss, in the README: a swapped topic word
+# the encoder finds close, "who owns the *pricing* notebooks?".)
 UNANSWERABLE = [
     "what is Greta Olsen's email address?",
     "what is Greta Olsen's phone number?",
@@ -133,6 +133,25 @@ def test_a_small_project_answers_what_it_holds_and_abstains_on_what_it_does_not(
     asked = UNANSWERABLE
     wrongly = [q for q in asked if not proj.search(q, mode=mode).abstained]
     assert not wrongly, wrongly
+
+
+# A value no memory states: WAPE is named, no figure is (the reading's "valued"); the same
+# kind of question about a value memory does state is answered. The words alone and the
+# transformer read it; the static tier does not (README, "Retrieval, measured").
+@pytest.mark.parametrize("mode", ("lexical", "transformer"))
+def test_a_value_no_memory_states_is_not_answered_by_one_that_names_it(
+    tmp_path: Path, transformer_encoder: None, mode: str
+) -> None:
+    memories = [TEAM[2], "Greta Olsen owns the demand planning notebooks.", TEAM[3]]
+    proj = _project(tmp_path / "r", memories, Settings.from_env(), dense=mode == "transformer")
+    assert mode == "lexical" or proj.dense_status().tier == "transformer"
+    for query in ("what is the WAPE of the latest forecast?", "how many stores does the WAPE cover?"):
+        result = proj.search(query, mode=mode)
+        assert result.abstained, (query, result.hits[:1])
+        named = next(c for c in proj.explain(query, 3, mode=mode).candidates if "WAPE" in c.memory.statement)
+        assert named.reading.wants_missed == "amount" and named.confidence < answerable.ANSWER_AT
+    answered = proj.search("how often is the marketing calendar exported?", mode=mode)
+    assert answered.status == "ok" and answered.hits[0].memory.statement == TEAM[3]
 
 
 SWAPPED_FIRST_NAME = ("which notebooks does Tom Olsen own?",)

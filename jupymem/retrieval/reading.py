@@ -96,6 +96,11 @@ DEFAULTS: dict[str, Any] = {
     # that names someone is left to the models ("who *approves* the forecast?" is answered
     # by "Ingrid Larsen *signs off* the forecast"). 9: not read.
     "untyped": 9.0,
+    # A question that asks for a value ("how many ...", "how long ...", "what is the
+    # precision of ...", "which version of ...": ``wording.wanted_type``) of a memory that
+    # holds no number or version at all (``Reading.wants_missed``): "how many postcodes are
+    # in the boundary files?" against "Tomasz Nowak maintains ... the postcode boundary files".
+    "valued": False,
     # Hybrid modes: a question word at least this specific that no memory holds at all and
     # nothing in this one comes close to in meaning, while the dense cosine does not stand
     # ``margin_max`` above the query's background (not a paraphrase the encoder sees): the
@@ -117,6 +122,7 @@ DEFAULTS: dict[str, Any] = {
     "cover_min": 0.0,
     "margin_max": 0.2,
 }
+_VALUES = {"amount": "a number", "version": "a version"}
 _COVERAGE = HYBRID_FEATURES.index("coverage")
 _SOFT_COVERAGE = HYBRID_FEATURES.index("soft_coverage")
 _MARGIN = HYBRID_FEATURES.index("margin")
@@ -179,6 +185,8 @@ def unaccounted(
         for word, _, near, spec, _ in reading.lacking:
             if near < meaning and spec is not None and spec >= got["untyped"]:
                 return f"nothing of what it asks for, and nothing means {word!r}"
+    if got["valued"] and reading.wants_missed in _VALUES:
+        return f"it asks for {_VALUES[reading.wants_missed]}, and the memory holds none"
     if hybrid and signals is not None and signals[_MARGIN] < got["margin_max"] and not signals[_FOREIGN]:
         for word, _, near, spec, known in reading.lacking:
             if not known and near < meaning and spec is not None and spec >= got["alien"]:
