@@ -119,6 +119,24 @@ def test_errors_become_usage_errors_and_record_nothing(shell, repo):
     assert session_evidence(shell) == []
 
 
+def test_what_a_person_types_is_recorded_as_typed_never_with_the_notebooks_variables(shell, repo):
+    """IPython fills `{expr}` and `$name` into a magic's line from the notebook's variables
+    unless told not to: a password held in a variable would be recorded in clear, and a
+    template's placeholders replaced by whatever the variables hold."""
+    run(shell, "db_password = 'Tr0ub4dor&3xyz'\ncol = 'customer_id'\nsecret = 'x'")
+    assert run(shell, "%memory remember Never hardcode {db_password}; read $secret from the vault.").success
+    assert run(shell, "%%remember --kind 'decision' --topic \"$col\"\nName output columns {col}_clean.").success
+    statements = {m.statement: m for m in jupymem.project(repo).list()}
+    assert "Never hardcode {db_password}; read $secret from the vault." in statements
+    written = statements["Name output columns {col}_clean."]
+    assert (written.kind, written.topic) == ("decision", "$col")  # quotes taken off, nothing filled in
+    assert not any("Tr0ub4dor" in s or "customer_id" in s for s in statements)
+    # An unbalanced quote in the options is a usage error, and records nothing.
+    res = run(shell, "%%remember --topic 'billing\nInvoices are in EUR.")
+    assert isinstance(res.error_in_exec, UsageError) and "quotation" in str(res.error_in_exec)
+    assert len(jupymem.project(repo).list()) == 2
+
+
 def test_outside_git_is_refused_and_creates_nothing(tmp_path, monkeypatch, jupymem_home):
     outside = tmp_path / "plain"
     outside.mkdir()

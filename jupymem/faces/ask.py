@@ -21,12 +21,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..config import Settings
 from ..errors import JupymemError
 from .kernel import current_path, in_kernel, session_evidence, state
+from .magics import options
 
 if TYPE_CHECKING:
     from ..assistants.assistant import Turn
@@ -123,6 +124,7 @@ class AskMagics(Magics):
     @argument("--full", action="store_true", help="send the 12 newest messages of this notebook's conversation, not 4")
     @argument("--no-memory", action="store_true",
               help="send no memory and keep nothing: no block, tools, failures or conversation")
+    @no_var_expand  # the options line as typed: `{expr}` and `$name` are not the notebook's variables
     @cell_magic
     def ask(self, line: str, cell: str) -> None:
         """Ask a language model; the cell is the prompt, the answer streams as Markdown.
@@ -134,7 +136,7 @@ class AskMagics(Magics):
         """
         from ..assistants.assistant import ask_turn
 
-        args = parse_argstring(self.ask, line)
+        args = options(self.ask, line)
         prompt = (cell or "").strip()
         if not prompt:
             raise UsageError("%%ask needs a prompt: write your question in the cell below the magic.")

@@ -22,7 +22,7 @@ from argparse import REMAINDER
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments, parse_argstring
 
 from ..errors import JupymemError, NoMemory
@@ -50,6 +50,16 @@ def _render() -> Any:
     from . import render
 
     return render
+
+
+def options(magic: Any, line: str) -> Any:
+    """A magic's options line, read as a shell reads it: quotes are taken off (`--kind
+    'decision'`) and an unbalanced one is a usage error, not a traceback."""
+    try:
+        words = shlex.split(line, posix=True)
+    except ValueError as err:
+        raise UsageError(f"could not read the options {line.strip()!r}: {err}") from None
+    return magic.parser.parse_args(words)
 
 
 def _usage_error(exc: Exception) -> Exception:
@@ -97,6 +107,7 @@ class MemoryMagics(Magics):
     @magic_arguments()
     @argument("action", choices=list(SUBCOMMANDS), help="what to do (see below)")
     @argument("args", nargs=REMAINDER, help="the action's own arguments; `%%memory ACTION -h` for them")
+    @no_var_expand  # what a person types is recorded as typed, never with `{expr}`/`$name` filled in
     @line_magic
     def memory(self, line: str) -> None:
         """Project memory for this notebook's git repository."""
@@ -123,10 +134,11 @@ class MemoryMagics(Magics):
 
     @magic_arguments()
     @_remember_options
+    @no_var_expand  # `--topic {col}` is the topic "{col}", not the notebook's variable
     @cell_magic
     def remember(self, line: str, cell: str) -> None:
         """Record the cell body as a memory of this repository (initializes it if needed)."""
-        args = parse_argstring(self.remember, line)
+        args = options(self.remember, line)
         args.text = cell
         try:
             self._remember(args)
