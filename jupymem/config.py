@@ -42,7 +42,7 @@ class Settings(_Record):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
-        home = Path(env.get("JUPYMEM_HOME") or Path.home() / ".jupymem").expanduser()
+        home = _home(env.get("JUPYMEM_HOME"))
         cap = env.get("JUPYMEM_BLOCK_CAP")
         return cls(
             home=home,
@@ -56,6 +56,18 @@ class Settings(_Record):
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _home(raw: str | None) -> Path:
+    """``JUPYMEM_HOME`` (``~`` expanded), else ``~/.jupymem``; a ``~user`` that names no user,
+    or a process without a home, is a clear error, not a traceback."""
+    from .errors import JupymemError
+
+    try:
+        return Path(raw).expanduser() if raw else Path.home() / ".jupymem"
+    except RuntimeError:  # pathlib: "Could not determine home directory."
+        where = f"JUPYMEM_HOME={raw!r}" if raw else "this process's home directory"
+        raise JupymemError(f"{where} cannot be found; set JUPYMEM_HOME to a folder jupymem may write to") from None
 
 
 def _positive_int(raw: str, name: str) -> int:

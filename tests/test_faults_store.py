@@ -284,3 +284,31 @@ def test_a_read_only_home_answers_reads_in_ipython(filled, jupymem_home, monkeyp
         finally:
             quiesce()
     assert len(jupymem.project(repo).list()) == N and jupymem.project(repo).staged_evidence() == []
+
+
+# -- settings that cannot be used -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["postgresql//alice:S3cretPassw0rd@db.example.com/team", "sqlite:///tmp/x.db",
+                                 "postgres//host/db"])
+def test_a_database_address_that_cannot_be_read_is_named_without_its_password(repo, url):
+    """psycopg's own error quotes the whole address, password and all, in a traceback."""
+    import subprocess
+
+    from cli_run import jm
+
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "first"], cwd=repo, check=True)
+    for args in (["remember", "Revenue is reported in EUR."], ["search", "revenue"]):
+        err = refused(jm(*args, cwd=repo, env={"JUPYMEM_DATABASE_URL": url}), 1)
+        assert "could not be read" in err and "S3cretPassw0rd" not in err
+    status = jm("status", cwd=repo, env={"JUPYMEM_DATABASE_URL": url})  # says what it can, and why not
+    shown = (status.stdout + status.stderr).decode()
+    assert status.returncode == 1 and "could not be read" in shown
+    assert "S3cretPassw0rd" not in shown and "Traceback" not in shown
+
+
+def test_a_home_that_names_no_user_is_a_clear_error(repo):
+    from cli_run import jm
+
+    err = refused(jm("status", cwd=repo, env={"JUPYMEM_HOME": "~nobody-by-this-name/jm"}), 2)
+    assert "JUPYMEM_HOME='~nobody-by-this-name/jm' cannot be found" in err

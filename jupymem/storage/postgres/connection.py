@@ -77,6 +77,19 @@ def display_url(url: str) -> str:
     return f"postgresql://{user}{host}{port}/{info.get('dbname') or ''}"
 
 
+def readable(url: str) -> None:
+    """Raise ``StorageError`` when ``url`` is no PostgreSQL address libpq can read. psycopg's
+    own error quotes the whole string, password included: it is never shown."""
+    psycopg = _psycopg()
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        raise StorageError(
+            "The team database's address (JUPYMEM_DATABASE_URL or --database) could not be read: write it as "
+            "postgresql://USER@HOST:PORT/DBNAME (a password belongs in ~/.pgpass or PGPASSWORD)."
+        ) from None
+
+
 def public_url(url: str) -> str:
     """``url`` without its password, as a libpq connection string: what is remembered
     (``jupymem init --database``) and shown. A password comes from libpq's own places:
@@ -205,6 +218,7 @@ class PgConnection:
         self._local = threading.local()  # the connection a thread's transaction holds
         self._pool: Any = None
         self.raw: Any = None
+        readable(url)
         if pool_size:
             from psycopg_pool import ConnectionPool  # only a server process pools
 
