@@ -27,7 +27,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from ..config import Settings
 from ..errors import JupymemError
 from .kernel import current_path, in_kernel, session_evidence, state
-from .magics import options
+from .magic_options import options
 
 if TYPE_CHECKING:
     from ..assistants.assistant import Turn

@@ -28,6 +28,7 @@ from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_ar
 from ..errors import JupymemError, NoMemory
 from . import commands
 from .kernel import current_path, forget, session_evidence, session_state, state
+from .magic_options import options
 
 __all__ = ["MemoryMagics", "SUBCOMMANDS", "load", "unload", "session_evidence", "session_state"]
 
@@ -50,16 +51,6 @@ def _render() -> Any:
     from . import render
 
     return render
-
-
-def options(magic: Any, line: str) -> Any:
-    """A magic's options line, read as a shell reads it: quotes are taken off (`--kind
-    'decision'`) and an unbalanced one is a usage error, not a traceback."""
-    try:
-        words = shlex.split(line, posix=True)
-    except ValueError as err:
-        raise UsageError(f"could not read the options {line.strip()!r}: {err}") from None
-    return magic.parser.parse_args(words)
 
 
 def _usage_error(exc: Exception) -> Exception:
