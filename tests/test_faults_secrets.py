@@ -54,6 +54,23 @@ def test_the_cli_refuses_secrets_in_prose_and_in_the_topic(repo, jupymem_home):
     assert_nowhere(jupymem_home, [SHAPES["npm"][2], *[s for k, _, s in PROSE if k == "aws-secret-key"], *_pem_lines()])
 
 
+def test_the_cli_refuses_a_secret_written_encoded_in_every_field(repo, jupymem_home):
+    """A link copied with its token percent-encoded, JSON's escaped slashes, full-width
+    letters: found on 6 December by an insider round, each was stored."""
+    ok(jm("remember", "Timestamps are UTC.", cwd=repo))
+    token = SHAPES["github-pat"][1]
+    wide = "".join(chr(ord(c) + 0xFEE0) for c in token)
+    for text in (f"The hook is https://ci.example.com/cb%3Ftoken%3D{token}%26a%3D1 now",
+                 "Connect to postgres:\\/\\/admin:Pa55word99@db.internal:5432\\/sales",
+                 f"The bot uses {wide} for now"):
+        err = refused(jm("remember", text, cwd=repo), 2)
+        assert "Secrets are never stored" in err and token not in err and "Pa55word99" not in err
+        refused(jm("remember", "Deploy from the ops account.", "--topic", max(text.split(), key=len), cwd=repo), 2)
+    assert len(ok(jm("list", "--json", cwd=repo))) == 1
+    quiesce()
+    assert_nowhere(jupymem_home, [token, "Pa55word99", wide])
+
+
 # -- REST ---------------------------------------------------------------------------------
 
 

@@ -48,7 +48,9 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from typing import Any
+from urllib.parse import unquote
 from dataclasses import dataclass
 
 from .secret_calls import CALLS
@@ -285,10 +287,53 @@ def find_secrets(text: str) -> list[SecretFinding]:
     """Every secret in ``text``, in order, without overlaps.
 
     Specific shapes (an AWS key, a GitLab token) win over the generic
-    ``name = value`` and prose rules when both match the same characters.
+    ``name = value`` and prose rules when both match the same characters. A secret
+    written encoded (``_encoded_runs``) is found too, as the whole run that holds it.
     """
     if not text:
         return []
+    found = _found(text)
+    for start, end, plain in _encoded_runs(text):
+        if any(start < f.end and f.start < end for f in found):
+            continue
+        inner = _found(plain)
+        if inner:
+            found.append(SecretFinding(inner[0].kind, inner[0].label, start, end, _mask(text[start:end])))
+    return sorted(found, key=lambda f: f.start)
+
+
+# A secret can reach a statement encoded: a URL copied from a browser's address bar or a log
+# (``...%3Ftoken%3Dghp_...``), JSON's escaped slashes (``postgres:\/\/admin:pw@host``), or
+# full-width letters that NFKC makes a token (``ｇｈｐ＿...``). The rules read each run of
+# the text between blanks decoded as well; a run whose decoded form holds a secret is that
+# secret's extent (what is redacted or refused), since its encoded offsets are not the
+# decoded ones. Percent-decoding is done twice at most (a doubly encoded link).
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_BLANK_SEPARATED = re.compile(r"\S+")
+
+
+def _encoded_runs(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, decoded) for each run between blanks that reads otherwise decoded."""
+    if _PERCENT.search(text) is None and "\\/" not in text and (
+        text.isascii() or unicodedata.is_normalized("NFKC", text)
+    ):
+        return []
+    out = []
+    for m in _BLANK_SEPARATED.finditer(text):
+        run = plain = m.group()
+        for _ in range(2):
+            if _PERCENT.search(plain) is None:
+                break
+            plain = unquote(plain, errors="replace")
+        plain = plain.replace("\\/", "/")
+        if not plain.isascii():
+            plain = unicodedata.normalize("NFKC", plain)
+        if plain != run:
+            out.append((m.start(), m.end(), plain))
+    return out
+
+
+def _found(text: str) -> list[SecretFinding]:
     view = _unescaped(text)
     folded = _fold(view)
     rules = _candidates(view, folded)
