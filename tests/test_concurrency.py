@@ -148,3 +148,52 @@ def test_a_writer_killed_mid_write_leaves_a_database_that_verifies(repo: Path, w
     # Nothing is left locked: the next writer goes on.
     assert proj.remember("written after the crash").status == "active"
     assert proj.verify().ok
+
+
+CLOSER = """
+import sys, jupymem
+from jupymem.errors import InvalidTransition
+proj = jupymem.project(sys.argv[1])
+mid, tag = sys.argv[2], sys.argv[3]
+proj.get(mid)  # opened, read, and the write path loaded before the rendezvous
+from jupymem.intake import capture, language
+from jupymem.sharing import share
+from jupymem.storage import validate
+print("ready", flush=True)
+sys.stdin.readline()
+try:
+    if tag == "retire":
+        proj.retire(mid, reason="closed by a racing writer")
+    else:
+        proj.supersede(mid, f"Dates are stored in time zone number {tag}.")
+    print("done", flush=True)
+except InvalidTransition as err:
+    print("refused", err, flush=True)
+"""
+
+
+def test_writers_closing_one_memory_at_once_close_it_once(repo: Path) -> None:
+    """Six processes supersede (and one retires) the same memory at the same moment: the
+    first to write closes it, every other is refused. The status was checked before the
+    write's transaction only: five of six supersedes succeeded, leaving five active
+    replacements of one decision (an insider round, 6 December)."""
+    proj = jupymem.init(repo)
+    old = proj.remember("Dates are stored in UTC.", kind="decision")
+    procs = [spawn(CLOSER, str(repo), old.id, tag) for tag in ("1", "2", "3", "4", "5", "retire")]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    said = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        said.append(out.strip())
+    assert sum(s == "done" for s in said) == 1, said
+    assert all(s == "done" or s.startswith("refused") for s in said), said
+    fresh = jupymem.project(repo)
+    assert fresh.get(old.id).status != "active"
+    assert len([m for m in fresh.list() if m.kind == "decision"]) <= 1
+    report = fresh.verify()
+    assert report.ok, report.problems

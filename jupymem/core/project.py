@@ -327,7 +327,7 @@ class Project:
         m = self.get(memory_id)
         if m.status != ACTIVE:
             raise InvalidTransition(f"{m.id} is already {m.status}.")
-        self._event("retire", {"id": m.id, "reason": payload.reason(reason)}, private=m.private)
+        self._event("retire", {"id": m.id, "reason": payload.reason(reason)}, private=m.private, active=m.id)
         return self.get(m.id)
 
     def confirm(self, memory_id: str, by: str | None = None) -> Memory:
@@ -432,8 +432,8 @@ class Project:
         if self._engine is not None:
             self._engine.reset()
 
-    def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False) -> None:
-        recording.write(self.conn, self.sharing, type_, payload, private=private)
+    def _event(self, type_: str, payload: dict[str, Any], *, private: bool = False, active: str | None = None) -> None:
+        recording.write(self.conn, self.sharing, type_, payload, private=private, active=active)
         self._after_write()
 
     def _after_write(self) -> None:

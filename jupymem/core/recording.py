@@ -105,13 +105,28 @@ def _append(conn: database.Connection, log: Any, batch: Batch, memory: dict[str,
 
 
 def write(conn: database.Connection, sharing: share.Sharing, type_: str, payload: dict[str, Any], *,
-          private: bool = False) -> None:
-    """Check and write one event of any type (a supersede, a retirement, a confirmation)."""
+          private: bool = False, active: str | None = None) -> None:
+    """Check and write one event of any type (a supersede, a retirement, a confirmation).
+    ``active``: a memory that must still be active when the write begins (``still_active``)."""
     from ..storage import validate
 
     validate.check_payload(type_, payload, validate.DatabaseKnown(conn))
     with sharing.writing() as log:
+        if active is not None:
+            still_active(conn, active)
         apply(conn, log.append(type_, payload, private=private))
+
+
+def still_active(conn: database.Connection, memory_id: str) -> None:
+    """Raise ``InvalidTransition`` unless ``memory_id`` is active, read inside the write's
+    transaction: the caller's own check came before it, and another process (six
+    `jupymem supersede` at once, a retire racing a supersede) may have closed the memory
+    since. Checked only before, five of six concurrent supersedes of one memory
+    succeeded, leaving five active replacements."""
+    found = memories_by_id(conn, [memory_id]).get(memory_id)
+    if found is None or found.status != ACTIVE:
+        state = found.status if found is not None else "gone"
+        raise InvalidTransition(f"{memory_id} is {state} now (another writer closed it); nothing was changed.")
 
 
 def record_many(conn: database.Connection, sharing: share.Sharing, memories: Sequence[dict[str, Any]]) -> None:
@@ -152,5 +167,6 @@ def supersede(conn: database.Connection, sharing: share.Sharing, old_id: str, me
     for type_, payload, _ in events:
         validate.check_payload(type_, payload, known)
     with sharing.writing() as log:
+        still_active(conn, old_id)
         for type_, payload, is_private in events:
             apply(conn, log.append(type_, payload, private=is_private))
