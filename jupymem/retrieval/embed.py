@@ -350,8 +350,9 @@ class BackgroundEncoder:
             if self._thread is not None or self._done.is_set():
                 return self
             self._state, self._reason = "loading", f"loading {_describe(self.spec)}"
-            self._thread = threading.Thread(target=self._load, name="jupymem-encoder", daemon=True)
-            self._thread.start()
+            from .quitting import started
+
+            self._thread = started(self._load, name="jupymem-encoder")
         return self
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import arrays
+from .quitting import exiting
 from ..errors import warn
 from ..storage.reads import store_for
 from ..storage.vectors import (  # noqa: F401  (the tiers and their tables, as retrieval has always named them)
@@ -225,7 +226,7 @@ class DenseIndex:
                 self.progress = (0, max(0, todo - (self.size if full else 0)))
             while True:
                 take = BATCH if limit is None else min(BATCH, limit - done)
-                if take <= 0:
+                if take <= 0 or exiting():  # the process is exiting: the rest is done next time
                     break
                 rows = self.vectors.pending(embedder.name, after, take, only_missing=full)
                 if not rows:
@@ -236,7 +237,7 @@ class DenseIndex:
                 if limit is None:
                     self.progress = (min(done, self.progress[1]), self.progress[1])
             self._synced_rid = max(self._synced_rid, after)
-            if full:
+            if full and not exiting():
                 self.vectors.drop_dangling()
             return done
         finally:
@@ -393,10 +394,9 @@ class DenseIndex:
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 return
-            self._thread = threading.Thread(
-                target=self._backfill, args=(embedder, full), name="jupymem-vectors", daemon=True
-            )
-            self._thread.start()
+            from .quitting import started
+
+            self._thread = started(self._backfill, args=(embedder, full), name="jupymem-vectors")
 
     def fill_small(self, embedder: Embedder, max_rows: int) -> bool:
         """Embed a project of at most ``max_rows`` memories inline and become ready (a few

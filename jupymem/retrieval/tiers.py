@@ -129,7 +129,9 @@ class Tiers:
             if tx in _chained:
                 return
             _chained.add(tx)
-        threading.Thread(target=_after, args=(static, tx), name="jupymem-encoder-next", daemon=True).start()
+        from .quitting import started
+
+        started(_after, args=(static, tx), name="jupymem-encoder-next")
 
     def _index(self, tier: str) -> index.DenseIndex:
         with self._lock:
