@@ -418,3 +418,22 @@ def test_block_in_a_shared_repository_follows_its_files(repo: Path) -> None:
     proj.remember("Dates in the orders table are UTC.")
     proj.share()
     assert "jupymem.sharing.share" in imported_by("block", cwd=repo)
+
+
+def test_ids_that_cannot_be_ids_and_a_console_that_cannot_write_emoji_give_no_traceback(repo: Path) -> None:
+    """Found by an insider round on 6 December: a byte that is not UTF-8 in an id reached
+    SQLite and ended `show`/`retire`/`confirm`/`history` with UnicodeEncodeError; a memory
+    holding an emoji ended `list` and `--json list` on a cp1252 console (a Windows redirect)."""
+    assert jm("remember", "Use the 😀 column for sentiment\u200b scores.", "--kind", "note", cwd=repo).returncode == 0
+    for command in ("show", "retire", "confirm", "history"):
+        err = one_error_line(jm(command, "m-caf\udce9", cwd=repo))
+        assert "ids are m- and hex digits" in err
+    (memory,) = ok_json(jm("--json", "list", cwd=repo))
+    err = one_error_line(jm("show", memory["id"][:4], cwd=repo))  # "m-" and two characters
+    assert "too short" in err
+    legacy = cli_run.jm("--json", "list", cwd=repo, env={"PYTHONIOENCODING": "cp1252"}, process=True)
+    assert legacy.returncode == 0 and b"Traceback" not in legacy.stderr, legacy.stderr
+    (read,) = json.loads(legacy.stdout.decode("cp1252"))
+    assert read["statement"] == "Use the 😀 column for sentiment\u200b scores."
+    shown = cli_run.jm("list", cwd=repo, env={"PYTHONIOENCODING": "cp1252"}, process=True)
+    assert shown.returncode == 0 and b"\\U0001f600" in shown.stdout, shown.stderr

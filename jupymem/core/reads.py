@@ -36,6 +36,8 @@ class Reads:
             raise UnknownMemory("Give a memory id, e.g. m-3f9a2c1d4e5f.")
         if not key.startswith("m-"):
             key = "m-" + key
+        if not key.isascii() or not key.isprintable():  # ids are hex: a pasted byte or a stray character
+            raise UnknownMemory(f"No memory {memory_id!r} in {self.name}: ids are m- and hex digits.")
         row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (key,)).fetchone()
         if row is not None:
             return self.disputed(memory_from_row(row))
@@ -47,6 +49,8 @@ class Reads:
         ).fetchall()
         if len(rows) == 1 and len(key) >= 5:
             return self.disputed(memory_from_row(rows[0]))
+        if len(rows) == 1:
+            raise UnknownMemory(f"{memory_id!r} is too short to name a memory; give at least 3 characters of the id.")
         if rows:
             raise UnknownMemory(f"{memory_id!r} matches several memories; give more of the id.")
         raise UnknownMemory(f"No memory {memory_id!r} in {self.name}. `%memory list` shows the ids.")

@@ -72,7 +72,10 @@ class Context:
 
     def emit(self, data: Any, text: str) -> None:
         if self.json:
-            self.out.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+            # Characters the output's encoding cannot write (a Windows console's code page)
+            # are escaped as JSON escapes them, so the JSON stays whole and exact.
+            ascii_only = not _writes_unicode(self.out)
+            self.out.write(json.dumps(data, indent=2, ensure_ascii=ascii_only, sort_keys=False) + "\n")
         else:
             self.out.write(text + "\n")
 
@@ -471,8 +474,18 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _writes_unicode(stream: IO[str]) -> bool:
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "").replace("_", "")
+    return encoding in ("utf8", "utf8sig", "utf16", "utf32")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):
+        # A memory's emoji or zero-width space written to a legacy code page (a Windows
+        # redirect is cp1252) shows as an escape instead of ending the command with a traceback.
+        if not _writes_unicode(stream) and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser(argv).parse_args(argv)
     try:
         ctx = Context(args, sys.stdout)
