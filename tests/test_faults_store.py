@@ -312,3 +312,19 @@ def test_a_home_that_names_no_user_is_a_clear_error(repo):
 
     err = refused(jm("status", cwd=repo, env={"JUPYMEM_HOME": "~nobody-by-this-name/jm"}), 2)
     assert "JUPYMEM_HOME='~nobody-by-this-name/jm' cannot be found" in err
+
+
+def test_verify_of_a_healthy_database_that_refuses_writes_is_ok(repo):
+    """Opened writable, then made read-only under it (an immutable file, a remount): FTS5's
+    integrity check is written as an INSERT, whose refusal said nothing of the index but
+    was reported as "the search index is out of step"."""
+    proj = jupymem.init(repo)
+    proj.remember("Revenue is reported in EUR.", kind="constraint")
+    assert not proj.conn.readonly
+    raw = getattr(proj.conn, "raw", proj.conn)
+    raw.execute("PRAGMA query_only = 1")  # every write now fails as a read-only file's would
+    try:
+        report = proj.verify()
+        assert report.ok, report.problems
+    finally:
+        raw.execute("PRAGMA query_only = 0")
