@@ -437,3 +437,17 @@ def test_ids_that_cannot_be_ids_and_a_console_that_cannot_write_emoji_give_no_tr
     assert read["statement"] == "Use the 😀 column for sentiment\u200b scores."
     shown = cli_run.jm("list", cwd=repo, env={"PYTHONIOENCODING": "cp1252"}, process=True)
     assert shown.returncode == 0 and b"\\U0001f600" in shown.stdout, shown.stderr
+
+
+def test_one_kind_as_a_string_a_statement_alone_and_full_width_letters_are_understood(repo: Path) -> None:
+    """Found by an insider round on 6 December: `search(kinds="constraint")` said "Unknown
+    kind 'c'", `remember_many(["..."])` raised a bare ValueError, and a query typed in
+    full-width letters abstained where the same word found its memory."""
+    proj = jupymem.init(repo)
+    proj.remember_many(["Revenue is reported in EUR.", {"statement": "Dates are stored in UTC.", "kind": "constraint"}])
+    (hit,) = proj.search("dates UTC", kinds="constraint").hits
+    assert hit.memory.statement == "Dates are stored in UTC."
+    with pytest.raises(jupymem.JupymemError, match="statements or dicts"):
+        proj.remember_many([42])
+    wide = proj.search("ｒｅｖｅｎｕｅ")
+    assert wide.status == "ok" and wide.hits[0].memory.statement == "Revenue is reported in EUR."

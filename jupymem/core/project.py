@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..config import CLOSED_DAYS, EVIDENCE_DAYS, UNCONFIRMED_DAYS, Settings
-from ..errors import InvalidTransition
+from ..errors import InvalidStatement, InvalidTransition
 from ..models import (
     ACTIVE, SUPPORTED, Block, Evidence, HistoryEntry, Memory, Provenance, Recorded, SearchResult, Similar,
 )
@@ -282,7 +282,7 @@ class Project:
         upkeep.check_writable(self.conn)
         memories, check = [], recording.checker(self.conn)
         who = (team.author if self.team else payload.author)(self.root, self.settings.home)  # once for the batch
-        for item in map(dict, items):
+        for item in map(_item, items):
             memory = self._payload(
                 item.pop("statement"), item.pop("kind", "note"), item.pop("topic", None),
                 item.pop("evidence", ()), item.pop("provenance", None), item.pop("standing", None),
@@ -450,3 +450,12 @@ class Project:
             who=who or (team.author if self.team else payload.author)(self.root, self.settings.home),
             owner=getattr(self.conn, "private_owner", None),  # the team engine's (``capture.memory_id``)
         )
+
+
+def _item(item: Any) -> dict[str, Any]:
+    """One item of ``remember_many``: remember()'s keywords, or a statement alone."""
+    if isinstance(item, (str, bytes)):
+        return {"statement": item}
+    if not isinstance(item, Mapping) or "statement" not in item:
+        raise InvalidStatement(f"remember_many takes statements or dicts with a 'statement'; got {type(item).__name__}")
+    return dict(item)

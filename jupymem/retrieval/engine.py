@@ -89,7 +89,7 @@ class SearchEngine:
         legs = self.legs(mode, kinds)
         return verdict.search(
             self.store, query, limit=limit, include_inactive=include_inactive,
-            kinds=tuple(kinds) if kinds else None, mode=mode, **legs,
+            kinds=_kinds(kinds), mode=mode, **legs,
         )
 
     def explain(
@@ -100,7 +100,7 @@ class SearchEngine:
 
         legs = self.legs(mode, kinds)
         ranking = retrieve.rank(
-            self.store, query, mode=mode, include_inactive=include_inactive, kinds=tuple(kinds) if kinds else None,
+            self.store, query, mode=mode, include_inactive=include_inactive, kinds=_kinds(kinds),
             depth=max(count, 40), **legs,
         )
         verdict.judge(self.store, ranking, count)
@@ -112,7 +112,7 @@ class SearchEngine:
         from . import retrieve
         from ..storage import validate
 
-        for k in kinds or ():
+        for k in _kinds(kinds) or ():
             validate.check_kind(k)
         if mode not in retrieve.MODES:
             raise InvalidStatement(f"Unknown search mode {mode!r}; use one of: {', '.join(retrieve.MODES)}.")
@@ -265,3 +265,11 @@ class SearchEngine:
         self._vocab = None
         self._postings = None  # row ids may have moved
         self._lexical_rev = None
+
+
+def _kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...] | None:
+    """The kinds a search keeps; one kind may be given as a string (``kinds="constraint"``,
+    which a tuple of its letters would refuse as "Unknown kind 'c'")."""
+    if not kinds:
+        return None
+    return (kinds,) if isinstance(kinds, str) else tuple(kinds)

@@ -37,6 +37,7 @@ import dataclasses
 import heapq
 import re
 import threading
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -250,6 +251,8 @@ def rank(
     ``inactive``: the project's superseded and retired rows, when the caller keeps them."""
     store = store_for(store)
     text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
+    if not text.isascii():  # full-width letters and ligatures as a keyboard types them: "ｒｅｖｅｎｕｅ" is revenue
+        text = unicodedata.normalize("NFKC", text)
     query = query if isinstance(query, str) else ""
     if mode not in DENSE_MODES:
         dense = None
