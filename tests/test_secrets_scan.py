@@ -176,3 +176,18 @@ def test_encoded_text_that_holds_no_secret_is_clean() -> None:
     for text in ("100% of rows, 50%-ish coverage and a 20%20 typo", "see https://example.com/a%20b?q=x%2By",
                  "café, naïve, façade, Ｗｉｄｅ letters and ½ a cup", "a path: C:\\/tmp\\/x"):
         assert find_secrets(text) == [], text
+
+
+@pytest.mark.parametrize("url", [
+    "https://storage.googleapis.com/b/o.csv?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Date=20261206T120000Z"
+    "&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=" + "a1b2c3d4" * 32,
+    "https://bucket.s3.amazonaws.com/k.parquet?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261206T120000Z"
+    "&X-Amz-Expires=900&X-Amz-Signature=" + "ab12" * 16,
+    "https://storage.googleapis.com/b/o?GoogleAccessId=sa&Expires=1765000000&Signature=" + "AbCd%2B" * 20,
+])
+def test_a_signed_urls_signature_is_a_secret(url: str) -> None:
+    """Whoever holds a presigned link reads the object until it expires (an insider round
+    stored a GCS signed URL on 6 December)."""
+    found = [f for f in find_secrets(f"Download it from {url} before noon") if f.kind == "signed-url"]
+    assert len(found) == 1 and found[0].masked.endswith(url[-4:])
+    assert find_secrets("the signature=verified column is a bool; Signature=abc is a test") == []

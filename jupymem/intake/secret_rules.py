@@ -322,6 +322,11 @@ _TOKENS: list[Rule] = [
           r"(?i)\bSharedAccessKey=(?P<v>[A-Za-z0-9+/]{40,}={0,2})", "sharedaccesskey=", folded=True, group="v"),
     _rule("azure-sas-token", "an Azure shared access signature", r"(?i)[?&;]sig=(?P<v>[A-Za-z0-9%+/=]{30,})",
           "sig=", folded=True, group="v"),
+    # A presigned URL's signature lets whoever holds the link read or write the object until it
+    # expires: Google Cloud Storage's V4 and V2 signatures, S3's SigV4 (its key id is a rule above).
+    _rule("signed-url", "a signed URL's signature",
+          r"(?i)[?&](?:X-Goog-Signature|X-Amz-Signature|Signature)=(?P<v>[A-Za-z0-9%+/=_-]{40,})",
+          "x-goog-signature=", "x-amz-signature=", "signature=", folded=True, group="v"),
     _rule("google-api-key", "a Google API key", r"\bAIza[0-9A-Za-z_-]{35}" + _END, "AIza"),
     _rule("google-oauth-secret", "a Google OAuth client secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}" + _END, "GOCSPX-"),
     _rule("google-oauth-token", "a Google OAuth access token", r"\bya29\.[A-Za-z0-9_-]{30,}", "ya29."),
