@@ -258,11 +258,13 @@ def test_hits_wear_the_verdicts_words_in_the_order_of_their_confidence(lab: Lab,
         b.snap(state)
         return found
 
-    # Three join decisions that each answer, within a few points of each other: each keeps
-    # the verdict's word (the old rule called them "alike" and "weak").
+    # Three join decisions within a few points of each other: each keeps the verdict's word
+    # (the old rule called them "alike" and "weak"). The one about sales answers; the orders'
+    # and the refunds' joins are the server's to word (since the labels' Wilson bound of
+    # 6 December, "weak" by a hair in the lexical mode: 0.7499).
     found = check("how do we join sales to customers", "joins")
     assert found["status"] == "ok" and {h["memory"]["id"] for h in found["hits"][:3]} == {m.id for m in joins}
-    assert {h["level"] for h in found["hits"][:3]} <= {"strong", "likely"}
+    assert found["hits"][0]["memory"]["id"] == joins[0].id and found["hits"][0]["level"] in {"strong", "likely"}
     check("sales pipeline velocity", "many-alike")
     check("what is the revenue of the Lisbon office?", "one-near")
     assert check("who approved the budget for the Lisbon office?", "abstained")["status"] == "abstained"
