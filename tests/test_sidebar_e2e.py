@@ -15,6 +15,8 @@ supports, with ``JUPYMEM_E2E_JUPYTERLAB`` naming the version it must find.
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import re
 from pathlib import Path
@@ -128,7 +130,14 @@ def walk_every_state(lab: Lab, page: Any) -> None:
     b.snap("detail")
     detail.locator(".jp-jupymem-link").click()
     active = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell.jp-mod-active")
-    expect(active).to_contain_text("x = 40", timeout=15_000)  # cell-42 is the 41st cell
+    try:
+        expect(active).to_contain_text("x = 40", timeout=15_000)  # cell-42 is the 41st cell
+    except AssertionError:
+        # A windowed notebook (JupyterLab 4.2 on a loaded machine, once in CI) may keep the
+        # cell it scrolled to as an empty placeholder: nudged into view, it renders.
+        with contextlib.suppress(Exception):
+            active.evaluate("node => node.scrollIntoView({block: 'center'})", timeout=5_000)
+        expect(active).to_contain_text("x = 40", timeout=30_000)
     detail.locator(".jp-jupymem-back").click()
 
     # Confirm the unconfirmed one.
