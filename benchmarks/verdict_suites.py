@@ -124,7 +124,8 @@ def collect_family(family: str, cache: Path) -> list[dict]:
                                   "reading": [list(map(list, c.reading.lacking)), list(c.reading.names_swapped),
                                               list(c.reading.names_absent), list(map(list, c.reading.modifiers)),
                                               list(c.reading.attributes_missed), list(c.reading.predicates_missed),
-                                              c.reading.wants_missed, list(map(list, c.reading.slot_words))],
+                                              c.reading.wants_missed, list(map(list, c.reading.slot_words)),
+                                              list(c.reading.names_partial)],
                                   "statement": c.memory.statement[:100]})
                 rows.append({"family": family, "scope": scope, "size": size, "id": q.id, "query": q.query,
                              "kind": kind(q), "answerable": bool(q.relevant), "mode": mode, "hybrid": ranking.hybrid,
@@ -194,9 +195,10 @@ def confidence(c: dict, hybrid: bool, setting: dict, mode: str = "transformer") 
         wants = predicates[1] if len(predicates) > 1 else (
             wanted_type(c["_query"]) if c.get("signals") and c["signals"][_TYPE_MISSED] > 0 else None)
         slots = tuple(tuple(x) for x in predicates[2]) if len(predicates) > 2 else ()
+        partial = tuple(predicates[3]) if len(predicates) > 3 else ()  # older caches: not read
         read = c["_read"] = Reading(tuple(tuple(x) for x in lacking), tuple(swapped), tuple(absent),
                                     tuple(tuple(m) for m in modifiers), tuple(attributes),
-                                    tuple(predicates[0]) if predicates else (), wants, slots)
+                                    tuple(predicates[0]) if predicates else (), wants, slots, partial)
     raw = c["raw"]
     boundary = setting.get("boundary", "band")
     if boundary != "band" and c["band"] in ("small", "large") and "signals" in c:

@@ -154,6 +154,26 @@ def test_a_value_no_memory_states_is_not_answered_by_one_that_names_it(
     assert answered.status == "ok" and answered.hits[0].memory.statement == TEAM[3]
 
 
+# A name held in part ("Tom Park" against "Ask Tom ..."): the first name alone is someone
+# else's when memory writes the family name only beside another name (Lena Park), and is no
+# answer then, in every mode; where memory also writes "Tom Park", the same note answers.
+@pytest.mark.parametrize("mode", ("lexical", "transformer"))
+def test_a_first_name_alone_is_no_answer_about_someone_memory_knows_by_another(
+    tmp_path: Path, transformer_encoder: None, mode: str
+) -> None:
+    note = "Ask Tom before changing region_type in crm.clean_stock; downstream reports depend on it."
+    query = "which changes does Tom Park review?"
+    others = ["Lena Park reviews every change to the pricing model.", "The pricing model is retrained every quarter."]
+    proj = _project(tmp_path / "a", [*others, note], Settings.from_env(), dense=mode == "transformer")
+    read = next(c for c in proj.explain(query, 5, mode=mode).candidates if c.memory and c.memory.statement == note)
+    assert read.reading.names_partial == ("tom park",), read.reading
+    assert read.confidence < answerable.ANSWER_AT
+    known = [*others, "Tom Park approves changes to region types.", note]
+    proj = _project(tmp_path / "b", known, Settings.from_env(), dense=mode == "transformer")
+    read = next(c for c in proj.explain(query, 5, mode=mode).candidates if c.memory and c.memory.statement == note)
+    assert read.reading.names_partial == (), read.reading
+
+
 SWAPPED_FIRST_NAME = ("which notebooks does Tom Olsen own?",)
 
 

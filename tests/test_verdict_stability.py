@@ -66,13 +66,10 @@ def _lifted(tmp_path: Path, scope: str, size: int, questions: list[str], own: li
 # "how do I set up two-factor authentication for email?", "who organises the summer party?")
 # lifted 3 of the 57 questions over the threshold until the verdict read them for a subject
 # no memory mentions and for the person a "who" question asks for (reading.py, "alien" and
-# "untyped"). Not yet: since the fusion weighs the words more for a question that names
-# things (retrieve.words_weight), one is lifted again: "which changes does Tom Park review?"
-# (a swapped name; "Lena Park reviews every change ...") by an unrelated note, "Ask Tom before
-# changing region_type ...", 0.28 -> 0.56 with 100 notes: part of the name and a stem of
-# "changes" are in it, and the verdict does not read a name matched in part. strict: the day
-# it passes, this mark must go.
-@pytest.mark.xfail(strict=True, reason="a note holding part of a swapped name lifts one question (1 of 57)")
+# "untyped"); "which changes does Tom Park review?" (a swapped name; "Lena Park reviews every
+# change ...") was lifted by an unrelated note, "Ask Tom before changing region_type ...",
+# 0.28 -> 0.56 with 100 notes, until the verdict read a name held in part (Tom without Park,
+# while memory writes Park beside Lena: ``Reading.names_partial``).
 def test_unrelated_memories_never_lift_an_unanswerable_question_over_the_threshold(tmp_path: Path) -> None:
     suite = load_suite(SMALL)
     asked = {scope: [q.query for q in suite.queries if q.scope == scope and not q.relevant] for scope, _ in PROJECTS}

@@ -120,6 +120,10 @@ class Reading(NamedTuple):
     # The question's modifiers the memory writes a word of its own in place of, with that
     # word ("forecasting", "churn"; "monthly", "weekly").
     slot_words: tuple[tuple[str, str], ...] = ()
+    # Names of which the memory writes the first word and not the last, a last word memory
+    # writes only beside another name ("Tom Park" against "Ask Tom ...", memory knowing Lena
+    # Park): ``QuerySide.names_elsewhere``.
+    names_partial: tuple[str, ...] = ()
 
 
 class Signals(NamedTuple):
@@ -169,6 +173,10 @@ class QuerySide:
     # Per salient word, the index of the very term that searches it (its matches are that
     # term's), or None: a memory's signals then read them off its spans.
     salient_at: tuple[int | None, ...] = ()
+    # The question's name words that the first candidates write only beside names the
+    # question does not hold ("Park" of "Tom Park", where memory writes Lena Park): a name
+    # memory knows as someone else's (``with_names``, ``Reading.names_partial``).
+    names_elsewhere: frozenset[int] = frozenset()
     # Memory words already found to match no query term (``_swapped``), shared by every
     # memory judged for this query: candidates repeat their words.
     foreign_words: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
@@ -257,8 +265,9 @@ def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
         written = {lexical.fold(w) for w in _WORD.findall(text[:LANGUAGE_CHARS]) if w[0].isupper()}
         wanted &= written | {lexical.stem(w) for w in written}
     known_names: dict[str, set[int]] = {}
+    partners: dict[str, set[str]] = {}
     for statement in statements:
-        for word, sides in names(statement, wanted).items():
+        for word, sides in names(statement, wanted, partners).items():
             known_names.setdefault(word, set()).update(sides)
     if not known_names:
         return q
@@ -299,12 +308,18 @@ def with_names(q: QuerySide, text: str, statements: Iterable[str]) -> QuerySide:
                 if i not in salient_terms:
                     attribute_terms.add(i)
     possessed = {i for i in possessed if q.terms[i].word not in known_names}  # "Lena's *Park*": a name
-    if len(salient) == len(q.salient) and attribute_terms == q.attribute_terms and possessed == q.possessed:
+    asked = set(sequence)
+    elsewhere = frozenset(
+        i for word, beside in partners.items() if beside and not beside & asked and (i := index_of(word)) is not None
+    )
+    if (len(salient) == len(q.salient) and attribute_terms == q.attribute_terms and possessed == q.possessed
+            and elsewhere == q.names_elsewhere):
         return q
     return dataclasses.replace(
         q, salient=tuple(salient), salient_at=(), salient_terms=frozenset(salient_terms),
         attribute_terms=frozenset(attribute_terms - salient_terms),
         focus_terms=q.focus_terms | frozenset(attribute_terms - salient_terms), possessed=frozenset(possessed),
+        names_elsewhere=elsewhere,
     )
 
 
@@ -411,11 +426,18 @@ def _reading(
             if not (q.terms[a].word.endswith(_PARTICIPLE) and not q.known[a]):  # "missing ages"
                 modifiers[a] = (q.terms[a].word, q.known[a], a in swapped_before)
     absent: list[str] = []
+    partial: list[str] = []
     run: list[int] = []
     for i in [*sorted(q.salient_terms), -2]:  # runs of adjacent salient terms, in query order
         if run and (i != run[-1] + 1):
             if len(run) >= 2 and not any(hits[j] for j in run):
                 absent.append(" ".join(q.terms[j].word for j in run))
+            # The name's first word alone ("Ask Tom ..." for "Tom Park"), its last one written
+            # by memory only beside another name (Lena Park): someone else's name. Not the last
+            # word alone: a text calls a person by the family name ("Daly is said to ...").
+            elif (len(run) >= 2 and hits[run[0]] and not hits[run[-1]]
+                  and all(hits[j] or j in q.names_elsewhere for j in run)):
+                partial.append(" ".join(q.terms[j].word for j in run))
             run = []
         if i >= 0:
             run.append(i)
@@ -429,6 +451,7 @@ def _reading(
         tuple(q.terms[i].word for i in sorted(q.predicate_terms) if not hits[i]),
         q.wants if type_missed else None,
         tuple(dict.fromkeys((q.terms[i].word, other) for i, other in slots)),
+        tuple(partial),
     )
 
 

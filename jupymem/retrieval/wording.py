@@ -65,11 +65,14 @@ def attribute_words(text: str) -> list[str]:
     return [w for w in words if w not in lexical.STOPWORDS]
 
 
-def names(statement: str, wanted: Iterable[str]) -> dict[str, set[int]]:
+def names(
+    statement: str, wanted: Iterable[str], partners: dict[str, set[str]] | None = None
+) -> dict[str, set[int]]:
     """Which of ``wanted`` (a query's folded words) ``statement`` writes as names:
     capitalised where no sentence starts ("Park", "Optuna"), a sentence's first word when
     a name follows it ("Lena Park"), and acronyms ("GPU"). Each maps to the sides (-1, +1)
     on which the memory writes another name beside it: "lena" -> {+1}, "park" -> {-1}.
+    ``partners``, when given, receives those other names, folded: "park" -> {"lena"}.
     Only the wanted words are looked for (a 250-word abstract is read in C, not word by
     word)."""
     plain = statement if statement.isascii() else statement.translate(_unaccented())
@@ -81,6 +84,8 @@ def names(statement: str, wanted: Iterable[str]) -> dict[str, set[int]]:
             sides = _name_sides(statement, at, end)
             if sides is not None:
                 out.setdefault(word, set()).update(sides)
+                if partners is not None and sides:
+                    partners.setdefault(word, set()).update(_beside(statement, at, end, sides))
     return out
 
 
@@ -122,6 +127,16 @@ _LAST_CHUNK = re.compile(r"([^\W_][\w.\-]*)\s+\Z")
 
 def _capital(chunk: str) -> bool:
     return len(chunk) > 1 and chunk[0].isupper() and chunk.isalpha() and lexical.fold(chunk) not in lexical.STOPWORDS
+
+
+def _beside(statement: str, at: int, end: int, sides: set[int]) -> set[str]:
+    """The names written on ``sides`` of the name at ``at:end``, folded."""
+    out = set()
+    if 1 in sides and (nxt := _NEXT_CHUNK.match(statement, end)) is not None:
+        out.add(lexical.fold(nxt.group(1).rstrip(".-")))
+    if -1 in sides and (last := _LAST_CHUNK.search(statement, max(0, at - 80), at)) is not None:
+        out.add(lexical.fold(last.group(1)))
+    return out
 
 
 def _name_sides(statement: str, at: int, end: int) -> set[int] | None:
