@@ -125,7 +125,7 @@ def collect_family(family: str, cache: Path) -> list[dict]:
                                               list(c.reading.names_absent), list(map(list, c.reading.modifiers)),
                                               list(c.reading.attributes_missed), list(c.reading.predicates_missed),
                                               c.reading.wants_missed, list(map(list, c.reading.slot_words)),
-                                              list(c.reading.names_partial)],
+                                              list(c.reading.names_partial), c.reading.counted],
                                   "statement": c.memory.statement[:100]})
                 rows.append({"family": family, "scope": scope, "size": size, "id": q.id, "query": q.query,
                              "kind": kind(q), "answerable": bool(q.relevant), "mode": mode, "hybrid": ranking.hybrid,
@@ -159,7 +159,7 @@ GRID = {"meaning": (0.35,), "specific": (0.6,), "modifiers": ("slot",), "absent_
         "predicates": (False,), "unmet_specific": (0.8, 1.2), "unmet_share": (0.5,),
         "boundary": ("large",), "cover_min": (0.0, 0.2, 0.3, 0.35), "margin_max": (0.2, 0.25),
         "untyped": (0.8, 0.9, 1.0, 1.2, 9.0), "alien": (1.0, 1.2, 1.4, 9.0), "rivals": (True, False),
-        "valued": (False, True)}
+        "valued": (False, True), "counted": (False, True)}
 COVER_GRID, UNTYPED_GRID, ALIEN_GRID, VALUED_GRID = GRID["cover_min"], GRID["untyped"], GRID["alien"], GRID["valued"]
 # The transformer alone reads who-questions' missing person and subjects memory never
 # mentions: with both, the static tier's held-out paraphrase false abstention was 7.2% (the
@@ -196,9 +196,10 @@ def confidence(c: dict, hybrid: bool, setting: dict, mode: str = "transformer") 
             wanted_type(c["_query"]) if c.get("signals") and c["signals"][_TYPE_MISSED] > 0 else None)
         slots = tuple(tuple(x) for x in predicates[2]) if len(predicates) > 2 else ()
         partial = tuple(predicates[3]) if len(predicates) > 3 else ()  # older caches: not read
+        counted = predicates[4] if len(predicates) > 4 else None
         read = c["_read"] = Reading(tuple(tuple(x) for x in lacking), tuple(swapped), tuple(absent),
                                     tuple(tuple(m) for m in modifiers), tuple(attributes),
-                                    tuple(predicates[0]) if predicates else (), wants, slots, partial)
+                                    tuple(predicates[0]) if predicates else (), wants, slots, partial, counted)
     raw = c["raw"]
     boundary = setting.get("boundary", "band")
     if boundary != "band" and c["band"] in ("small", "large") and "signals" in c:

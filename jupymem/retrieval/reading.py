@@ -31,6 +31,9 @@ question that carry its meaning (``signals.Reading``):
 * the **person** a "who" question asks for, when the memory names no one and leaves a
   specific word of the question unmatched and unmeant ("who owns the *forecasting* model?"
   against "Model releases are announced ... with the owner's name"): it cannot say who.
+* a **count of something else**: a "how many" question against a memory whose numbers count
+  other things ("how many *stores* are there?" against "Stores with fewer than 52 *weeks* of
+  history get ..."), nothing they count close to it in meaning.
 * a **subject memory never mentions**: a specific question word no memory holds at all,
   that nothing in this one means either, while the encoder does not find the two close
   ("how do I request a new *laptop*?" against a note on API request limits). A note
@@ -111,6 +114,10 @@ DEFAULTS: dict[str, Any] = {
     # holds no number or version at all (``Reading.wants_missed``): "how many postcodes are
     # in the boundary files?" against "Tomasz Nowak maintains ... the postcode boundary files".
     "valued": False,
+    # A "how many" question against a memory whose numbers count something else ("how many
+    # *stores* are there?" against "Stores with fewer than 52 *weeks* of history ...": nothing
+    # it counts comes ``meaning`` close to stores; ``Reading.counted``).
+    "counted": False,
     # Hybrid modes: a question word at least this specific that no memory holds at all and
     # nothing in this one comes close to in meaning, while the dense cosine does not stand
     # ``margin_max`` above the query's background (not a paraphrase the encoder sees): the
@@ -200,6 +207,8 @@ def unaccounted(
                 return f"nothing of what it asks for, and nothing means {word!r}"
     if got["valued"] and reading.wants_missed in _VALUES:
         return f"it asks for {_VALUES[reading.wants_missed]}, and the memory holds none"
+    if got["counted"] and reading.counted is not None and reading.counted < meaning:
+        return "it asks how many, and the memory's numbers count something else"
     if hybrid and signals is not None and signals[_MARGIN] < got["margin_max"] and not signals[_FOREIGN]:
         for word, _, near, spec, known in reading.lacking:
             if not known and near < meaning and spec is not None and spec >= got["alien"]:

@@ -72,6 +72,8 @@ from . import lexical
 from .wording import (
     _POSSESSIVE_ANY,
     attribute_words,
+    counted_after,
+    counted_words,
     focus_words,
     has_type,
     names,
@@ -124,6 +126,10 @@ class Reading(NamedTuple):
     # writes only beside another name ("Tom Park" against "Ask Tom ...", memory knowing Lena
     # Park): ``QuerySide.names_elsewhere``.
     names_partial: tuple[str, ...] = ()
+    # A "how many" question's count against a memory that holds numbers: how close what they
+    # count comes to what it asks to count (1.0: the same word; "52 *weeks*" for "how many
+    # *stores*" far less); None when not read (``wording.counted_words``).
+    counted: float | None = None
 
 
 class Signals(NamedTuple):
@@ -177,6 +183,7 @@ class QuerySide:
     # question does not hold ("Park" of "Tom Park", where memory writes Lena Park): a name
     # memory knows as someone else's (``with_names``, ``Reading.names_partial``).
     names_elsewhere: frozenset[int] = frozenset()
+    counted: tuple[str, ...] = ()  # what "how many ..." counts (``wording.counted_words``)
     # Memory words already found to match no query term (``_swapped``), shared by every
     # memory judged for this query: candidates repeat their words.
     foreign_words: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
@@ -227,6 +234,7 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         previous = term
     unknown = sum(1 for df in dfs if df == 0) / len(dfs) if dfs else 1.0
     wants = None if foreign else wanted_type(text)
+    counted = () if foreign else counted_words(text[:LANGUAGE_CHARS])
     known_terms = tuple(df > 0 for df in dfs)
     focus = frozenset(
         index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else focus_words(text)))
@@ -238,6 +246,7 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         terms, weights, known_terms, tuple(salient), unknown, foreign, wants,
         salient_terms, attribute_terms, tuple(pairs), focus,
         predicate_terms=frozenset({index[asked.key]} - salient_terms) if asked is not None else frozenset(),
+        counted=counted,
         possessed=possessed,
     )
 
@@ -417,6 +426,7 @@ def _swapped(
 def _reading(
     q: QuerySide, hits: Sequence[bool], soft: Sequence[float], spec: Mapping[int, float], total: float,
     lost: Sequence[tuple[int, bool]], type_missed: bool, slots: Sequence[tuple[int, str]] = (),
+    counted: float | None = None,
 ) -> Reading:
     named = any(hits[i] for i in q.salient_terms)
     swapped_before = {i for i, before in lost if before}
@@ -452,6 +462,7 @@ def _reading(
         q.wants if type_missed else None,
         tuple(dict.fromkeys((q.terms[i].word, other) for i, other in slots)),
         tuple(partial),
+        counted,
     )
 
 
@@ -537,7 +548,8 @@ def signals(
             spec_of = dict(zip(lacking, spec))
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
     if reading is not None:
-        reading.append(_reading(q, hits, soft, spec_of, total, lost, type_missed > 0, slots))
+        counted = _counted(q, statement, vectors) if q.counted and q.wants == "amount" and not type_missed else None
+        reading.append(_reading(q, hits, soft, spec_of, total, lost, type_missed > 0, slots, counted))
     return Signals(
         coverage=coverage,
         words=words,
@@ -562,3 +574,25 @@ def signals(
 
 # The models read signals by position: the names above must be HYBRID_FEATURES, in order.
 assert Signals._fields == HYBRID_FEATURES, "Signals and HYBRID_FEATURES disagree"
+
+
+# A "how many" question is read for what it counts only when one of the counted words is at
+# least this specific (``Model2VecEmbedder.specificity``): "how many *people*", "how many
+# *times*" (0.52, 0.46) are answered by a count of anything of their kind ("5,000 customers").
+COUNTED_SPECIFIC = 0.6
+
+
+def _counted(q: QuerySide, statement: str, vectors: WordVectors | None) -> float | None:
+    """How close what ``statement``'s numbers count comes to what "how many ..." asks to
+    count: 1.0 for the same word (or its stem), else the nearest in meaning (0 without word
+    vectors); None when what it counts is too generic to read (``COUNTED_SPECIFIC``)."""
+    if vectors is not None and vectors.specificity is not None:
+        if max(vectors.specificity(list(q.counted))) < COUNTED_SPECIFIC:
+            return None
+    counted = counted_after(lexical.tokens(statement))
+    if not counted:
+        return 0.0
+    stems = {lexical.stem(w) for w in counted} | set(counted)
+    if any(w in stems or lexical.stem(w) in stems for w in q.counted):
+        return 1.0
+    return max(vectors.near(list(q.counted), counted)) if vectors is not None else 0.0

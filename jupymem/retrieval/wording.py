@@ -257,6 +257,61 @@ def wanted_type(text: str) -> str | None:
     return None
 
 
+_HOW_MANY = re.compile(r"^\W*how\s+many\s+(.+)", re.IGNORECASE | re.DOTALL)
+# Words that count: a digit, or a number written out.
+_CARDINALS = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+    seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+    million billion dozen dozens hundreds thousands millions several couple few twice""".split()
+)
+# The words after a number that say what it counts ("200 hand-labelled *tickets*").
+COUNTED_SPAN = 3
+
+
+def counted_words(text: str) -> tuple[str, ...]:
+    """What "how many ..." counts: the words after it, up to the first stop word ("how many
+    *stores* have a catchment?", "how many *new hires* joined?"), at most three; () for
+    any other question."""
+    m = _HOW_MANY.match(text)
+    if m is None:
+        return ()
+    out: list[str] = []
+    for word in lexical.tokens(m.group(1)[:200]):
+        if word in lexical.STOPWORDS or word.isdigit():
+            if out:
+                break
+            continue
+        out.append(word)
+        if len(out) == 3:
+            break
+    return tuple(out)
+
+
+def counted_after(tokens: Sequence[str]) -> list[str]:
+    """The words a statement's numbers count: the ``COUNTED_SPAN`` words after each number
+    that are neither numbers nor stop words ("52 *weeks* of *history*", "3.18 million *Indian
+    Americans*"), and the word just before a number when only stop words stand between
+    ("*stores*: 1,200", "*stores* are 1,200")."""
+    out: list[str] = []
+    for i, word in enumerate(tokens):
+        if not (word.isdigit() or word in _CARDINALS):
+            continue
+        span = 0
+        for w in tokens[i + 1 : i + 12]:
+            if w.isdigit() or w in _CARDINALS or w in lexical.STOPWORDS:
+                continue
+            out.append(w)
+            span += 1
+            if span == COUNTED_SPAN:
+                break
+        j = i - 1
+        while j >= 0 and (tokens[j].isdigit() or tokens[j] in lexical.STOPWORDS) and i - j <= 3:
+            j -= 1
+        if j >= 0 and i - j <= 3 and tokens[j] not in _CARDINALS:
+            out.append(tokens[j])
+    return list(dict.fromkeys(out))
+
+
 def has_type(statement: str, wanted: str) -> bool:
     if wanted == "version":
         return bool(_VERSION.search(statement))
