@@ -326,6 +326,24 @@ def test_a_count_of_something_else_is_no_answer(tmp_path: Path, transformer_enco
     assert proj.search("how many children does Melanie have?", mode=mode).status == "ok"
 
 
+# "who ..." asked of a memory that says who by no name and no role, and lacks what the
+# question asks of them: no answer with the transformer; a memory that says who by a role,
+# or by a name at the start of its sentence, answers.
+def test_who_is_answered_by_a_name_or_a_role_and_not_by_a_memory_that_says_neither(
+    tmp_path: Path, transformer_encoder: None
+) -> None:
+    memories = [
+        "Store catchments are 15-minute drive-time polygons from OSRM, not radius circles.",
+        "Jonas built the first version of the feature store client and is the person to ask about it.",
+        "The nightly ETL writes to warehouse.orders_clean.",
+    ]
+    proj = _project(tmp_path / "r", memories, Settings.from_env(), dense=True)
+    assert proj.search("who built the catchment polygons?", mode="transformer").abstained
+    answered = proj.search("who knows about the caching in the feature client?", mode="transformer")
+    assert answered.status == "ok" and answered.hits[0].memory.statement == memories[1]
+    assert wording.names_someone("the platform team owns it") and not wording.names_someone("It runs nightly.")
+
+
 @pytest.mark.parametrize(
     ("text", "focus"),
     [

@@ -99,7 +99,8 @@ DEFAULTS: dict[str, Any] = {
     # *parental* leave policy" against a note on the pricing policy). 1.0: not read.
     "unmet_specific": 1.0,
     "unmet_share": 1.0,
-    # Hybrid modes: a "who" question whose memory names no one (``Reading.wants_missed``)
+    # Hybrid modes: a "who" question whose memory names no one, by name or by role ("the
+    # *person* to ask", "the platform *team*": ``wording.names_someone``; ``Reading.wants_missed``)
     # and lacks one of its words at least this specific (``specificity``) that nothing in
     # the memory comes close to in meaning: "who owns the *forecasting* model?" against
     # "Model releases are announced ... with the owner's name", "who *organises* the summer

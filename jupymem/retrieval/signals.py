@@ -72,11 +72,12 @@ from . import lexical
 from .wording import (
     _POSSESSIVE_ANY,
     attribute_words,
-    counted_after,
+    counted_closeness,
     counted_words,
     focus_words,
     has_type,
     names,
+    names_someone,
     salient_words,
     wanted_type,
 )
@@ -548,8 +549,13 @@ def signals(
             spec_of = dict(zip(lacking, spec))
             specific_missed = max(s * (1.0 - soft[i]) for s, i in zip(spec, lacking))
     if reading is not None:
-        counted = _counted(q, statement, vectors) if q.counted and q.wants == "amount" and not type_missed else None
-        reading.append(_reading(q, hits, soft, spec_of, total, lost, type_missed > 0, slots, counted))
+        counted = (
+            counted_closeness(q.counted, statement, vectors.near if vectors else None, vectors.specificity if vectors else None)
+            if q.counted and q.wants == "amount" and not type_missed else None
+        )
+        # For the reading, a role says who as well as a name does ("the *person* to ask").
+        untyped = type_missed > 0 and not (q.wants == "name" and names_someone(statement))
+        reading.append(_reading(q, hits, soft, spec_of, total, lost, untyped, slots, counted))
     return Signals(
         coverage=coverage,
         words=words,
@@ -574,25 +580,3 @@ def signals(
 
 # The models read signals by position: the names above must be HYBRID_FEATURES, in order.
 assert Signals._fields == HYBRID_FEATURES, "Signals and HYBRID_FEATURES disagree"
-
-
-# A "how many" question is read for what it counts only when one of the counted words is at
-# least this specific (``Model2VecEmbedder.specificity``): "how many *people*", "how many
-# *times*" (0.52, 0.46) are answered by a count of anything of their kind ("5,000 customers").
-COUNTED_SPECIFIC = 0.6
-
-
-def _counted(q: QuerySide, statement: str, vectors: WordVectors | None) -> float | None:
-    """How close what ``statement``'s numbers count comes to what "how many ..." asks to
-    count: 1.0 for the same word (or its stem), else the nearest in meaning (0 without word
-    vectors); None when what it counts is too generic to read (``COUNTED_SPECIFIC``)."""
-    if vectors is not None and vectors.specificity is not None:
-        if max(vectors.specificity(list(q.counted))) < COUNTED_SPECIFIC:
-            return None
-    counted = counted_after(lexical.tokens(statement))
-    if not counted:
-        return 0.0
-    stems = {lexical.stem(w) for w in counted} | set(counted)
-    if any(w in stems or lexical.stem(w) in stems for w in q.counted):
-        return 1.0
-    return max(vectors.near(list(q.counted), counted)) if vectors is not None else 0.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from . import lexical
 
@@ -310,6 +310,46 @@ def counted_after(tokens: Sequence[str]) -> list[str]:
         if j >= 0 and i - j <= 3 and tokens[j] not in _CARDINALS:
             out.append(tokens[j])
     return list(dict.fromkeys(out))
+
+
+# Words that say who without a name ("Jonas ... is the *person* to ask", "the platform
+# *team*"): a memory holding one answers "who ..." for the verdict's reading (``names_someone``),
+# though ``has_type`` (a fitted model's signal) reads names alone. Not "owner", "lead",
+# "maintainer": a memory writes those of someone it does not name ("announced with the
+# *owner's* name"), and a question asks who they are.
+_ROLES = frozenset(
+    "person people team teams group groups department colleague colleagues expert experts contact".split()
+)
+
+
+def names_someone(statement: str) -> bool:
+    """Whether ``statement`` says who: a name (``has_type``) or a role ("the *person* to ask")."""
+    return has_type(statement, "name") or any(w in _ROLES for w in lexical.tokens(statement))
+
+
+# A "how many" question is read for what it counts only when one of the counted words is at
+# least this specific (``Model2VecEmbedder.specificity``): "how many *people*", "how many
+# *times*" (0.52, 0.46) are answered by a count of anything of their kind ("5,000 customers").
+COUNTED_SPECIFIC = 0.6
+
+
+def counted_closeness(
+    asked: Sequence[str], statement: str, near: Callable[[Sequence[str], Sequence[str]], Sequence[float]] | None,
+    specificity: Callable[[Sequence[str]], Sequence[float]] | None,
+) -> float | None:
+    """How close what ``statement``'s numbers count (``counted_after``) comes to what "how
+    many ..." asks to count (``asked``, ``counted_words``): 1.0 for the same word or its
+    stem, else the nearest in meaning by ``near`` (the word vectors' best cosine; 0 without
+    them); None when every asked word is too generic to read (``COUNTED_SPECIFIC``)."""
+    if specificity is not None and max(specificity(list(asked))) < COUNTED_SPECIFIC:
+        return None
+    counted = counted_after(lexical.tokens(statement))
+    if not counted:
+        return 0.0
+    stems = {lexical.stem(w) for w in counted} | set(counted)
+    if any(w in stems or lexical.stem(w) in stems for w in asked):
+        return 1.0
+    return max(near(list(asked), counted)) if near is not None else 0.0
 
 
 def has_type(statement: str, wanted: str) -> bool:
