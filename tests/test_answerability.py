@@ -257,6 +257,9 @@ def test_the_names_a_memory_writes_and_who_stands_beside_whom() -> None:
     assert wording.names("The ETL failed on 2024-02-29.", words) == {"etl": set()}  # "The" names nothing
     assert wording.names("We ask José Núñez, or ETL-Ops.", words) == {"jose": {1}}  # folded; a part of a word is not it
     assert wording.names("Lena Park reviews it.", {"reviews"}) == {}  # only names, only the wanted
+    before: dict[str, set[str]] = {}  # the name written just before each: a family name's given name
+    wording.names("Lena Park crossed the Huguenot Memorial Bridge.", {"park", "huguenot", "lena"}, before)
+    assert before == {"park": {"lena"}}
 
 
 def test_the_attribute_asked_of_a_name() -> None:

@@ -87,9 +87,8 @@ DEFAULTS: dict[str, Any] = {
     # Whether a name of two words or more of which the memory writes no part counts.
     "absent_names": True,
     # Whether a name held in part counts (``Reading.names_partial``). Not in the grid of
-    # ``benchmarks/verdict_suites.py``: its caches predate it; over their top three
-    # candidates (statements), an approximation of it reads 3 wrong candidates of WikiQA and
-    # SQuAD 2.0 and none right, and nothing in the other families.
+    # ``benchmarks/verdict_suites.py``: over every family's collected questions it changes no
+    # verdict in any mode; it keeps the stability property test's swapped name below 0.5.
     "partial_names": True,
     # Whether what "who ..." asks of a person counts (hybrid modes: a verb has synonyms).
     "predicates": False,

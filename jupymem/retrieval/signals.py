@@ -180,9 +180,9 @@ class QuerySide:
     # Per salient word, the index of the very term that searches it (its matches are that
     # term's), or None: a memory's signals then read them off its spans.
     salient_at: tuple[int | None, ...] = ()
-    # The question's name words that the first candidates write only beside names the
-    # question does not hold ("Park" of "Tom Park", where memory writes Lena Park): a name
-    # memory knows as someone else's (``with_names``, ``Reading.names_partial``).
+    # The question's name words that the first candidates write only after names the
+    # question does not hold ("Park" of "Tom Park", where memory writes Lena Park): a family
+    # name memory knows as someone else's (``with_names``, ``Reading.names_partial``).
     names_elsewhere: frozenset[int] = frozenset()
     counted: tuple[str, ...] = ()  # what "how many ..." counts (``wording.counted_words``)
     # Memory words already found to match no query term (``_swapped``), shared by every

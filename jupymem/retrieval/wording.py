@@ -72,7 +72,8 @@ def names(
     capitalised where no sentence starts ("Park", "Optuna"), a sentence's first word when
     a name follows it ("Lena Park"), and acronyms ("GPU"). Each maps to the sides (-1, +1)
     on which the memory writes another name beside it: "lena" -> {+1}, "park" -> {-1}.
-    ``partners``, when given, receives those other names, folded: "park" -> {"lena"}.
+    ``partners``, when given, receives the names written just before each, folded: "park" ->
+    {"lena"} (a family name's given name; "Huguenot *Memorial* Bridge" gives "huguenot" none).
     Only the wanted words are looked for (a 250-word abstract is read in C, not word by
     word)."""
     plain = statement if statement.isascii() else statement.translate(_unaccented())
@@ -84,8 +85,8 @@ def names(
             sides = _name_sides(statement, at, end)
             if sides is not None:
                 out.setdefault(word, set()).update(sides)
-                if partners is not None and sides:
-                    partners.setdefault(word, set()).update(_beside(statement, at, end, sides))
+                if partners is not None and -1 in sides:
+                    partners.setdefault(word, set()).update(_beside(statement, at, end, {-1}))
     return out
 
 
