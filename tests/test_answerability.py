@@ -441,3 +441,50 @@ def test_the_plain_fts_baseline_ranks_and_never_abstains(tmp_path: Path, setting
     plain = proj.search("what is Lena Park's email?", mode="fts")
     assert plain.status == "ok" and plain.legs == ("fts",) and len(plain.hits) == 1
     assert proj.search("kubernetes namespace", mode="fts").abstained  # no word of it in memory
+
+
+# A place memory never writes, one letter from a name it does ("Berlin", "Merlin"): a word of
+# the language (the bundled encoder's word list) is not taken for a typo, so the question is
+# not answered from Merlin Okafor's note, and the verdict reads the word as written. A name
+# not in that list is still fixed ("Dunlyn" -> "dunlin"), and a memory that lacks the fix
+# lacks a word the question wrote that no memory holds (``Reading.guessed``).
+def test_a_place_no_memory_holds_is_not_read_as_the_typo_of_a_name_it_does(
+    tmp_path: Path, transformer_encoder: None
+) -> None:
+    from jupymem.retrieval import answerable, fuzzy, reading
+
+    memories = [
+        "The São Paulo office opened in 2022 to support the Latin American logistics business.",
+        "Desks in the Leeds office are booked through an app; about 300 are available each day.",
+        "Customer service is open from eight until eight on weekdays and until four on Saturdays.",
+        "Merlin Okafor maintains the nightly job that scores supplier invoices for fraud.",
+        "Project Dunlin forecasts parcel volumes for the depots.",
+        "The company employs about 3,200 people, of whom about 120 work in data roles.",
+    ]
+    proj = _project(tmp_path / "r", memories, Settings.from_env(), dense=True)
+    # A name no memory holds, however close the rest of the question comes ("lone_names");
+    # not a word in capitals, which may be an acronym memory spells out, or emphasis.
+    for mode in ("lexical", "transformer"):
+        assert proj.search("How many people work in the Berlin office?", mode=mode).abstained, mode
+        assert proj.search("How many people does the company employ?", mode=mode).status == "ok", mode
+    assert wording.capitalised("is NEAR the Berlin office") == {"berlin"}
+    ranking = proj.explain("How many people work in the Berlin office?", 3, mode="transformer")
+    staff = next(c for c in ranking.candidates if c.memory and c.memory.statement == memories[5])
+    assert staff.reading.names_unknown == ("berlin",)
+    assert reading.settings(True, "transformer")["lone_names"]
+    assert reading.unaccounted(staff.reading, band=answerable.band(ranking.active, len(memories[5])), hybrid=True,
+                               tier="transformer", signals=staff.signals) == "no memory holds the name 'berlin'"
+    assert "berlin" in fuzzy.dictionary() and "dunlyn" not in fuzzy.dictionary()
+    question = "When did the Berlin office open?"
+    assert proj.search(question, mode="transformer").abstained
+    ranking = proj.explain(question, 3, mode="transformer")
+    why = [reading.unaccounted(c.reading, band=answerable.band(ranking.active, len(c.memory.statement)),
+                               hybrid=True, tier="transformer", signals=c.signals)
+           for c in ranking.candidates if c.memory]
+    assert all(w and "'berlin'" in w for w in why), why
+    guessed = proj.explain("When did the Dunlyn office open?", 3, mode="transformer").candidates
+    office = next(c for c in guessed if c.memory and c.memory.statement == memories[0])
+    assert office.reading.guessed == (("dunlin", "dunlyn"),)
+    assert ("dunlin", False) in [(word, known) for word, *_, known in office.reading.lacking]
+    typo = proj.search("When did the Sao Paulo offfice open?", mode="transformer")
+    assert typo.status == "ok" and typo.hits[0].memory.statement == memories[0]

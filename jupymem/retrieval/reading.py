@@ -129,6 +129,10 @@ DEFAULTS: dict[str, Any] = {
     # of ("the *monthly* sales forecast" / "weekly sales forecasts", ``wording.rival``),
     # whether or not memory uses the word elsewhere and however close the vectors put them.
     "rivals": False,
+    # Every mode: a name of one word (capitalised mid-sentence, an acronym) that no memory
+    # holds and this one lacks, as written, not as a typo fix read it ("the *Dublin*
+    # office" in a project that knows Leeds and Dunlin): ``Reading.names_unknown``.
+    "lone_names": False,
     # Which model judges a statement: "band", its project's size band's (``answerable.band``);
     # "large", the larger projects' at every size (no model boundary a growing project
     # crosses); "min", the stricter of the two in a larger project.
@@ -180,6 +184,10 @@ def unaccounted(
         for name in reading.names_absent:
             if _person_like(name):
                 return f"no word of the name {name!r} is in the memory"
+    if got["lone_names"]:
+        for name in reading.names_unknown:
+            if name not in TIME_WORDS:  # "in *June*": a conversation's turn does not write its date
+                return f"no memory holds the name {name!r}"
     if got["partial_names"]:
         for name in reading.names_partial:
             return f"memory writes {name.split()[-1]!r} with another name, not {name!r}"
@@ -212,7 +220,8 @@ def unaccounted(
     if hybrid and signals is not None and signals[_MARGIN] < got["margin_max"] and not signals[_FOREIGN]:
         for word, _, near, spec, known in reading.lacking:
             if not known and near < meaning and spec is not None and spec >= got["alien"]:
-                return f"no memory holds {word!r}, and nothing in this one means it"
+                written = dict(reading.guessed).get(word, word)
+                return f"no memory holds {written!r}, and nothing in this one means it"
     if hybrid and got["unmet_share"] < 1.0:
         unmet = [(word, weight) for word, weight, near, spec, _ in reading.lacking
                  if near < meaning and spec is not None and spec >= got["unmet_specific"]]

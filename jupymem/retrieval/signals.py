@@ -72,6 +72,7 @@ from . import lexical
 from .wording import (
     _POSSESSIVE_ANY,
     attribute_words,
+    capitalised,
     counted_closeness,
     counted_words,
     focus_words,
@@ -99,17 +100,15 @@ class Reading(NamedTuple):
 
     * ``lacking``: per query term the memory lacks, its weight share, how close the memory's
       nearest word comes in meaning (0 without word vectors), how specific it is (None
-      without the encoder) and whether memory uses it elsewhere;
+      without the encoder) and whether memory uses it elsewhere (not a typo fix's guess);
     * ``names_swapped``: halves of the question's names the memory writes with another
       ("*Kasimir* Ibarrondo" where it writes Elodie Ibarrondo);
     * ``names_absent``: names of two words or more of which the memory writes no part;
     * ``modifiers``: the question's words it lacks that stand just before a word it holds
       ("the *forecasting* model" against "the churn model"), each with whether memory uses
       it elsewhere and whether the memory writes a word of its own in that place;
-    * ``attributes_missed``: the attributes asked of a name it names that it lacks
-      ("Lena Park's *email*");
-    * ``predicates_missed``: what a question about a person asks of them, when the memory
-      lacks it ("who *maintains* the dashboard?" against a memory of where it is published)."""
+    * ``attributes_missed``: the attributes asked of a name it names that it lacks ("Lena
+      Park's *email*"); ``predicates_missed``: what "who *maintains* ...?" asks of someone."""
 
     lacking: tuple[tuple[str, float, float, float | None, bool], ...]  # (word, weight, soft, specificity, known)
     names_swapped: tuple[str, ...]
@@ -120,8 +119,7 @@ class Reading(NamedTuple):
     # What the question asks for ("name", "time", "amount", "version": ``wording.wanted_type``)
     # when the memory holds nothing of that type, else None.
     wants_missed: str | None = None
-    # The question's modifiers the memory writes a word of its own in place of, with that
-    # word ("forecasting", "churn"; "monthly", "weekly").
+    # The modifiers the memory writes its own word in place of ("monthly", "weekly").
     slot_words: tuple[tuple[str, str], ...] = ()
     # Names of which the memory writes the first word and not the last, a last word memory
     # writes only beside another name ("Tom Park" against "Ask Tom ...", memory knowing Lena
@@ -131,6 +129,12 @@ class Reading(NamedTuple):
     # count comes to what it asks to count (1.0: the same word; "52 *weeks*" for "how many
     # *stores*" far less); None when not read (``wording.counted_words``).
     counted: float | None = None
+    # The words the memory lacks that a typo fix put in place of what the question wrote
+    # ("dunlin", "Dublin"): (the term, the word written). ``lacking`` holds them as unknown.
+    guessed: tuple[tuple[str, str], ...] = ()
+    # A name of one word no memory holds, written with a capital ("How many people work in
+    # the *Dublin* office?"): about something memory never mentions, however close the rest.
+    names_unknown: tuple[str, ...] = ()
 
 
 class Signals(NamedTuple):
@@ -185,6 +189,11 @@ class QuerySide:
     # name memory knows as someone else's (``with_names``, ``Reading.names_partial``).
     names_elsewhere: frozenset[int] = frozenset()
     counted: tuple[str, ...] = ()  # what "how many ..." counts (``wording.counted_words``)
+    # Terms a typo fix put in place of a word no memory holds ("Dublin" -> "dunlin"): known
+    # to memory, but not what the question wrote. A memory that lacks them lacks a word no
+    # memory holds (``Reading.lacking``'s last field), so the reading may call it alien.
+    guessed: tuple[tuple[int, str], ...] = ()  # (index into terms, the word written)
+    capitalised: frozenset[str] = frozenset()  # ``wording.capitalised``
     # Memory words already found to match no query term (``_swapped``), shared by every
     # memory judged for this query: candidates repeat their words.
     foreign_words: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
@@ -237,6 +246,8 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
     wants = None if foreign else wanted_type(text)
     counted = () if foreign else counted_words(text[:LANGUAGE_CHARS])
     known_terms = tuple(df > 0 for df in dfs)
+    written = set(lexical.content_terms(text))  # a fix to a word the question also writes guessed nothing
+    guessed = {index[t.key]: typed for typed, word in fixed.items() if word not in written and (t := term_of(word))}
     focus = frozenset(
         index[t.key] for t in (term_of(fixed.get(w, w)) for w in ([] if foreign else focus_words(text)))
         if t is not None
@@ -249,6 +260,8 @@ def query_side(plan: lexical.QueryPlan, text: str, fixed: Mapping[str, str]) -> 
         predicate_terms=frozenset({index[asked.key]} - salient_terms) if asked is not None else frozenset(),
         counted=counted,
         possessed=possessed,
+        guessed=tuple(sorted(guessed.items())),
+        capitalised=frozenset() if foreign else capitalised(text[:LANGUAGE_CHARS]),
     )
 
 
@@ -430,6 +443,7 @@ def _reading(
     counted: float | None = None,
 ) -> Reading:
     named = any(hits[i] for i in q.salient_terms)
+    guessed = dict(q.guessed)
     swapped_before = {i for i, before in lost if before}
     modifiers = {}
     for a, b in q.pairs:
@@ -453,7 +467,8 @@ def _reading(
         if i >= 0:
             run.append(i)
     return Reading(
-        tuple((q.terms[i].word, q.weights[i] / total if total else 0.0, soft[i], spec.get(i), q.known[i])
+        tuple((q.terms[i].word, q.weights[i] / total if total else 0.0, soft[i], spec.get(i),
+               q.known[i] and i not in guessed)
               for i, hit in enumerate(hits) if not hit),
         tuple(q.terms[i].word for i, _ in lost if i in q.salient_terms),
         tuple(absent),
@@ -464,6 +479,9 @@ def _reading(
         tuple(dict.fromkeys((q.terms[i].word, other) for i, other in slots)),
         tuple(partial),
         counted,
+        tuple((q.terms[i].word, guessed[i]) for i, hit in enumerate(hits) if not hit and i in guessed),
+        tuple(guessed.get(i, q.terms[i].word) for i in sorted(q.salient_terms) if not hits[i]
+              and (not q.known[i] or i in guessed) and guessed.get(i, q.terms[i].word) in q.capitalised),
     )
 
 

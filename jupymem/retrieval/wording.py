@@ -47,6 +47,15 @@ def salient_words(text: str, *, english: bool = True) -> list[str]:
     return list(out)
 
 
+def capitalised(text: str) -> frozenset[str]:
+    """The folded words ``text`` writes with a capital and then small letters ("Dublin", not
+    "NEAR" or "PSI": capitals throughout may be an acronym memory spells out, or emphasis)."""
+    return frozenset(lexical.fold(w) for w in _LETTERS.findall(text) if w[0].isupper() and not w.isupper())
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
 def _case_says_nothing(chunks: Sequence[str]) -> bool:
     """A query in Title Case or in capitals ("Who Owns The Demand Planning Notebooks?"):
     nearly every word is capitalised, so capitals mark no name. Its names are then the
