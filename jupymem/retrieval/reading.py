@@ -129,9 +129,11 @@ DEFAULTS: dict[str, Any] = {
     # of ("the *monthly* sales forecast" / "weekly sales forecasts", ``wording.rival``),
     # whether or not memory uses the word elsewhere and however close the vectors put them.
     "rivals": False,
-    # Every mode: a name of one word (capitalised mid-sentence, an acronym) that no memory
-    # holds and this one lacks, as written, not as a typo fix read it ("the *Dublin*
-    # office" in a project that knows Leeds and Dunlin): ``Reading.names_unknown``.
+    # A name of one word, written with a capital inside the question (not in capitals: an
+    # acronym memory may spell out, or emphasis; not a month), that no memory holds and this
+    # one lacks, as written, not as a typo fix read it ("the *Dublin* office" in a project
+    # that knows Leeds and Dunlin): ``Reading.names_unknown``. The static tier does not read
+    # it (benchmarks/verdict_suites.py, ``UNREAD``).
     "lone_names": False,
     # Which model judges a statement: "band", its project's size band's (``answerable.band``);
     # "large", the larger projects' at every size (no model boundary a growing project
