@@ -21,6 +21,15 @@ cases before any of them was written into ``jupymem/assistants/inject.py``:
 * ``user-turn``: ``lessons-last``'s per-request sections moved out of the system text into
   the user turn, right before the request (the system text is then only instructions and
   block: byte-stable, so a prompt cache keeps all of it, tool schemas included).
+* ``nearest-last``: ``shipped`` with its lessons in the opposite order, the nearest one
+  last, right before the request.
+* ``lessons-N`` (``lessons-4``, ...): ``shipped`` handing over N lessons, not
+  ``inject.LESSONS``.
+* ``lessons-shared``: ``shipped`` keeping only the lessons that hold a word of the request
+  (a stem of two letters or more, not a number); the section goes when none is left.
+
+The last three were compared on the fit cases on 7 December (1.5B) and none was shipped:
+the README of this folder has the figures.
 """
 
 from __future__ import annotations
@@ -136,6 +145,34 @@ def messages(variant: str, project: Any, prompt: str) -> list[dict[str, str]]:
         lessons = context[start:end].replace("the request below", "the request above")
         system = (context[:start].rstrip("\n") + "\n" + context[end:].lstrip("\n")).strip("\n")
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt + "\n\n" + lessons}]
+    if variant.startswith("lessons-") and variant[len("lessons-"):].isdigit():
+        # ``jupymem.context`` handing over this many lessons instead of ``inject.LESSONS``.
+        from jupymem.assistants import inject
+
+        shipped, inject.LESSONS = inject.LESSONS, int(variant[len("lessons-"):])
+        try:
+            context = jupymem.context(prompt, project.root)
+        finally:
+            inject.LESSONS = shipped
+        return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
+    if variant == "lessons-shared":
+        # ``jupymem.context`` keeping only the lessons that share a word (a stem of two
+        # letters or more, not a number) with the request.
+        from jupymem.retrieval import lexical
+
+        def stems(text: str) -> set[str]:
+            return {s for s in (lexical.stem(w) for w in lexical.content_terms(text)) if len(s) > 1 and not s.isdigit()}
+
+        asked = stems(prompt)
+        context = _rewrite_lessons(jupymem.context(prompt, project.root), lambda head, lines: (
+            head, [line for line in lines if asked & stems(line.rsplit(" [", 1)[0])]))
+        return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
+    if variant == "nearest-last":
+        # ``jupymem.context`` with its lessons in the opposite order: the nearest one last,
+        # right before the request.
+        context = _rewrite_lessons(jupymem.context(prompt, project.root), lambda head, lines: (
+            head.replace("nearest first", "nearest last"), lines[::-1]))
+        return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
     if variant in ("shipped", "before"):
         context = jupymem.context(prompt, project.root) if variant == "shipped" else before(project, prompt)
         return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
@@ -156,3 +193,23 @@ def messages(variant: str, project: Any, prompt: str) -> list[dict[str, str]]:
                 {"role": "user", "content": (per_prompt + "\n\n" if per_prompt else "") + prompt}]
     return [{"role": "system", "content": block + ("\n" + per_prompt if per_prompt else "")},
             {"role": "user", "content": prompt}]
+
+
+def _rewrite_lessons(context: str, rewrite: Any) -> str:
+    """``context`` with its ``<applicable_lessons>`` section's head line and lesson lines
+    replaced by ``rewrite(head, lines)``; the section goes when no line is left."""
+    start = context.find("<applicable_lessons")
+    if start < 0:
+        return context
+    body = context.index("\n", start) + 1
+    end = context.index("\n</applicable_lessons>", start)
+    head, lines = rewrite(*_split(context[body:end]))
+    if not lines:
+        close = end + len("\n</applicable_lessons>")
+        return (context[:start].rstrip("\n") + context[close:]).rstrip("\n")
+    return context[:body] + "\n".join([head, *lines]) + context[end:]
+
+
+def _split(section: str) -> tuple[str, list[str]]:
+    head, *lines = section.split("\n")
+    return head, lines
