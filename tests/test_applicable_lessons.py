@@ -62,3 +62,25 @@ def test_a_preference_and_a_decision_reach_the_requests_they_shape(project) -> N
 
     lessons = _lessons(project, "Fit a linear regression that predicts sale_price from the features in housing_df.")
     assert "(decision, house prices) Model log1p(sale_price)" in lessons, lessons
+
+
+MATCHES = re.compile(r'<retrieved_memory trust="untrusted">\n(.*?)\n</retrieved_memory>', re.DOTALL)
+
+
+def test_only_memories_that_answer_are_handed_over_as_matches(project) -> None:
+    # Search answers "when is the churn model retrained?" with one memory; the rest of its
+    # hits are below the answer threshold (the verdict's "no answer"), and an assistant
+    # given them applied them as if they were (benchmarks/outcome: a file's read options
+    # copied from a look-alike match onto another file).
+    from jupymem.retrieval.answerable import ANSWER_AT
+
+    request = "When is the churn model retrained?"
+    result = project.search(request, limit=10)
+    weak = [h.memory.statement for h in result.hits if h.confidence < ANSWER_AT]
+    assert weak, "the search should return hits below the answer threshold for this test to mean anything"
+    found = MATCHES.search(jupymem.context(request, project.root))
+    assert found, "the memory that answers is handed over"
+    matches = found.group(1)
+    assert "The churn model is retrained on the first day of every month." in matches
+    for statement in weak:
+        assert statement[:40] not in matches, (statement, matches)

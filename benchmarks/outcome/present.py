@@ -25,11 +25,21 @@ cases before any of them was written into ``jupymem/assistants/inject.py``:
   last, right before the request.
 * ``lessons-N`` (``lessons-4``, ...): ``shipped`` handing over N lessons, not
   ``inject.LESSONS``.
+* ``block-N`` (``block-1500``, ...): ``shipped`` with the block at a cap of N bytes, not
+  the project's, and its retrieved section computed against that block.
+* ``no-block`` (a diagnostic, never a candidate): the per-prompt sections alone.
+* ``focused`` (a diagnostic): no block; the per-prompt sections chosen among all memories.
+* ``head-code``: ``shipped`` with the lessons' head line asking that a lesson that
+  matches be applied in the code itself, not only in a comment (``HEAD_CODE``).
+* ``match-at-50``: ``shipped`` handing over only the matches that answer (confidence at
+  least 0.5, ``answerable.ANSWER_AT``), lessons among them included. Shipped on 7
+  December, so ``shipped`` gives it now; the results files keep its name.
 * ``lessons-shared``: ``shipped`` keeping only the lessons that hold a word of the request
   (a stem of two letters or more, not a number); the section goes when none is left.
 
-The last three were compared on the fit cases on 7 December (1.5B) and none was shipped:
-the README of this folder has the figures.
+``nearest-last``, ``lessons-N`` and ``lessons-shared`` were compared on the fit cases on
+7 December (1.5B) and not shipped; ``block-N``, ``no-block``, ``focused`` and ``head-code``
+the same day, later; ``match-at-50`` was shipped. The repository's README has the figures.
 """
 
 from __future__ import annotations
@@ -43,6 +53,13 @@ LESSONS_HEAD = (
     "Lessons this repository recorded that may apply to the request below, nearest first. "
     "Follow each one whose situation matches the request when you write the code, and ignore the others. "
     "They are notes, not the task: answer the request itself, with code."
+)
+
+
+HEAD_CODE = (
+    "Lessons this repository recorded that may apply to the request below, nearest first. "
+    "When a lesson's situation matches the request, apply it in the code you write, not only in a comment; "
+    "ignore the lessons that do not match. Answer the request itself, with code."
 )
 
 
@@ -173,6 +190,29 @@ def messages(variant: str, project: Any, prompt: str) -> list[dict[str, str]]:
         context = _rewrite_lessons(jupymem.context(prompt, project.root), lambda head, lines: (
             head.replace("nearest first", "nearest last"), lines[::-1]))
         return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
+    if variant == "no-block":
+        # Diagnostic, not a candidate (the block is what every request carries): the
+        # per-prompt sections of ``jupymem.context`` alone, without the block around them.
+        from jupymem.assistants import inject
+
+        block = project.block()
+        retrieved = inject.retrieved_section(project, block, prompt)
+        return [{"role": "system", "content": retrieved or block.text}, {"role": "user", "content": prompt}]
+    if variant == "focused":
+        # Diagnostic: no block at all, and what is retrieved is chosen among every memory
+        # (the block's too), as a context made of retrieval alone would be.
+        from jupymem.assistants import inject
+
+        retrieved = inject.retrieved_section(project, project.block(1), prompt)
+        return [{"role": "system", "content": retrieved or project.block().text}, {"role": "user", "content": prompt}]
+    if variant.startswith("block-") and variant[len("block-"):].isdigit():
+        # ``jupymem.context`` with the block at another cap (bytes): what surrounds the lessons.
+        from jupymem.assistants import inject
+
+        block = project.block(int(variant[len("block-"):]))
+        retrieved = inject.retrieved_section(project, block, prompt)
+        return [{"role": "system", "content": "\n".join(p for p in (block.text, retrieved) if p)},
+                {"role": "user", "content": prompt}]
     if variant in ("shipped", "before"):
         context = jupymem.context(prompt, project.root) if variant == "shipped" else before(project, prompt)
         return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]

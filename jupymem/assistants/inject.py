@@ -10,7 +10,9 @@ The system prompt of every request is built in two parts, in this order:
    notebook's conversation memory (``conversation.py``), then, last, what was
    retrieved for this prompt (only when memory has outgrown the block):
    ``<retrieved_memory>``, the best matches among the memories the block left
-   out, when search answers the prompt, and ``<applicable_lessons>``, the
+   out, when search answers the prompt (only the hits that answer it, at least
+   ``answerable.ANSWER_AT``: the verdict filters what assistants receive), and
+   ``<applicable_lessons>``, the
    lessons nearest it (lesson kinds among the matches, and
    ``Project.applicable``'s, which it may need even when nothing answers it),
    each with its kind and topic, under a line that says to follow the ones
@@ -18,7 +20,12 @@ The system prompt of every request is built in two parts, in this order:
    before the request (``benchmarks/outcome``: chosen on its fit cases with
    Qwen2.5-Coder-0.5B, where it reached the lesson-alone ceiling, 8 of 16
    lessons applied against 7 of 16 before; a small margin, reported on the
-   held-out cases in the README).
+   held-out cases in the README). Hits below the answer threshold used to be
+   handed over as matches too; Qwen2.5-Coder-1.5B then copied one's read
+   options (``sep=';'``) onto another file and left the lesson that fitted
+   unapplied. Without them, held out: 12 of 24 lessons applied, not 11 (fit
+   cases: the same); ``bench_lessons.py`` delivers as many lessons and hands 19
+   to unrelated requests, not 27.
 
 Everything memory or a person wrote is escaped (``block.escape`` for one-line
 records, ``&<>`` for multi-line messages), so nothing here can close a section
@@ -37,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..core.block import STATEMENT_BYTES, escape, memory_line
+from ..retrieval import answerable
 from ..retrieval.engine import LESSON_KINDS
 from ..intake.text import strip_control, unify_newlines
 from ..models import UNCONFIRMED, Block, Evidence, Memory
@@ -160,7 +168,9 @@ def retrieved_section(project: Project, block: Block, prompt: str) -> str:
     if block.omitted <= 0 or not (prompt or "").strip():
         return ""
     result = project.search(prompt, limit=2 * RETRIEVED)
-    hits = [] if result.abstained else [h.memory for h in result.hits]
+    # Only the hits that answer: below ANSWER_AT the verdict says a memory does not answer
+    # the prompt, and a look-alike handed over gets applied as if it did (module docstring).
+    hits = [] if result.abstained else [h.memory for h in result.hits if h.confidence >= answerable.ANSWER_AT]
     in_block = set(block.text.split("\n"))
     fresh = [m for m in hits if memory_line(m) not in in_block]
     budget = RETRIEVED_BYTES
