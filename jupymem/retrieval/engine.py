@@ -96,13 +96,15 @@ class SearchEngine:
         self, query: str, count: int, *, include_inactive: bool, kinds: Sequence[str] | None, mode: str
     ) -> retrieve.Ranking:
         """The ranking behind ``search``, the first ``count`` judged (``Project.explain``)."""
-        from . import retrieve, verdict
+        from . import repeats, retrieve, verdict
 
         legs = self.legs(mode, kinds)
         ranking = retrieve.rank(
             self.store, query, mode=mode, include_inactive=include_inactive, kinds=_kinds(kinds),
             depth=max(count, 40), **legs,
         )
+        if ranking.legs not in (("fts",), ("dense",)):  # as ``search`` orders them
+            repeats.give_way(ranking.candidates, count, lambda chunk: retrieve.materialize(self.store, chunk))
         verdict.judge(self.store, ranking, count)
         return ranking
 

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from . import answerable, arrays, lexical, wordvec
+from . import answerable, arrays, lexical, repeats, wordvec
 from . import signals as pair
 from .postings import COLUMN_WEIGHTS
 from ..models import Memory, Tier
@@ -362,9 +362,10 @@ def nearest_of_kinds(
     near = [(rid, s) for rid, s in dense.index.nearest(qv, depth, revision=dense.revision, include_inactive=False)
             if s - background >= margin]
     keep = _admitted(store, [rid for rid, _ in near], False, tuple(sorted(kinds)))
-    chosen = [(rid, s) for rid, s in near if rid in keep][:limit]
-    found = store.memories([rid for rid, _ in chosen])
-    return [(found[rid], s) for rid, s in chosen if rid in found]
+    chosen = [Candidate(rid, 0.0, cosine=s) for rid, s in near if rid in keep]
+    repeats.give_way(chosen, limit, lambda chunk: materialize(store, chunk))  # copies of one lesson leave room
+    materialize(store, chosen[:limit])
+    return [(c.memory, c.cosine) for c in chosen[:limit] if c.memory is not None and c.cosine is not None]
 
 
 def _unmatched(

@@ -4,7 +4,8 @@
 their answerability signals and a confidence (``signals``, ``answerable``), weighing each
 memory's words once per project size; ``decide`` turns the ranking into a
 ``SearchResult``: the hits, the best one whole when it clearly wins, or an abstention
-that still shows the closest memories. ``search`` is the two together.
+that still shows the closest memories. ``search`` is the two together, with hits cut from
+one pattern giving way to distinct ones first (``repeats``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any, cast
 
-from . import answerable, lexical, reading, wordvec
+from . import answerable, lexical, reading, repeats, wordvec
 from . import signals as pair
 from ..models import Hit, Memory, SearchResult
 from ..storage.reads import MemoryReader, store_for
@@ -29,6 +30,8 @@ CLEAR_WINNER = 1.5
 CLEAR_LEAD = 0.25
 # An abstention still shows people this many of the nearest memories (``SearchResult.closest``).
 CLOSEST = 5
+# How deep a search ranks to get past copies of one pattern (``repeats``) that fill its ranking.
+DEEPEST = 2560
 
 
 def judge(store: Any, ranking: Ranking, count: int, start: int = 0) -> None:
@@ -133,10 +136,22 @@ def search(
     has caught up with memory (the same ranking as FTS5's, sooner); "fts" never uses it.
     ``store``: a ``reads.MemoryReader`` (or a connection to wrap in one)."""
     store = store_for(store)
-    ranking = rank(
-        store, query, n_docs=n_docs, mode=mode, dense=dense, vocab=vocab, include_inactive=include_inactive,
-        kinds=kinds, depth=max(4 * limit, 40), postings=postings, inactive=inactive,
-    )
+    depth = max(4 * limit, 40)
+    while True:
+        ranking = rank(
+            store, query, n_docs=n_docs, mode=mode, dense=dense, vocab=vocab, include_inactive=include_inactive,
+            kinds=kinds, depth=depth, postings=postings, inactive=inactive,
+        )
+        if ranking.legs in (("fts",), ("dense",)):  # the baselines rank, nothing more
+            break
+        # Copies of one pattern give way to distinct hits (``repeats``); when they filled
+        # the whole ranking, rank deeper, as far as ``DEEPEST``. Only a flood pays for that.
+        short = repeats.give_way(
+            ranking.candidates, max(limit, answerable.ANSWER_K), lambda chunk: materialize(store, chunk)
+        )
+        if not short or depth >= DEEPEST or len(ranking.candidates) < depth:
+            break
+        depth *= 8
     return decide(store, ranking, limit)
 
 

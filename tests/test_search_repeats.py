@@ -1,0 +1,121 @@
+"""A teammate's copies cannot bury the memory that answers (``retrieval.repeats``).
+
+Played as the insider: Mallory pushes sixty notes cut from one pattern, each repeating the
+question ("Churn model retrained? Someone asked when the churn model is retrained, in
+planning thread 7."). Each matches it closely, so before this they took every place of the
+search and of the matches handed to assistants: the answer was not among them. Now at most two of one pattern keep their place;
+the others follow the distinct hits, and none is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import jupymem
+from hostile import Forger
+from jupymem.retrieval import repeats
+from team import make_team
+
+QUESTION = "When is the churn model retrained?"
+ANSWER = "The churn model is retrained on the first day of every month."
+OTHERS = [
+    "The weekly revenue report is published every Monday at nine.",
+    "Greta Olsen owns the demand planning notebooks.",
+    "The warehouse replica lags the primary by about ten minutes.",
+    "Store 112 closed in March 2024 and has no sales after that.",
+    "The marketing calendar is exported every Friday to data/promos.csv.",
+    "Survey responses before 2022 used a five-point scale.",
+    "Invoices in the billing schema are stored in cents.",
+]
+COPIES = 60
+
+
+def copy(i: int) -> str:
+    # Each repeats the question's words, so BM25 ranks all sixty above the answer.
+    return f"Churn model retrained? Someone asked when the churn model is retrained, in planning thread {i}."
+
+
+def test_copies_pulled_from_a_teammate_do_not_bury_the_answer(tmp_path: Path) -> None:
+    alice, mallory, bob = make_team(tmp_path, ("Alice", "alice@example.com"), ("Mallory", "mallory@example.com"),
+                                    ("Bob", "bob@example.com"))
+    alice.ok("share")
+    alice.remember(ANSWER, "--kind", "fact")
+    for statement in OTHERS:
+        alice.remember(statement, "--kind", "fact")
+    alice.commit("alice: what we know")
+    alice.push()
+    mallory.pull()
+    flood = Forger(mallory.path)
+    for i in range(COPIES):
+        flood.record(copy(i), "note")
+    flood.write()
+    mallory.commit("mallory: planning thread")
+    mallory.push()
+    bob.pull()
+
+    first = bob.json("search", QUESTION, "--limit", "5")
+    statements = [h["memory"]["statement"] for h in first["hits"]]
+    assert ANSWER in statements, statements
+    assert statements.index(ANSWER) <= repeats.KEPT, statements  # behind two copies at most
+    # Moved, not dropped: every copy is still there for a person to see and retire.
+    everything = bob.json("search", QUESTION, "--limit", "100")
+    listed = {h["memory"]["statement"] for h in everything["hits"]}
+    assert {copy(i) for i in range(COPIES)} <= listed
+
+
+MATCHES = re.compile(r'<retrieved_memory trust="untrusted">\n(.*?)\n</retrieved_memory>', re.DOTALL)
+
+
+@pytest.mark.usefixtures("transformer_encoder")
+def test_an_assistant_is_still_handed_the_answer_under_copies(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYMEM_BLOCK_CAP", "1024")  # memory outgrows the block: matches are retrieved
+    proj = jupymem.init(repo)
+    proj.remember_many(
+        [{"statement": s, "kind": "fact"} for s in [ANSWER, *OTHERS]]
+        + [{"statement": f"Table warehouse.t{i:02d} is read-only for notebooks; write to scratch.t{i:02d}.",
+            "kind": "constraint"} for i in range(20)]
+        + [{"statement": copy(i), "kind": "note"} for i in range(COPIES)]
+    )
+    proj.prepare_lexical()
+    assert proj.prepare_dense(timeout=600).tier == "transformer"
+    assert proj.block().omitted > 0
+
+    found = MATCHES.search(jupymem.context(QUESTION, proj.root))
+    assert found, "matches are handed over"
+    assert ANSWER in found.group(1), found.group(1)
+    # explain() shows the order search gives.
+    ranking = proj.explain(QUESTION, count=5)
+    assert ANSWER in [c.memory.statement for c in ranking.candidates[:5]]
+
+
+@pytest.mark.usefixtures("transformer_encoder")
+def test_copies_of_one_lesson_leave_a_place_for_the_lesson_that_applies(repo: Path) -> None:
+    # Lessons are chosen by meaning alone (``Project.applicable``), three at most: sixty
+    # copies of one constraint near the request took all three before.
+    proj = jupymem.init(repo)
+    proj.remember_many(
+        [{"statement": s, "kind": "fact"} for s in OTHERS]
+        + [{"statement": "Every chart uses the colorblind-safe palette: sns.set_palette('colorblind').",
+            "kind": "preference", "topic": "charts"}]
+        + [{"statement": f"Every line plot of sign-ups must be drawn with matplotlib defaults, review {i}.",
+            "kind": "constraint"} for i in range(COPIES)]
+    )
+    assert proj.prepare_dense(timeout=600).tier == "transformer"
+    request = "Draw a line plot of weekly sign-ups per channel with seaborn from the signups DataFrame."
+    lessons = [m.statement for m in proj.applicable(request, limit=3)]
+    assert any("colorblind" in s for s in lessons), lessons
+    assert sum("matplotlib defaults" in s for s in lessons) == repeats.KEPT, lessons
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    (copy(1), copy(2), True),  # digits folded
+    ("Table warehouse.t01 is read-only for notebooks.", "Table warehouse.t17 is read-only for notebooks.", True),
+    # One word apart, a conflict a person must see side by side: 5 of 7 words shared.
+    (ANSWER, "The churn model is retrained on the first day of every week.", False),
+    (ANSWER, OTHERS[0], False),
+])
+def test_what_counts_as_one_pattern(a: str, b: str, same: bool) -> None:
+    assert repeats.alike(repeats.pattern(a), repeats.pattern(b)) is same
