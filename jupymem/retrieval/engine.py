@@ -36,6 +36,19 @@ if TYPE_CHECKING:
 # dense background one must be (benchmarks/bench_lessons.py).
 LESSON_KINDS = frozenset({"correction", "constraint", "preference", "decision", "procedure", "failure"})
 LESSON_MARGIN = 0.15
+# Which of them: the LESSON_POOL nearest by meaning, reordered by reciprocal rank with the
+# lexical leg's order of lessons (``retrieve.nearest_of_kinds``). MiniLM put a lesson that
+# shares the request's rarer words ("weather" in both) behind several that only sound
+# alike. Chosen on fit suites only (the outcome benchmark's fit cases, bench_lessons.py,
+# lessons-fit2.gold.jsonl): 62 lessons delivered of 86 instead of 60, as many handed to
+# unrelated requests; held out, the outcome benchmark's contexts carry 19 of 24, not 17
+# (README, issue 34).
+LESSON_POOL = 12
+LESSON_RANK_K = 3.0
+LESSON_LEXICAL = 30  # the lexical leg's first this many lessons have a rank
+# ... among its first this many memories (the kinds filter follows BM25): 100 lost a fit
+# lesson; 200 delivers what 400 does, for 1.5 ms a request at 10,000 memories, not 2.1.
+LESSON_DEPTH = 200
 
 
 class SearchEngine:
@@ -201,15 +214,30 @@ class SearchEngine:
         ``LESSON_MARGIN`` above its dense background, whether or not memory answers the
         request: "write the code to merge orders with clients" asks nothing that a memory
         answers, yet "join on customer_id, email repeats" is what the code must get right.
-        Empty without the dense leg."""
+        The ``LESSON_POOL`` nearest are taken in an order that also weighs the lexical leg's
+        (``LESSON_RANK_K``). Empty without the dense leg."""
         dense = self.dense_leg(self.revision())
         if dense is None or not (prompt or "").strip():
             return []
         from . import retrieve
 
         skip = set(exclude)
-        found = retrieve.nearest_of_kinds(self.store, prompt, dense, LESSON_KINDS, limit + len(skip), LESSON_MARGIN)
-        return [m for m, _ in found if m.id not in skip][:limit]
+        kinds = tuple(sorted(LESSON_KINDS))
+        # Lessons that share the request's words, in BM25's order (the kinds filter follows
+        # BM25's first rows, so it looks deep: the in-memory index makes that cheap).
+        lexical: dict[int, int] = {}
+        if LESSON_LEXICAL:
+            legs = self.legs("lexical", None)
+            order = retrieve.lexical_order(
+                self.store, prompt, n_docs=legs["n_docs"], kinds=kinds, depth=LESSON_DEPTH, vocab=legs["vocab"],
+                postings=legs["postings"], inactive=legs["inactive"],
+            )
+            lexical = {rid: i for i, rid in enumerate(order[:LESSON_LEXICAL])}
+        found = retrieve.nearest_of_kinds(
+            self.store, prompt, dense, LESSON_KINDS, LESSON_POOL, LESSON_MARGIN,
+            lexical=lexical, rank_k=LESSON_RANK_K, exclude=skip,
+        )
+        return [m for m, _ in found][:limit]
 
     # -- the dense leg ---------------------------------------------------------
 

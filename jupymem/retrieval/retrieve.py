@@ -38,7 +38,7 @@ import heapq
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -197,6 +197,21 @@ def _plan(store: MemoryReader, text: str, n_docs: int, mode: str, vocab: Vocabul
     return _Query(text, lexical.plan(store, text, n_docs, stems=stems, replace=fixed, frequencies=index), fixed)
 
 
+def lexical_order(
+    store: Any, text: str, *, n_docs: int, kinds: tuple[str, ...], depth: int,
+    vocab: Vocabulary | None = None, postings: Postings | None = None, inactive: frozenset[int] | None = None,
+) -> list[int]:
+    """The active rows of ``kinds`` among the lexical leg's first ``depth`` for ``text``,
+    best first: its ranking alone, none of what a search adds (no fusion, no reading)."""
+    store = store_for(store)
+    text = text[:MAX_QUERY_CHARS]
+    index = postings if postings is not None and postings.refresh(store, n_docs) else None
+    plan = _plan(store, without_now_words(text)[0], n_docs, "lexical", vocab, index).plan
+    found = lexical_candidates(store, plan, depth=depth, include_inactive=False, kinds=kinds, index=index,
+                               inactive=inactive)
+    return [c.rid for c in found]
+
+
 # -- ranking ----------------------------------------------------------------------------
 
 
@@ -348,9 +363,13 @@ def _dense_only(
 
 def nearest_of_kinds(
     store: Any, text: str, dense: DenseLeg, kinds: frozenset[str], limit: int, margin: float, depth: int = 200,
+    *, lexical: Mapping[int, int] | None = None, rank_k: float = 3.0, exclude: Collection[str] = (),
 ) -> list[tuple[Memory, float]]:
     """The active memories of ``kinds`` nearest ``text`` by meaning alone, at least
-    ``margin`` above the text's dense background: [(memory, cosine)], nearest first.
+    ``margin`` above the text's dense background: [(memory, cosine)], nearest first; or,
+    given ``lexical`` (row -> its rank in the lexical leg's order), the first ``limit`` of
+    those in the order of ``1/(rank_k + dense rank) + 1/(rank_k + lexical rank)``. Memories
+    ``exclude`` names are left out before either rank is counted.
     (Lessons for a request that no memory answers: ``Project.applicable``.)"""
     store = store_for(store)
     np = arrays.np()
@@ -363,9 +382,19 @@ def nearest_of_kinds(
             if s - background >= margin]
     keep = _admitted(store, [rid for rid, _ in near], False, tuple(sorted(kinds)))
     chosen = [Candidate(rid, 0.0, cosine=s) for rid, s in near if rid in keep]
+    if exclude:
+        materialize(store, chosen[: limit + len(exclude)])
+        chosen = [c for c in chosen if c.memory is None or c.memory.id not in exclude]
     repeats.give_way(chosen, limit, lambda chunk: materialize(store, chunk))  # copies of one lesson leave room
-    materialize(store, chosen[:limit])
-    return [(c.memory, c.cosine) for c in chosen[:limit] if c.memory is not None and c.cosine is not None]
+    chosen = chosen[:limit]
+    if lexical:
+        def fused(i: int) -> float:
+            at = lexical.get(chosen[i].rid)
+            return 1.0 / (rank_k + i) + (1.0 / (rank_k + at) if at is not None else 0.0)
+
+        chosen = [chosen[i] for i in sorted(range(len(chosen)), key=lambda i: (-fused(i), i))]
+    materialize(store, chosen)
+    return [(c.memory, c.cosine) for c in chosen if c.memory is not None and c.cosine is not None]
 
 
 def _unmatched(
