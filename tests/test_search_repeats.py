@@ -18,18 +18,11 @@ import jupymem
 from hostile import Forger
 from jupymem.retrieval import repeats
 from team import make_team
+from test_applicable_lessons import OTHERS as LESSON_PROJECT_FACTS
 
 QUESTION = "When is the churn model retrained?"
 ANSWER = "The churn model is retrained on the first day of every month."
-OTHERS = [
-    "The weekly revenue report is published every Monday at nine.",
-    "Greta Olsen owns the demand planning notebooks.",
-    "The warehouse replica lags the primary by about ten minutes.",
-    "Store 112 closed in March 2024 and has no sales after that.",
-    "The marketing calendar is exported every Friday to data/promos.csv.",
-    "Survey responses before 2022 used a five-point scale.",
-    "Invoices in the billing schema are stored in cents.",
-]
+OTHERS = [s for s in LESSON_PROJECT_FACTS if s != ANSWER]  # the same project, the answer recorded apart
 COPIES = 60
 
 
