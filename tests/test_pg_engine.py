@@ -247,6 +247,32 @@ def test_search_ranks_alike_over_postgres_and_sqlite(repo: Path, settings: Setti
         pg.close()
 
 
+def test_copies_give_way_alike_over_postgres_and_sqlite(repo: Path, settings: Settings, team: Team) -> None:
+    # ``repeats.give_way`` asks the store where each copy came from (``origins``): the
+    # same SQL on both engines, and the same order.
+    proj = init_project(repo, settings)
+    proj.remember("The churn model is retrained on day 1 of every month.", kind="fact")
+    proj.remember_many({"statement": f"The churn model is retrained, retrained on day {d} of every month.",
+                        "kind": "note"} for d in range(2, 30))
+    proj.remember_many({"statement": f"The churn notebook {w} lives in notebooks/churn.", "kind": "note"}
+                       for w in ("plots", "features", "labels", "scores"))
+    pg = connect(team.person("ola"), team.project("copies", "ola"))
+    try:
+        replay(proj.conn, pg)
+        store = PgStore(pg)
+        origins = store.origins([1, 2])  # a team database's rows: by their role, enforced by the database
+        assert origins[1] == origins[2] and origins[1][0] == -1 and origins[1][1].startswith("author:ola"), origins
+        query = "when is the churn model retrained?"
+        got = verdict.search(store, query, n_docs=store.count(), mode="lexical", postings=Postings(after_searches=0))
+        want = verdict.search(proj.store, query, n_docs=proj.store.count(), mode="lexical", postings=None)
+        ids = [h.memory.id for h in got.hits]
+        assert ids == [h.memory.id for h in want.hits]
+        copies = [i for i, h in enumerate(got.hits) if "retrained, retrained" in h.memory.statement]
+        assert copies[:2] == [0, 1] and copies[2] > 2, [h.memory.statement for h in got.hits]
+    finally:
+        pg.close()
+
+
 def test_the_search_engine_answers_its_first_search_and_finds_near_duplicates_over_postgres(
     written: Project, settings: Settings, team: Team
 ) -> None:

@@ -112,3 +112,42 @@ def test_copies_of_one_lesson_leave_a_place_for_the_lesson_that_applies(repo: Pa
 ])
 def test_what_counts_as_one_pattern(a: str, b: str, same: bool) -> None:
     assert repeats.alike(repeats.pattern(a), repeats.pattern(b)) is same
+
+
+def near_copy(day: int) -> str:
+    # One word repeated: BM25 ranks it above the answer; with digits folded, of its pattern.
+    return f"The churn model is retrained, retrained on day {day} of every month."
+
+
+DAY_ANSWER = "The churn model is retrained on day 1 of every month."
+
+
+@pytest.mark.parametrize("pulled_before", [True, False], ids=["bob-had-alices-file", "one-pull"])
+def test_planted_near_copies_do_not_take_the_answers_place(tmp_path: Path, pulled_before: bool) -> None:
+    # Two near-copies that differ from the answer only in a number are one pattern with it
+    # (digits folded), and outrank it. The first-ranked keeps its place; the other place
+    # goes to the most trusted of the rest: a file Bob saw first, or the writer who gave
+    # the pattern fewer copies (one file or two pulled at once).
+    alice, mallory, bob = make_team(tmp_path, ("Alice", "alice@example.com"), ("Mallory", "mallory@example.com"),
+                                    ("Bob", "bob@example.com"))
+    alice.ok("share")
+    alice.remember(DAY_ANSWER, "--kind", "fact")
+    for statement in OTHERS:
+        alice.remember(statement, "--kind", "fact")
+    alice.commit("alice: what we know")
+    alice.push()
+    if pulled_before:
+        bob.pull()
+        assert bob.json("search", QUESTION, "--limit", "5")["hits"][0]["memory"]["statement"] == DAY_ANSWER
+    mallory.pull()
+    planted = Forger(mallory.path)
+    for day in (3, 5):
+        planted.record(near_copy(day), "fact")
+    planted.write()
+    mallory.commit("mallory: retraining days")
+    mallory.push()
+    bob.pull()
+
+    hits = [h["memory"]["statement"] for h in bob.json("search", QUESTION, "--limit", "5")["hits"]]
+    assert hits[0] in {near_copy(3), near_copy(5)}, hits  # the planted pair does outrank it
+    assert hits.index(DAY_ANSWER) < repeats.KEPT, hits  # and the answer keeps its place beside them

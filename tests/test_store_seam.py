@@ -50,6 +50,9 @@ class ListStore:
     def memories(self, rids: Sequence[int]) -> dict[int, Memory]:
         return {r: self.rows[r] for r in rids if r in self.rows}
 
+    def origins(self, rids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        return {r: (-1, f"author:{self.rows[r].provenance.author or ''}") for r in rids if r in self.rows}
+
     def admitted(self, rids: Sequence[int], *, include_inactive: bool, kinds: Sequence[str] | None) -> set[int]:
         return {r for r in rids if r in self.rows and (include_inactive or self.rows[r].active)
                 and (not kinds or self.rows[r].kind in kinds)}

@@ -38,13 +38,10 @@ from typing import Any, NamedTuple
 from ..intake.text import one_line
 from ..models import ACTIVE, UNCONFIRMED, Block, Memory, kind_rank
 from ..storage import files
-from ..storage.reads import Store, store_for
-
-# The meta key under which ``share`` keeps when this clone first saw each shared file
-# (``share.SEEN``; tests/test_block.py holds the two equal). Named here, not imported: the
-# block is read in every repository, and importing the sharing room for one string cost a
-# command in an unshared repository more than building the block.
-SEEN = "share_seen"
+# SEEN: when this clone first saw each shared file. Named in storage, not imported from
+# ``sharing``: the block is read in every repository, and importing the sharing room for
+# one string cost a command in an unshared repository more than building the block.
+from ..storage.reads import SEEN, Store, store_for
 
 # It says what the block is and is not (data, never instructions, never the task) and that
 # what fits is applied when writing code: with the old wording ("It is data, not

@@ -109,7 +109,7 @@ class SearchEngine:
         self, query: str, count: int, *, include_inactive: bool, kinds: Sequence[str] | None, mode: str
     ) -> retrieve.Ranking:
         """The ranking behind ``search``, the first ``count`` judged (``Project.explain``)."""
-        from . import repeats, retrieve, verdict
+        from . import retrieve, verdict
 
         legs = self.legs(mode, kinds)
         ranking = retrieve.rank(
@@ -117,7 +117,7 @@ class SearchEngine:
             depth=max(count, 40), **legs,
         )
         if ranking.legs not in (("fts",), ("dense",)):  # as ``search`` orders them
-            repeats.give_way(ranking.candidates, count, lambda chunk: retrieve.materialize(self.store, chunk))
+            retrieve.give_way(self.store, ranking.candidates, count)
         verdict.judge(self.store, ranking, count)
         return ranking
 

@@ -22,11 +22,20 @@ Two statements are of one pattern when their content words (``lexical.doc_terms`
 digits folded: ``t01`` and ``t07`` are one word) overlap by at least ``ALIKE`` (Jaccard).
 "The churn model is retrained on the first day of every month" and "... of every week"
 share 5 of 7 words and stay apart; the copies above share all theirs.
+
+Which of a pattern keep their place is not the ranking's call alone: folding digits makes
+"retrained on day 1" and two planted "retrained, retrained on day 3 / day 5" one pattern,
+and the planted pair, ranked higher by their repeated word, took both places. So the
+first-ranked keeps its place and the others go to the most trusted of the rest
+(``origins``): memories of this machine, then those of the shared files this clone saw
+first (``share.SEEN``: an order no line can claim), then those whose writer gave the
+pattern fewer copies; the ranking breaks what ties remain.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
@@ -37,6 +46,12 @@ KEPT = 2  # hits of one pattern kept where they rank
 ALIKE = 0.8  # Jaccard of folded content words from which two statements are one pattern
 
 _DIGITS = re.compile(r"\d+")
+
+
+# Where a memory came from, for choosing among copies: (when this clone first saw its
+# shared file, -1 for this machine's own and for a team database's rows; the writer: the
+# shared file's name or the author).
+Origin = tuple[int, str]
 
 
 class Ranked(Protocol):
@@ -58,37 +73,56 @@ def alike(a: frozenset[str], b: frozenset[str]) -> bool:
     return shared >= ALIKE * (len(a) + len(b) - shared)
 
 
-def give_way(candidates: list[R], count: int, read: Callable[[Sequence[R]], None]) -> bool:
+def give_way(
+    candidates: list[R], count: int, read: Callable[[Sequence[R]], None],
+    origins: Callable[[Sequence[R]], Sequence[Origin]] | None = None,
+) -> bool:
     """Reorder ``candidates`` in place so the first ``count`` hold at most ``KEPT`` of one
     pattern wherever the ranking has enough distinct ones. ``read`` fills the memories of
     the ones it compares (``retrieve.materialize``), a chunk at a time: usually only the
-    first ``count``, which the verdict reads anyway.
+    first ``count``, which the verdict reads anyway. ``origins`` tells where each member
+    of a pattern with more than ``KEPT`` came from (``retrieve.origins``), to choose which
+    keep their place (``_trusted``); without it, the first-ranked do.
     True when copies were moved and too few distinct candidates were left to fill
     ``count``: a deeper ranking may hold the ones they crowded out."""
     if count <= KEPT or len(candidates) <= KEPT:
         return False
-    kept: list[R] = []
-    moved: list[R] = []
-    shapes: list[tuple[frozenset[str], int]] = []  # a pattern seen, and how many kept of it
+    shapes: list[frozenset[str]] = []  # the patterns seen, in the order first met
+    groups: list[list[R]] = []  # each pattern's members, in rank order
+    placed = 0  # how many keep their place: KEPT at most of each pattern
     i = 0
-    while i < len(candidates) and len(kept) < count:
-        chunk = candidates[i : i + max(count - len(kept), KEPT, i)]  # doubling past a flood's copies
+    while i < len(candidates) and placed < count:
+        chunk = candidates[i : i + max(count - placed, KEPT, i)]  # doubling past a flood's copies
         read(chunk)
         for c in chunk:
             shape = pattern(c.memory.statement)
-            for j, (seen, n) in enumerate(shapes):
+            for j, seen in enumerate(shapes):
                 if alike(shape, seen):
-                    if n >= KEPT:
-                        moved.append(c)
-                    else:
-                        kept.append(c)
-                        shapes[j] = (seen, n + 1)
+                    groups[j].append(c)
+                    placed += len(groups[j]) <= KEPT
                     break
             else:
-                kept.append(c)
-                shapes.append((shape, 1))
+                shapes.append(shape)
+                groups.append([c])
+                placed += 1
         i += len(chunk)
-    if moved:
-        candidates[:i] = kept + moved
-    return bool(moved) and len(kept) < count
+    crowded = [g for g in groups if len(g) > KEPT]
+    if not crowded:
+        return False
+    staying = {id(c) for g in groups for c in (_trusted(g, origins) if len(g) > KEPT else g)}
+    examined = candidates[:i]
+    candidates[:i] = [c for c in examined if id(c) in staying] + [c for c in examined if id(c) not in staying]
+    return placed < count
+
+
+def _trusted(group: list[R], origins: Callable[[Sequence[R]], Sequence[Origin]] | None) -> list[R]:
+    """The ``KEPT`` of a crowded pattern that keep their place: the first-ranked, and the
+    most trusted of the others (this machine's, then the shared file seen first, then the
+    writer who gave the pattern fewer copies, then the ranking)."""
+    if origins is None:
+        return group[:KEPT]
+    found = list(origins(group))
+    copies = Counter(writer for _, writer in found)
+    rest = sorted(range(1, len(group)), key=lambda k: (found[k][0], copies[found[k][1]], k))
+    return [group[0], *(group[k] for k in rest[: KEPT - 1])]
 

@@ -141,6 +141,21 @@ def _admitted(
     return store.admitted(rids, include_inactive=include_inactive, kinds=kinds)
 
 
+def give_way(store: Any, candidates: list[Candidate], count: int) -> bool:
+    """``repeats.give_way`` over this store: copies of one pattern leave room among the
+    first ``count``, the most trusted of them keeping their place (``MemoryReader.origins``)."""
+    store = store_for(store)
+
+    def origins(group: Sequence[Candidate]) -> list[repeats.Origin]:
+        found = store.origins([c.rid for c in group])
+        return [found.get(c.rid, (_UNKNOWN, "")) for c in group]
+
+    return repeats.give_way(candidates, count, lambda chunk: materialize(store, chunk), origins)
+
+
+_UNKNOWN = 1 << 30  # a row gone since it was ranked: the least trusted
+
+
 def materialize(store: Any, candidates: Sequence[Candidate]) -> None:
     missing = [c for c in candidates if c.memory is None]
     if missing:
@@ -385,7 +400,7 @@ def nearest_of_kinds(
     if exclude:
         materialize(store, chosen[: limit + len(exclude)])
         chosen = [c for c in chosen if c.memory is None or c.memory.id not in exclude]
-    repeats.give_way(chosen, limit, lambda chunk: materialize(store, chunk))  # copies of one lesson leave room
+    give_way(store, chosen, limit)  # copies of one lesson leave room
     chosen = chosen[:limit]
     if lexical:
         def fused(i: int) -> float:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any, cast
 
-from . import answerable, lexical, reading, repeats, wordvec
+from . import answerable, lexical, reading, wordvec
 from . import signals as pair
 from ..models import Hit, Memory, SearchResult
 from ..storage.reads import MemoryReader, store_for
-from .retrieve import Candidate, Ranking, materialize, rank
+from .retrieve import Candidate, Ranking, give_way, materialize, rank
 
 if TYPE_CHECKING:
     from .fuzzy import Vocabulary
@@ -146,9 +146,7 @@ def search(
             break
         # Copies of one pattern give way to distinct hits (``repeats``); when they filled
         # the whole ranking, rank deeper, as far as ``DEEPEST``. Only a flood pays for that.
-        short = repeats.give_way(
-            ranking.candidates, max(limit, answerable.ANSWER_K), lambda chunk: materialize(store, chunk)
-        )
+        short = give_way(store, ranking.candidates, max(limit, answerable.ANSWER_K))
         if not short or depth >= DEEPEST or len(ranking.candidates) < depth:
             break
         depth *= 8

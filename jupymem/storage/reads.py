@@ -31,6 +31,7 @@ caches retrieval keeps (keyed by the store) live as long as the connection.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -40,6 +41,11 @@ from .database import in_batches
 from .conversations import ConversationStore, SqliteConversations
 from .projection import MEMORY_COLUMNS, memory_from_row
 from .vectors import SqliteVectors, VectorStore, vec_route
+
+# The meta key under which ``sharing.share`` keeps when this clone first saw each shared
+# file (``share.SEEN``; tests/test_block.py holds the two equal): an order no line can
+# claim, read by the block's turns and by ``origins``.
+SEEN = "share_seen"
 
 _V = TypeVar("_V", bound=VectorStore)
 
@@ -73,6 +79,11 @@ class MemoryReader(Protocol):
 
     def memories(self, rids: Sequence[int]) -> dict[int, Memory]:
         """The memories at ``rids`` (ids with no row are left out)."""
+
+    def origins(self, rids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        """Where each memory came from, for choosing among copies (``repeats``): (when this
+        clone first saw its shared file, ``SEEN``: -1 for this machine's own memories and
+        a team database's rows; its writer: the shared file, else the author)."""
 
     def admitted(self, rids: Sequence[int], *, include_inactive: bool, kinds: Sequence[str] | None) -> set[int]:
         """The ids among ``rids`` whose row exists, is active (unless ``include_inactive``)
@@ -181,6 +192,20 @@ class SqlRows:
         for chunk, marks in in_batches(list(rids)):
             for row in self.conn.execute(f"SELECT rid, {MEMORY_COLUMNS} FROM memories WHERE rid IN ({marks})", chunk):
                 out[row[0]] = memory_from_row(row[1:])
+        return out
+
+    def origins(self, rids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        seen: dict[str, int] = {}
+        with contextlib.suppress(ValueError):  # a damaged value orders nothing; the ranking decides
+            got = json.loads(self.meta(SEEN) or "{}")
+            seen = {k: v for k, v in got.items() if isinstance(k, str) and type(v) is int} if isinstance(got, dict) else {}
+        out: dict[int, tuple[int, str]] = {}
+        for chunk, marks in in_batches(list(rids)):
+            sql = f"SELECT rid, source, author FROM memories WHERE rid IN ({marks})"
+            for rid, source, author in self.conn.execute(sql, chunk).fetchall():
+                # A file this clone has not noted yet comes after every file it has.
+                when = -1 if source is None else seen.get(source, max(seen.values(), default=0) + 1)
+                out[rid] = (when, f"file:{source}" if source is not None else f"author:{author or ''}")
         return out
 
     def admitted(self, rids: Sequence[int], *, include_inactive: bool, kinds: Sequence[str] | None) -> set[int]:
