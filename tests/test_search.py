@@ -69,6 +69,24 @@ def test_any_text_is_a_valid_query(proj, query: str) -> None:
     assert (result.status == "abstained") == (not result.hits)
 
 
+@pytest.mark.usefixtures("transformer_encoder")
+def test_any_text_is_a_valid_query_with_both_encoders_too(proj) -> None:
+    # Each encoder's tokenizer refuses a lone surrogate (a command line's undecodable byte,
+    # a JSON "\udcff" escape): search, explain, lessons and near-duplicates raised a
+    # TypeError once the dense leg was loaded. Every entrance to ranking takes the text as
+    # valid text now, the lone surrogate as U+FFFD.
+    assert proj.prepare_dense(timeout=600).tier == "transformer"
+    for query in WEIRD + ["customer_id join key \udcff", "\ud800"]:
+        result = proj.search(query)
+        assert result.status in ("ok", "abstained"), query
+        result.query.encode("utf-8")  # what a face prints or sends back is valid text
+        proj.explain(query, count=3)
+        proj.applicable(query)
+        proj.similar(query)
+        assert jupymem.context(query, proj.root).startswith("<project_memory")
+    assert proj.search("customer_id join key \udcff").hits[0].memory.kind == "decision"
+
+
 def test_huge_and_binary_queries(proj) -> None:
     big = ("customer_id join key " + "lorem ipsum dolor sit amet " * 40_000)[: 1 << 20]
     assert proj.search(big).status in ("ok", "abstained")

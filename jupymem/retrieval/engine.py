@@ -21,6 +21,7 @@ from ..errors import InvalidStatement
 from ..models import Memory, SearchResult, Similar
 from ..storage import database
 from ..storage.reads import Store, store_for
+from .tokenize import encodable
 
 if TYPE_CHECKING:
     from ..reports import DenseStatus
@@ -99,6 +100,7 @@ class SearchEngine:
         """``verdict.search`` with every leg that can answer now (``Project.search``)."""
         from . import verdict
 
+        query = encodable(query)
         legs = self.legs(mode, kinds)
         return verdict.search(
             self.store, query, limit=limit, include_inactive=include_inactive,
@@ -111,6 +113,7 @@ class SearchEngine:
         """The ranking behind ``search``, the first ``count`` judged (``Project.explain``)."""
         from . import retrieve, verdict
 
+        query = encodable(query)
         legs = self.legs(mode, kinds)
         ranking = retrieve.rank(
             self.store, query, mode=mode, include_inactive=include_inactive, kinds=_kinds(kinds),
@@ -198,6 +201,7 @@ class SearchEngine:
     def _pairs(self, statement: str, exclude: Iterable[str], closed: bool | None) -> tuple[list[Any], Any]:
         from . import similar
 
+        statement = encodable(statement)
         rev = self.revision()
         dense = self.dense_leg(rev)
         index = None
@@ -221,6 +225,7 @@ class SearchEngine:
             return []
         from . import retrieve
 
+        prompt = encodable(prompt)
         skip = set(exclude)
         kinds = tuple(sorted(LESSON_KINDS))
         # Lessons that share the request's words, in BM25's order (the kinds filter follows

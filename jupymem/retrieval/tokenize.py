@@ -28,6 +28,7 @@ from ..storage import fts
 log = logging.getLogger(__name__)
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Code point -> " " (a separator) or its folded form ("" for a mark that vanishes).
 _SPLIT: dict[int, str] = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)}
 # Code point -> folded form, token characters only (``fold`` keeps separators as they are).
@@ -41,6 +42,14 @@ def tokens(text: str) -> list[str]:
         return _ASCII_TOKEN.findall(text.lower())
     _learn(text)
     return text.translate(_SPLIT).split()
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so that every encoder and
+    SQLite can take it. A query may hold them (bytes a command line decoded with
+    ``surrogateescape``, a JSON ``"\\udcff"`` escape) and must still be answered, not raise
+    from the tokenizer; statements never do (``validate`` refuses them)."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def fold(text: str) -> str:
