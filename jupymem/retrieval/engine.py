@@ -201,6 +201,8 @@ class SearchEngine:
     def _pairs(self, statement: str, exclude: Iterable[str], closed: bool | None) -> tuple[list[Any], Any]:
         from . import similar
 
+        if not isinstance(statement, str):  # nothing is like what is not text
+            return [], None
         statement = encodable(statement)
         rev = self.revision()
         dense = self.dense_leg(rev)
@@ -307,4 +309,8 @@ def _kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...] | None:
     which a tuple of its letters would refuse as "Unknown kind 'c'")."""
     if not kinds:
         return None
-    return (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    if isinstance(kinds, str):
+        return (kinds,)
+    if not isinstance(kinds, (list, tuple, set, frozenset)) or not all(isinstance(k, str) for k in kinds):
+        raise InvalidStatement(f"kinds must be a kind's name or a list of them, not {type(kinds).__name__}.")
+    return tuple(kinds)

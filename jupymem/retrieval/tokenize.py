@@ -22,6 +22,7 @@ import logging
 import re
 import threading
 import unicodedata
+from typing import Any
 
 from ..storage import fts
 
@@ -44,12 +45,14 @@ def tokens(text: str) -> list[str]:
     return text.translate(_SPLIT).split()
 
 
-def encodable(text: str) -> str:
+def encodable(text: Any) -> Any:
     """``text`` with each lone surrogate replaced by U+FFFD, so that every encoder and
     SQLite can take it. A query may hold them (bytes a command line decoded with
     ``surrogateescape``, a JSON ``"\\udcff"`` escape) and must still be answered, not raise
     from the tokenizer; statements never do (``validate`` refuses them)."""
-    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+    if not isinstance(text, str) or text.isascii():  # not text: each entrance answers it as before
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def fold(text: str) -> str:
