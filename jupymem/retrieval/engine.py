@@ -223,7 +223,7 @@ class SearchEngine:
         The ``LESSON_POOL`` nearest are taken in an order that also weighs the lexical leg's
         (``LESSON_RANK_K``). Empty without the dense leg."""
         dense = self.dense_leg(self.revision())
-        if dense is None or not (prompt or "").strip():
+        if dense is None or not isinstance(prompt, str) or not prompt.strip():  # no lesson for what is not text
             return []
         from . import retrieve
 
