@@ -126,7 +126,7 @@ def collect_family(family: str, cache: Path) -> list[dict]:
                                               list(c.reading.attributes_missed), list(c.reading.predicates_missed),
                                               c.reading.wants_missed, list(map(list, c.reading.slot_words)),
                                               list(c.reading.names_partial), c.reading.counted,
-                                              list(c.reading.names_unknown)],
+                                              list(c.reading.names_unknown), c.reading.echoed],
                                   "statement": c.memory.statement[:100]})
                 rows.append({"family": family, "scope": scope, "size": size, "id": q.id, "query": q.query,
                              "kind": kind(q), "answerable": bool(q.relevant), "mode": mode, "hybrid": ranking.hybrid,
@@ -208,10 +208,11 @@ def confidence(c: dict, hybrid: bool, setting: dict, mode: str = "transformer") 
         counted = predicates[4] if len(predicates) > 4 else None
         # Names written with a capital only (``wording.capitalised``), as ``signals`` reads them now.
         unknown = tuple(w for w in predicates[5] if w in capitalised(c["_query"])) if len(predicates) > 5 else ()
+        echoed = bool(predicates[6]) if len(predicates) > 6 else False  # older caches: not read
         read = c["_read"] = Reading(tuple(tuple(x) for x in lacking), tuple(swapped), tuple(absent),
                                     tuple(tuple(m) for m in modifiers), tuple(attributes),
                                     tuple(predicates[0]) if predicates else (), wants, slots, partial, counted,
-                                    names_unknown=unknown)
+                                    names_unknown=unknown, echoed=echoed)
     raw = c["raw"]
     boundary = setting.get("boundary", "band")
     if boundary != "band" and c["band"] in ("small", "large") and "signals" in c:

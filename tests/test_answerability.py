@@ -16,7 +16,7 @@ from conftest import make_repo
 from jupymem.config import Settings
 from jupymem.core.opening import init_project
 from jupymem.core.project import Project
-from jupymem.retrieval import answerable, wording
+from jupymem.retrieval import answerable, signals, wording
 
 
 def _project(path: Path, statements: list[str], settings: Settings, *, dense: bool) -> Project:
@@ -345,6 +345,37 @@ def test_who_is_answered_by_a_name_or_a_role_and_not_by_a_memory_that_says_neith
     answered = proj.search("who knows about the caching in the feature client?", mode="transformer")
     assert answered.status == "ok" and answered.hits[0].memory.statement == memories[1]
     assert wording.names_someone("the platform team owns it") and not wording.names_someone("It runs nightly.")
+
+
+@pytest.mark.parametrize("mode", ("lexical", "transformer"))
+def test_a_memory_that_reports_the_question_does_not_answer_it(
+    tmp_path: Path, transformer_encoder: None, mode: str
+) -> None:
+    # A note that someone asked is not the answer: it holds every word of the question, a
+    # number ("thread 7") read as a time, and took it at 0.98 (a teammate's sixty such
+    # notes answered the question on every clone). A "when" clause that answers, and a
+    # question that comes with its answer, still answer.
+    echo = "Churn model retrained? Someone asked when the churn model is retrained, in planning thread 7."
+    memories = [
+        echo,
+        "Retrain the fraud model when its weekly AUC drops below 0.7.",
+        "Nobody knows who owns the legacy invoice export; Lena asked in March.",
+        "Sales figures are reported net of VAT and refunds.",
+    ]
+    proj = _project(tmp_path / "r", memories, Settings.from_env(), dense=True)
+    assert proj.search("When is the churn model retrained?", mode=mode).abstained
+    assert proj.search("Who owns the legacy invoice export?", mode=mode).abstained
+    answered = proj.search("When do we retrain the fraud model?", mode=mode)
+    assert answered.status == "ok" and answered.hits[0].memory.statement == memories[1]
+    proj.remember("The churn model is retrained on the first day of every month.", kind="fact")
+    assert proj.prepare_dense(timeout=60).dense == "on"
+    found = proj.search("When is the churn model retrained?", mode=mode)
+    assert found.status == "ok"
+    confident = [h.memory.statement for h in found.hits if h.confidence >= answerable.ANSWER_AT]
+    assert confident == ["The churn model is retrained on the first day of every month."], found.hits
+    assert wording.not_asking(echo) == "Churn model retrained? Someone  "
+    assert wording.not_asking(memories[1]) == memories[1]
+    assert signals._DOCUMENT_CHARS == answerable.DOCUMENT_CHARS  # documents are not read so
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,8 @@ def test_an_assistant_is_still_handed_the_answer_under_copies(repo: Path, monkey
     found = MATCHES.search(jupymem.context(QUESTION, proj.root))
     assert found, "matches are handed over"
     assert ANSWER in found.group(1), found.group(1)
+    # And the copies, which report the question rather than answer it, are not handed over.
+    assert "Someone asked" not in found.group(1), found.group(1)
     # explain() shows the order search gives.
     ranking = proj.explain(QUESTION, count=5)
     assert ANSWER in [c.memory.statement for c in ranking.candidates[:5]]

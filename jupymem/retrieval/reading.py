@@ -193,6 +193,8 @@ def unaccounted(
     if got["partial_names"]:
         for name in reading.names_partial:
             return f"memory writes {name.split()[-1]!r} with another name, not {name!r}"
+    if reading.echoed:
+        return "it reports the question someone asked, and does not answer it"
     soft = {word: (near, spec) for word, _, near, spec, _ in reading.lacking}
     for word, known, slot in reading.modifiers:
         if not (slot or (got["modifiers"] == "known" and known) or got["modifiers"] == "any"):
