@@ -459,3 +459,86 @@ async def test_the_server_hands_over_to_the_transformer_and_says_so(fetch: Any, 
     code, found = await fetch("memories", params={"path": nb, "q": question})
     assert found["status"] == "ok", found
     assert found["hits"][0]["memory"]["statement"] == STATEMENTS[0]
+
+
+async def test_any_request_gets_an_answer_in_json_and_never_a_server_error(
+    fetch: Any, served_repo: Path, jp_http_port: int, jp_base_url: str, jp_auth_header: dict[str, str]
+) -> None:
+    """Random requests to every route (a fixed seed): parameters and fields of every type,
+    FTS syntax, NULs, invisible characters, secrets, paths out of the root, ids that are not
+    ids, bodies that are not JSON or repeat a key, query strings that are not UTF-8. Each
+    gets JSON, a refusal (4xx) that says why, never a 500 and its traceback; and the
+    project's memory stays whole."""
+    import random
+
+    from tornado.httpclient import AsyncHTTPClient
+
+    rng = random.Random(20261207)
+    atoms = ['"', "*", "NEAR(", "\x00", "\ufeff", "\u202e", "\U000e0041", "é", "\U0001f642", "\n", " ", "x" * 5000,
+             "churn", "../..", "/etc", "proj", "proj/nb/analysis.ipynb", "[m-0123456789ab]", "ghp_" + "a" * 36,
+             "%00", "m-", "-1", "1e999", "nan"]
+
+    def text() -> str:
+        return "".join(rng.choice(atoms) if rng.random() < 0.4 else rng.choice("abc 12 ")
+                       for _ in range(rng.randint(0, 12)))
+
+    def value() -> Any:
+        return rng.choice([text(), None, 0, -1, 10**30, 1.5, [], {}, ["a"], True, "note", "fact", "proj",
+                           "proj/nb/analysis.ipynb", {"a": 1}])
+
+    await fetch("init", method="POST", body={"path": "proj"})
+    ids = []
+    for i in range(20):
+        code, m = await fetch("memories", method="POST",
+                              body={"path": "proj", "statement": f"Table t{i} is partitioned by day.", "kind": "fact"})
+        assert code == 201, m
+        ids.append(m["id"])
+    bad = []
+    for _ in range(400):
+        op = rng.choice(["list", "search", "record", "get", "act", "block", "status", "evidence", "keep", "share", "raw"])
+        mid = rng.choice([*ids, text()]).replace("/", "") or "x"  # a "/" is another route: the server's own 404
+        if op == "list":
+            params = {k: text() if rng.random() < 0.5 else str(value())
+                      for k in rng.sample(["path", "q", "limit", "offset", "kind", "per_kind", "all"], rng.randint(1, 5))}
+            params.setdefault("path", "proj")
+            code, body = await fetch("memories", params=params)
+        elif op == "search":  # a well-formed search of any text
+            code, body = await fetch("memories", params={"path": "proj", "q": text() + rng.choice(["", " churn t3"])})
+        elif op == "record":
+            fields = ["path", "statement", "kind", "topic", "evidence", "recorder", "quote", "cell_id", "private", "x"]
+            payload = {k: value() for k in rng.sample(fields, rng.randint(0, 6))}
+            payload.setdefault("path", "proj")
+            code, body = await fetch("memories", method="POST", body=payload)
+        elif op == "get":
+            code, body = await fetch("memories", mid, params={"path": rng.choice(["proj", text()])})
+        elif op == "act":
+            payload = {k: value() for k in rng.sample(["statement", "kind", "topic", "reason", "evidence"], 2)}
+            code, body = await fetch("memories", mid, rng.choice(["confirm", "supersede", "retire"]), method="POST",
+                                     body={**payload, "path": "proj"})
+        elif op == "block":
+            code, body = await fetch("block", params={"path": "proj", "cap": str(value())})
+        elif op == "status":
+            code, body = await fetch("status", params={"path": rng.choice(["proj", text()])})
+        elif op == "evidence":
+            code, body = await fetch("evidence", params={"path": "proj", "limit": str(value())})
+        elif op == "keep":
+            code, body = await fetch("evidence", mid, "keep", method="POST",
+                                     body={"path": "proj", "statement": value(), "kind": value()})
+        elif op == "share":
+            code, body = await fetch("share", method="POST", body={"path": "proj", rng.choice(["on", "action"]): value()})
+        else:
+            raw = rng.choice([b"\xff\xfe", b"{", b"[]", b"null", b'{"path": "proj", "statement": "\\ud800 x"}',
+                              b'{"path": "proj", "statement": "a", "statement": "b"}', b'{"path": "proj", "statement": 1e999}'])
+            code, body = await fetch("memories", method="POST", raw=raw)
+        if code >= 500 or (code >= 400 and not (isinstance(body, dict) and body.get("message"))):
+            bad.append((op, code, str(body)[:200]))
+    client = AsyncHTTPClient()
+    for q in ("%ff%fe", "%ED%A0%80churn", "%C0%80", "churn%00"):  # not UTF-8, a lone surrogate, overlong, a NUL
+        for route in ("memories", "status", "block", "evidence"):
+            url = f"http://localhost:{jp_http_port}{jp_base_url}jupymem/api/{route}?path=proj&q={q}&kind={q}&limit={q}"
+            resp = await client.fetch(url, headers=jp_auth_header, raise_error=False)
+            if resp.code >= 500:
+                bad.append(("query string", route, q, resp.code))
+    assert not bad, bad[:5]
+    project = jupymem.project(served_repo)
+    assert project is not None and project.verify().ok and project.count() >= len(ids)
