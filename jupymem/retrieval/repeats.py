@@ -85,8 +85,9 @@ def give_way(
     pattern wherever the ranking has enough distinct ones. ``read`` fills the memories of
     the ones it compares (``retrieve.materialize``), a chunk at a time: usually only the
     first ``count``, which the verdict reads anyway. ``origins`` tells where each member
-    of a pattern with more than ``KEPT`` came from (``retrieve.origins``), to choose which
-    keep their place (``_trusted``); without it, the first-ranked do.
+    of a pattern with more than ``KEPT`` came from (``MemoryReader.origins``, through
+    ``retrieve.give_way``), to choose which keep their place (``_trusted``); without it,
+    the first-ranked do.
     True when copies were moved and too few distinct candidates were left to fill
     ``count``: a deeper ranking may hold the ones they crowded out."""
     if count <= KEPT or len(candidates) <= KEPT:
