@@ -34,6 +34,8 @@ cases before any of them was written into ``jupymem/assistants/inject.py``:
 * ``match-at-50``: ``shipped`` handing over only the matches that answer (confidence at
   least 0.5, ``answerable.ANSWER_AT``), lessons among them included. Shipped on 7
   December, so ``shipped`` gives it now; the results files keep its name.
+* ``plain-lessons``: ``shipped`` with the lessons' head line hedged less (``PLAIN_HEAD``)
+  and their lines without ids, as the lesson alone reads in the block.
 * ``lessons-shared``: ``shipped`` keeping only the lessons that hold a word of the request
   (a stem of two letters or more, not a number); the section goes when none is left.
 
@@ -60,6 +62,12 @@ HEAD_CODE = (
     "Lessons this repository recorded that may apply to the request below, nearest first. "
     "When a lesson's situation matches the request, apply it in the code you write, not only in a comment; "
     "ignore the lessons that do not match. Answer the request itself, with code."
+)
+
+
+PLAIN_HEAD = (
+    "Lessons this repository recorded for requests like the one below. "
+    "Apply each one that fits when you write the code; the request itself is the task."
 )
 
 
@@ -183,6 +191,15 @@ def messages(variant: str, project: Any, prompt: str) -> list[dict[str, str]]:
         asked = stems(prompt)
         context = _rewrite_lessons(jupymem.context(prompt, project.root), lambda head, lines: (
             head, [line for line in lines if asked & stems(line.rsplit(" [", 1)[0])]))
+        return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
+    if variant == "plain-lessons":
+        # ``jupymem.context`` with the lessons' head line hedged less (no "may apply", "ignore
+        # the others", "notes, not the task") and their lines without ids, as the lesson
+        # alone reads in the block.
+        import re
+
+        context = _rewrite_lessons(jupymem.context(prompt, project.root), lambda head, lines: (
+            PLAIN_HEAD, [re.sub(r" \[m-[0-9a-f]+\]$", "", line) for line in lines]))
         return [{"role": "system", "content": context}, {"role": "user", "content": prompt}]
     if variant == "nearest-last":
         # ``jupymem.context`` with its lessons in the opposite order: the nearest one last,
