@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,15 +32,21 @@ def copy(i: int) -> str:
     return f"Churn model retrained? Someone asked when the churn model is retrained, in planning thread {i}."
 
 
-def test_copies_pulled_from_a_teammate_do_not_bury_the_answer(tmp_path: Path) -> None:
+def alice_shares(tmp_path: Path, answer: str) -> tuple[Any, Any, Any]:
+    """Alice, Mallory and Bob; Alice has shared ``answer`` among the project's facts."""
     alice, mallory, bob = make_team(tmp_path, ("Alice", "alice@example.com"), ("Mallory", "mallory@example.com"),
                                     ("Bob", "bob@example.com"))
     alice.ok("share")
-    alice.remember(ANSWER, "--kind", "fact")
+    alice.remember(answer, "--kind", "fact")
     for statement in OTHERS:
         alice.remember(statement, "--kind", "fact")
     alice.commit("alice: what we know")
     alice.push()
+    return alice, mallory, bob
+
+
+def test_copies_pulled_from_a_teammate_do_not_bury_the_answer(tmp_path: Path) -> None:
+    _, mallory, bob = alice_shares(tmp_path, ANSWER)
     mallory.pull()
     flood = Forger(mallory.path)
     for i in range(COPIES):
@@ -130,14 +137,7 @@ def test_planted_near_copies_do_not_take_the_answers_place(tmp_path: Path, pulle
     # (digits folded), and outrank it. The first-ranked keeps its place; the other place
     # goes to the most trusted of the rest: a file Bob saw first, or the writer who gave
     # the pattern fewer copies (one file or two pulled at once).
-    alice, mallory, bob = make_team(tmp_path, ("Alice", "alice@example.com"), ("Mallory", "mallory@example.com"),
-                                    ("Bob", "bob@example.com"))
-    alice.ok("share")
-    alice.remember(DAY_ANSWER, "--kind", "fact")
-    for statement in OTHERS:
-        alice.remember(statement, "--kind", "fact")
-    alice.commit("alice: what we know")
-    alice.push()
+    _, mallory, bob = alice_shares(tmp_path, DAY_ANSWER)
     if pulled_before:
         bob.pull()
         assert bob.json("search", QUESTION, "--limit", "5")["hits"][0]["memory"]["statement"] == DAY_ANSWER
