@@ -199,12 +199,12 @@ class SqlRows:
         with contextlib.suppress(ValueError):  # a damaged value orders nothing; the ranking decides
             got = json.loads(self.meta(SEEN) or "{}")
             seen = {k: v for k, v in got.items() if isinstance(k, str) and type(v) is int} if isinstance(got, dict) else {}
+        unnoted = max(seen.values(), default=0) + 1  # a file this clone has not noted yet: after every file it has
         out: dict[int, tuple[int, str]] = {}
         for chunk, marks in in_batches(list(rids)):
             sql = f"SELECT rid, source, author FROM memories WHERE rid IN ({marks})"
             for rid, source, author in self.conn.execute(sql, chunk).fetchall():
-                # A file this clone has not noted yet comes after every file it has.
-                when = -1 if source is None else seen.get(source, max(seen.values(), default=0) + 1)
+                when = -1 if source is None else seen.get(source, unnoted)
                 out[rid] = (when, f"file:{source}" if source is not None else f"author:{author or ''}")
         return out
 
