@@ -158,6 +158,16 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
   const shownMore = React.useRef<{ key: string; kinds: Record<string, number> }>({ key: '', kinds: {} });
   const detailId = React.useRef<string | null>(null);
   detailId.current = detail?.memory.id ?? null;
+  // The memory a person last asked to see (null after Back), and a count of each ask: an
+  // answer that arrives after a later ask (a reload's, or a slower click's) is dropped, or
+  // a reload read before Back reopened the memory a person had just left.
+  const wanted = React.useRef<string | null>(null);
+  const asks = React.useRef(0);
+  const leaveDetail = () => {
+    wanted.current = null;
+    asks.current++;
+    setDetail(null);
+  };
 
   const runSearch = React.useCallback(
     async (q: string) => {
@@ -243,14 +253,18 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
       if (queryRef.current.trim()) {
         void runSearch(queryRef.current);
       }
-      if (detailId.current) {
+      const id = wanted.current;
+      const ask = asks.current;
+      if (id) {
         try {
-          const d = await api.memory(p, detailId.current);
-          if (gen === generation.current) {
+          const d = await api.memory(p, id);
+          if (gen === generation.current && ask === asks.current) {
             setDetail(d);
           }
         } catch {
-          setDetail(null);
+          if (ask === asks.current) {
+            leaveDetail();
+          }
         }
       }
     } catch (err) {
@@ -306,7 +320,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
 
   // A new path (or filter) means a different list.
   React.useEffect(() => {
-    setDetail(null);
+    leaveDetail();
     setError(null);
     void reload();
   }, [path, kind, showAll, reload]);
@@ -339,11 +353,19 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
 
   const open = async (id: string) => {
     setError(null);
+    wanted.current = id;
+    const ask = ++asks.current;
     try {
-      setDetail(await api.memory(pathRef.current, id));
-      setError(null);
+      const d = await api.memory(pathRef.current, id);
+      if (ask === asks.current) {
+        setDetail(d);
+        setError(null);
+      }
     } catch (err) {
-      setError(message(err));
+      if (ask === asks.current) {
+        wanted.current = detailId.current; // what stays shown is what a reload reads again
+        setError(message(err));
+      }
     }
   };
 
@@ -408,7 +430,7 @@ function Sidebar(props: { host: MemorySidebar; api: JupymemApi; openNotebook: IS
               onBack={() => {
                 setError(null);
                 setReturnTo(detail.memory.id); // the list gives its row the focus once, then forgets it
-                setDetail(null);
+                leaveDetail();
               }}
               onOpenId={id => void open(id)}
               onOpenNotebook={props.openNotebook}
