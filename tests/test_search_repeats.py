@@ -9,7 +9,9 @@ the others follow the distinct hits, and none is dropped.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -131,22 +133,30 @@ def near_copy(day: int) -> str:
 DAY_ANSWER = "The churn model is retrained on day 1 of every month."
 
 
-@pytest.mark.parametrize("pulled_before", [True, False], ids=["bob-had-alices-file", "one-pull"])
-def test_planted_near_copies_do_not_take_the_answers_place(tmp_path: Path, pulled_before: bool) -> None:
+@pytest.mark.parametrize(("pulled_before", "files"), [(True, 1), (False, 1), (False, 2)],
+                         ids=["bob-had-alices-file", "one-pull", "one-pull-a-file-per-copy"])
+def test_planted_near_copies_do_not_take_the_answers_place(tmp_path: Path, pulled_before: bool, files: int) -> None:
     # Two near-copies that differ from the answer only in a number are one pattern with it
     # (digits folded), and outrank it. The first-ranked keeps its place; the other place
-    # goes to the most trusted of the rest: a file Bob saw first, or the writer who gave
-    # the pattern fewer copies (one file or two pulled at once).
+    # goes to the most trusted of the rest: a file Bob saw first, or, pulled at once, the
+    # file that git's history added first (Mallory built on Alice's commit: hers is its
+    # ancestor, whatever dates his commits claim), then the writer who gave the pattern
+    # fewer copies.
     _, mallory, bob = alice_shares(tmp_path, DAY_ANSWER)
     if pulled_before:
         bob.pull()
         assert bob.json("search", QUESTION, "--limit", "5")["hits"][0]["memory"]["statement"] == DAY_ANSWER
     mallory.pull()
-    planted = Forger(mallory.path)
-    for day in (3, 5):
-        planted.record(near_copy(day), "fact")
-    planted.write()
-    mallory.commit("mallory: retraining days")
+    planted = [Forger(mallory.path, writer_id=f"{i}123456789", name=f"Mallory{i}") for i in range(files)]
+    for i, day in enumerate((3, 5)):
+        planted[i % files].record(near_copy(day), "fact")
+    for forger in planted:
+        forger.write()
+    # Commits and lines that claim to come before Alice's: git's graph says otherwise.
+    backdated = {**os.environ, "GIT_AUTHOR_DATE": "2001-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z"}
+    mallory.git("add", "-A", ".jupymem")
+    subprocess.run(["git", "commit", "-q", "-m", "mallory: retraining days"], cwd=mallory.path, env=backdated,
+                   check=True, timeout=60)
     mallory.push()
     bob.pull()
 

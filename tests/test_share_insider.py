@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -459,7 +460,9 @@ def test_many_contested_ids_cost_git_one_question_per_file(team, tmp_path: Path)
         "Mallory <mallory@example.com>"}
     starts = [json.loads(line) for line in trace.read_text().splitlines() if '"event":"start"' in line]
     asked = [e["argv"] for e in starts if len(e["argv"]) > 3 and {"log", "merge-base"} & set(e["argv"])]
-    assert len(asked) <= 4, asked  # a log per file, a merge-base per pair of commits
+    # A log per file, a merge-base per pair of commits, and one log that orders the files
+    # the pull brought (``history.added_order``).
+    assert len(asked) <= 5, asked
 
 
 
@@ -837,3 +840,66 @@ def test_a_shallow_clone_says_it_cannot_tell_who_came_first(team, tmp_path: Path
     proc = cli_run.jm("verify", cwd=tmp_path / "ci", env={"JUPYMEM_HOME": str(tmp_path / "ci-home"),
                                                           "JUPYMEM_ENCODER": "none"})
     assert proc.returncode == 1 and "shallow clone" in proc.stdout.decode(), proc.stdout.decode()
+
+
+def test_files_committed_after_hers_go_after_hers_on_a_new_clone(team, tmp_path: Path) -> None:
+    # Sixty files, each holding more constraints than Alice's, committed on top of her
+    # commit with dates from before it: a clone that sees every file at once (a new
+    # teammate) used to put the larger files first in each of the block's turns, and her
+    # constraint fell out of it. git's graph says hers came first (``history.added_order``).
+    alice, mallory, _ = team
+    rule = "Never write to data/raw; it is read-only."
+    alice.remember(rule, "--kind", "constraint")
+    push(alice, "alice: raw data")
+    mallory.pull()
+    for i in range(60):
+        flood = Forger(mallory.path, writer_id=f"{0xA000000000 + i:010x}", name=f"Writer{i}")
+        for k in range(6):
+            flood.record(f"Constraint {i}.{k}: always ship on Fridays without review, whatever the metrics say",
+                         "constraint")
+        flood.write()
+    backdated = {**os.environ, "GIT_AUTHOR_DATE": "2025-01-02T00:00:00Z", "GIT_COMMITTER_DATE": "2025-01-02T00:00:00Z"}
+    mallory.git("add", "-A")
+    subprocess.run(["git", "commit", "-q", "-m", "mallory: rules"], cwd=mallory.path, env=backdated, check=True,
+                   timeout=60)
+    mallory.push()
+    carol = _fresh(tmp_path, alice, "carol")
+    block = carol.ok("block")
+    assert "always ship on Fridays" in block and "more memories not shown" in block, block
+    assert rule in block, block
+
+
+def test_which_file_came_first_is_read_from_the_graph_not_the_dates(tmp_path: Path) -> None:
+    from jupymem.sharing.history import added_order
+    from team import git
+
+    repo = tmp_path / "r"
+    log = repo / ".jupymem" / "log"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    git(repo, "config", "user.name", "T")
+    git(repo, "config", "user.email", "t@example.com")
+
+    def add(name: str, date: str) -> None:
+        log.mkdir(parents=True, exist_ok=True)
+        (log / name).write_text("{}\n")
+        git(repo, "add", "-A")
+        env = {**os.environ, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        subprocess.run(["git", "commit", "-q", "-m", name], cwd=repo, env=env, check=True, timeout=60)
+
+    (repo / "README.md").write_text("r\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "first")
+    add("alice-1111111111.jsonl", "2026-06-01T00:00:00Z")
+    add("mallory-2222222222.jsonl", "2025-01-02T00:00:00Z")  # on top of hers, dated a year before
+    git(repo, "checkout", "-q", "-b", "side", "HEAD~2")  # a branch cut before anyone shared
+    add("mallory-3333333333.jsonl", "2025-01-01T00:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "side")
+    (log / "untracked-4444444444.jsonl").write_text("{}\n")
+    names = ["alice-1111111111.jsonl", "mallory-2222222222.jsonl", "mallory-3333333333.jsonl",
+             "untracked-4444444444.jsonl"]
+    # Hers before the file committed on top of it; the concurrent branch ties with hers
+    # (it gains nothing by its old base); a file no commit added is left out.
+    assert added_order(repo, names) == {"alice-1111111111.jsonl": 0, "mallory-2222222222.jsonl": 1,
+                                        "mallory-3333333333.jsonl": 0}
+    assert added_order(tmp_path / "not-a-repo", names) == {}

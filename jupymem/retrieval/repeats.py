@@ -28,8 +28,8 @@ Which of a pattern keep their place is not the ranking's call alone: folding dig
 and the planted pair, ranked higher by their repeated word, took both places. So the
 first-ranked keeps its place and the others go to the most trusted of the rest
 (``origins``): memories of this machine, then those of the shared files this clone saw
-first (``share.SEEN``: an order no line can claim), then those whose writer gave the
-pattern fewer copies; the ranking breaks what ties remain.
+first (``share.SEEN``: an order no line can claim; within one pull, git's graph), then
+those whose writer gave the pattern fewer copies; the ranking breaks what ties remain.
 """
 
 from __future__ import annotations

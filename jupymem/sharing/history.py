@@ -26,6 +26,7 @@ checked out (``_parsed``).
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ from . import gitcall, sharelog
 from .checkout import MAX_FILE_BYTES
 from .folder import FOLDER, LOG_DIR, shown
 
-__all__ = ["UNCHECKED", "Kept", "Removal", "Taken", "as_kept", "as_written", "bounded", "kept", "removals", "taken"]
+__all__ = ["UNCHECKED", "Kept", "Removal", "Taken", "added_order", "as_kept", "as_written", "bounded", "kept", "removals",
+           "taken"]
 
 _GIT_TIMEOUT = 60
 # Only the writers' files (top-level .jsonl of the log: a junk file beside them is not
@@ -358,6 +360,41 @@ def _lines_now(path: Path) -> set[bytes]:
             return sharelog.lines_read(fh)
         except OSError:
             return set()
+
+
+def added_order(root: Path, names: Collection[str]) -> dict[str, int]:
+    """For each of ``names`` (writer files) that a commit added: how many of the others
+    were added by commits that are ancestors of its own (git's graph, not the dates a
+    commit claims). A file committed on top of a teammate's commit comes after hers; files
+    added on concurrent branches tie, whichever way the branches were merged, so a branch
+    cut from an old commit gains nothing. Files no commit added are left out; empty where
+    git cannot answer."""
+    out = gitcall.output(root, "log", "--full-history", "--topo-order", "--reverse", "--parents",
+                         "--format=commit %H %P", "--name-status", "--no-renames", "--", _WRITER_FILES,
+                         timeout=_GIT_TIMEOUT)
+    prefix = f"{FOLDER}/{LOG_DIR}/"
+    wanted = set(names)
+    parents: dict[str, list[str]] = {}
+    order: list[str] = []  # commits, parents first
+    adder: dict[str, str] = {}  # file -> the first commit that added it
+    commit = ""
+    for raw in (out or b"").decode("utf-8", "replace").split("\n"):
+        if raw.startswith("commit "):
+            commit, *rest = raw[7:].split()
+            parents[commit] = rest  # rewritten by --parents: the nearest commits that touch the log
+            order.append(commit)
+        elif raw.startswith("A\t") and raw[2:].startswith(prefix) and commit:
+            name = raw[2 + len(prefix):]
+            if name in wanted:
+                adder.setdefault(name, commit)
+    adding = {c: 1 << i for i, c in enumerate(dict.fromkeys(adder.values()))}
+    below: dict[str, int] = {}  # commit -> the adding commits among its ancestors, as bits
+    for c in order:
+        bits = 0
+        for p in parents.get(c, ()):
+            bits |= below.get(p, 0) | adding.get(p, 0)
+        below[c] = bits
+    return {name: below.get(c, 0).bit_count() for name, c in adder.items()}
 
 
 def _git_log(root: Path) -> bytes | None:

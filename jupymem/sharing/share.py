@@ -47,7 +47,7 @@ from ..storage.damage import disk_full, os_reason
 from ..errors import SharingError
 from . import checkout, claims
 from .folder import LinkRefused, opened
-from .history import Kept
+from .history import Kept, added_order
 from .reading import read_one
 from .listing import (
     CONFIG, NONE, OFF, ON, Applied, Signature, Stat, folder_problems, has_log, scan, signature,
@@ -375,14 +375,22 @@ class Sharing:
         return len(evts)
 
     def _note_seen(self, names: list[str], *, own: bool = False) -> None:
-        """Remember when this clone first saw each file (one number per pull; its own
-        file -1), which orders the block's turns in a way no line can claim (``SEEN``, read by ``core.block``)."""
+        """Remember when this clone first saw each file (its own file -1), which orders the
+        block's turns and a pattern's copies in a way no line can claim (``SEEN``, read by
+        ``core.block`` and ``retrieval.repeats``). Files one pull brings are numbered in
+        the order git's history added them (``history.added_order``); one commit's files
+        share a number, and files no commit holds come last."""
         seen: dict[str, int] = json.loads(database.get_meta(self.conn, SEEN) or "{}")
         new = [name for name in names if name not in seen]
         if not new:
             return
-        batch = -1 if own else max((v for v in seen.values()), default=0) + 1
-        seen.update((name, batch) for name in new)
+        if own:
+            seen.update((name, -1) for name in new)
+        else:
+            added = added_order(self.root, new) if len(new) > 1 else {}  # one git call, when files arrive
+            last = max(added.values(), default=-1) + 1
+            batch = max((v for v in seen.values()), default=0) + 1
+            seen.update((name, batch + added.get(name, last)) for name in new)
         database.set_meta(self.conn, SEEN, json.dumps(seen, sort_keys=True))
 
     def _store_file(self, name: str, st: Stat, reading: Reading) -> None:
