@@ -377,9 +377,10 @@ class Sharing:
     def _note_seen(self, names: list[str], *, own: bool = False) -> None:
         """Remember when this clone first saw each file (its own file -1), which orders the
         block's turns and a pattern's copies in a way no line can claim (``SEEN``, read by
-        ``core.block`` and ``retrieval.repeats``). Files one pull brings are numbered in
-        the order git's history added them (``history.added_order``); one commit's files
-        share a number, and files no commit holds come last."""
+        ``core.block`` and ``retrieval.repeats``). Files one pull brings are numbered by
+        how many of the others an ancestor of their commit added (``history.added_order``):
+        a file committed on top of another comes after it, a branch cut from an old
+        commit gains nothing by it, and files no commit added come last."""
         seen: dict[str, int] = json.loads(database.get_meta(self.conn, SEEN) or "{}")
         new = [name for name in names if name not in seen]
         if not new:
