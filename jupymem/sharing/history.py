@@ -370,7 +370,8 @@ def added_order(root: Path, names: Collection[str]) -> dict[str, int]:
     cut from an old commit gains nothing. Files no commit added are left out; empty where
     git cannot answer."""
     out = gitcall.output(root, "log", "--full-history", "--topo-order", "--reverse", "--parents",
-                         "--format=commit %H %P", "--name-status", "--no-renames", "--", _WRITER_FILES,
+                         "--format=commit %H %P", "--name-status", "--no-renames", "--no-color", "--no-ext-diff",
+                         "--no-textconv", "--", _WRITER_FILES,
                          timeout=_GIT_TIMEOUT)
     prefix = f"{FOLDER}/{LOG_DIR}/"
     wanted = set(names)
