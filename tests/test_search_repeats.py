@@ -19,7 +19,7 @@ import pytest
 
 import jupymem
 from hostile import Forger
-from jupymem.retrieval import repeats
+from jupymem.retrieval import repeats, voices
 from team import make_team
 from test_applicable_lessons import OTHERS as LESSON_PROJECT_FACTS
 
@@ -163,3 +163,31 @@ def test_planted_near_copies_do_not_take_the_answers_place(tmp_path: Path, pulle
     hits = [h["memory"]["statement"] for h in bob.json("search", QUESTION, "--limit", "5")["hits"]]
     assert hits[0] in {near_copy(3), near_copy(5)}, hits  # the planted pair does outrank it
     assert hits.index(DAY_ANSWER) < repeats.KEPT, hits  # and the answer keeps its place beside them
+
+
+WRONG_SUBJECTS = ("The churn model", "Our churn predictor", "The customer churn model", "The churn classifier",
+                  "The attrition model", "The churn scoring model")
+WRONG_WHENS = ("every Friday evening", "each Sunday night", "on the last day of each quarter", "every other Wednesday",
+               "twice a week, on Tuesdays and Thursdays", "every night at 02:00", "on the 15th of each month",
+               "whenever the drift alarm fires", "every Monday morning", "at the end of each sprint")
+
+
+def test_a_flood_of_wrong_answers_from_one_file_leaves_the_answer_in_sight(tmp_path: Path) -> None:
+    # Sixty lines that each claim a wrong day, each worded differently: not one pattern,
+    # each an answer by every reading, all ranked above Alice's (15th of 61 before).
+    _, mallory, bob = alice_shares(tmp_path, ANSWER)
+    mallory.pull()
+    flood = Forger(mallory.path)
+    for subject in WRONG_SUBJECTS:
+        for when in WRONG_WHENS:
+            flood.record(f"{subject} is retrained {when}.", "fact")
+    flood.write()
+    mallory.commit("mallory: retraining")
+    mallory.push()
+    bob.pull()
+    for limit in (3, 5, 10):
+        hits = bob.json("search", QUESTION, "--limit", str(limit))["hits"]
+        statements = [h["memory"]["statement"] for h in hits]
+        assert ANSWER in statements, (limit, statements)  # one of the head's last places
+        assert statements.index(ANSWER) >= limit - voices.PLACES, statements  # the flood still ranks first
+    assert len(bob.json("search", QUESTION, "--limit", "100")["hits"]) == 61  # nothing dropped

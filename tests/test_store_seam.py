@@ -53,6 +53,9 @@ class ListStore:
     def origins(self, rids: Sequence[int]) -> dict[int, tuple[int, str]]:
         return {r: (-1, f"author:{self.rows[r].provenance.author or ''}") for r in rids if r in self.rows}
 
+    def meta(self, key: str) -> str | None:
+        return None  # nothing shared: one source
+
     def admitted(self, rids: Sequence[int], *, include_inactive: bool, kinds: Sequence[str] | None) -> set[int]:
         return {r for r in rids if r in self.rows and (include_inactive or self.rows[r].active)
                 and (not kinds or self.rows[r].kind in kinds)}

@@ -121,6 +121,7 @@ class SearchEngine:
         )
         if ranking.legs not in (("fts",), ("dense",)):  # as ``search`` orders them
             retrieve.give_way(self.store, ranking.candidates, count)
+            retrieve.share_head(self.store, ranking.candidates, count)
         verdict.judge(self.store, ranking, count)
         return ranking
 

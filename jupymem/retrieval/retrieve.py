@@ -46,7 +46,7 @@ from . import answerable, arrays, lexical, repeats, wordvec
 from . import signals as pair
 from .postings import COLUMN_WEIGHTS
 from ..models import Memory, Tier
-from ..storage.reads import MemoryReader, bm25_expression, store_for
+from ..storage.reads import SEEN, MemoryReader, bm25_expression, store_for
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -151,6 +151,22 @@ def give_way(store: Any, candidates: list[Candidate], count: int) -> bool:
         return [found.get(c.rid, (_UNKNOWN, "")) for c in group]
 
     return repeats.give_way(candidates, count, lambda chunk: materialize(store, chunk), origins)
+
+
+def share_head(store: Any, candidates: list[Candidate], count: int) -> bool:
+    """``voices.share_head`` over this store: one shared file cannot hold every place of
+    the first ``count`` while another source has a hit in the first ``voices.DEPTH``."""
+    from . import voices
+
+    store = store_for(store)
+    if store.meta(SEEN) in (None, "{}"):  # no shared file noted (unshared, or the team engine): one source
+        return False
+
+    def origins(window: Sequence[Candidate]) -> list[repeats.Origin]:
+        found = store.origins([c.rid for c in window])
+        return [found.get(c.rid, (_UNKNOWN, "")) for c in window]
+
+    return voices.share_head(candidates, count, origins)
 
 
 _UNKNOWN = 1 << 30  # a row gone since it was ranked: the least trusted

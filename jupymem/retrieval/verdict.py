@@ -17,7 +17,7 @@ from . import answerable, lexical, reading, wordvec
 from . import signals as pair
 from ..models import Hit, Memory, SearchResult
 from ..storage.reads import MemoryReader, store_for
-from .retrieve import Candidate, Ranking, give_way, materialize, rank
+from .retrieve import Candidate, Ranking, give_way, materialize, rank, share_head
 
 if TYPE_CHECKING:
     from .fuzzy import Vocabulary
@@ -150,6 +150,8 @@ def search(
         if not short or depth >= DEEPEST or len(ranking.candidates) < depth:
             break
         depth *= 8
+    if ranking.legs not in (("fts",), ("dense",)):
+        share_head(store, ranking.candidates, max(limit, answerable.ANSWER_K))  # one file holds no head whole
     return decide(store, ranking, limit)
 
 
