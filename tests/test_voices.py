@@ -43,6 +43,7 @@ def test_heads_left_as_ranked() -> None:
     cases = [
         ranked(*((f"m{i}", MALLORY) for i in range(8))),  # one source in the window
         ranked(*((f"o{i}", OWN) for i in range(6)), ("a0", ALICE)),  # this machine's own memories hold it
+        ranked(*((f"o{i}", (-1, "file:bob-3333333333.jsonl")) for i in range(6)), ("a0", ALICE)),  # its own file
         ranked(("m0", MALLORY), ("a0", ALICE), *((f"m{i}", MALLORY) for i in range(1, 6))),  # two sources in it
         ranked(*((f"m{i}", MALLORY) for i in range(5))),  # nothing below the head
     ]

@@ -36,7 +36,8 @@ def share_head(candidates: list[R], count: int, origins: Callable[[Sequence[R]],
     window = candidates[:DEPTH]
     found = list(origins(window))
     held = {writer for _, writer in found[:count]}
-    if len(held) != 1 or not next(iter(held)).startswith("file:"):
+    # A shared file, not this clone's own (its own file is -1 on a clone that replayed it).
+    if len(held) != 1 or not next(iter(held)).startswith("file:") or found[0][0] == -1:
         return False
     (file,) = held
     best: dict[str, int] = {}  # each other source -> its best-ranked hit in the window
